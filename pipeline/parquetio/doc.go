@@ -1,0 +1,18 @@
+// Package parquetio holds the conventions every mlsched artifact follows when
+// it is a Parquet file: how it is written (WriterOptions, WriteFile), where
+// its provenance lives (the footer keys KeyStage, KeyVersion, KeyUpstream),
+// and how the runner fingerprints it (DigestFile).
+//
+// Provenance in the footer says which stage and version produced a file and
+// from which upstream outputs. It must not defeat the runner's early cutoff:
+// when a stage reruns under a new version and writes the same data, the
+// downstream stages should not rerun. DigestFile therefore returns two
+// digests, SHA256 over the raw bytes (what `mlsched verify` checks) and
+// Content, which ignores exactly the provenance entries. Everything else in
+// the file, data, schema, encodings and any other metadata, still changes
+// Content.
+//
+// Writers are deterministic: the same rows and metadata give the same bytes,
+// since metadata keys are sorted and created_by is pinned rather than read
+// from the binary's build information.
+package parquetio
