@@ -1,0 +1,153 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ManifestName is the file, inside every version directory, that describes
+// the version. Its presence is what makes a version visible.
+const ManifestName = "manifest.json"
+
+// manifestSchema is bumped whenever the manifest's meaning changes.
+const manifestSchema = 1
+
+// Manifest describes one stored version of a stage's output: what went into
+// it, what came out, and when. Every path in it is relative to the version
+// directory, so a store can be moved or copied as a whole.
+type Manifest struct {
+	Schema  int    `json:"schema"`
+	Stage   string `json:"stage"`
+	Version string `json:"version"`
+	// Key is the full cache key; Version is its prefix.
+	Key string `json:"key"`
+	// Inputs records every influence hashed into Key.
+	Inputs KeyInputs `json:"inputs"`
+	// Output is the digest of the files' contents (see OutputDigest).
+	Output   string    `json:"output"`
+	Files    []File    `json:"files"`
+	Created  time.Time `json:"created"`
+	Duration float64   `json:"duration_s"`
+	// Tool names the program and Go version that produced the version.
+	Tool string `json:"tool"`
+}
+
+// KeyInputs lists what determines a stage's output, exactly as hashed.
+type KeyInputs struct {
+	Code     string          `json:"code"`
+	Salt     string          `json:"salt,omitempty"`
+	Seed     *int64          `json:"seed,omitempty"`
+	Config   json.RawMessage `json:"config"`
+	Upstream []Upstream      `json:"upstream,omitempty"`
+}
+
+// Upstream names an input artifact: its stage, version and output digest.
+type Upstream struct {
+	Stage   string `json:"stage"`
+	Version string `json:"version"`
+	Output  string `json:"output"`
+}
+
+// File is one output file of a version.
+type File struct {
+	// Path is slash-separated and relative to the version directory.
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	// SHA256 is the digest of the raw bytes, checked by verify.
+	SHA256 string `json:"sha256"`
+	// Content is the digest that feeds the output digest: for Parquet files
+	// it leaves out the provenance entries of the footer, so identical data
+	// written under another version has the same content digest.
+	Content string `json:"content"`
+	// Rows is the Parquet row count, or -1 for other files.
+	Rows int64 `json:"rows"`
+	// ModTime is the modification time (Unix nanoseconds) seen when the
+	// digest was taken; while size and ModTime match, the digest is trusted.
+	ModTime int64 `json:"mtime_ns"`
+}
+
+// OutputDigest is the digest of a version's contents: the sorted list of its
+// files' paths and content digests.
+func OutputDigest(files []File) ID {
+	h := newKeyHash("mlsched output v1", "output")
+	for _, f := range files {
+		h.line("file", f.Path+" "+f.Content)
+	}
+	return h.sum()
+}
+
+// readManifest reads and checks the manifest of dir, which must describe
+// stage and version.
+func readManifest(dir, stage, version string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s@%s: %w", stage, version, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: damaged manifest: %w", path, err)
+	}
+	switch {
+	case m.Schema != manifestSchema:
+		return nil, fmt.Errorf("%s: manifest schema %d, this mlsched reads %d", path, m.Schema, manifestSchema)
+	case m.Stage != stage || m.Version != version:
+		return nil, fmt.Errorf("%s: manifest describes %s@%s, not %s@%s", path, m.Stage, m.Version, stage, version)
+	}
+	return &m, nil
+}
+
+// writeManifest writes m into dir atomically.
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ManifestName), append(b, '\n'))
+}
+
+// writeFileAtomic replaces path with data so that readers see either the
+// old or the new content, never a mix, even after a crash.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes a directory's entries (a rename into it) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,626 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+)
+
+// fakeConfig is a fake stage's config section.
+type fakeConfig struct {
+	N    int    `koanf:"n"`
+	Text string `koanf:"text"`
+}
+
+// fake is a test stage that counts its runs and writes one file derived from
+// its config and its inputs, so that content flows down the graph.
+type fake struct {
+	name    string
+	deps    []string
+	cfg     fakeConfig
+	code    string
+	parquet bool // write a Parquet file carrying the provenance metadata
+	runs    atomic.Int32
+	run     func(ctx context.Context, env *Env) error // optional override
+}
+
+func (f *fake) stage() Stage {
+	return Stage{Name: f.name, Deps: f.deps, Config: f.cfg, Code: f.code, UsesSeed: true,
+		Run: func(ctx context.Context, env *Env) error {
+			f.runs.Add(1)
+			if f.run != nil {
+				return f.run(ctx, env)
+			}
+			return f.write(env)
+		}}
+}
+
+type fakeRow struct {
+	Name  string `parquet:"name"`
+	Value string `parquet:"value"`
+}
+
+func (f *fake) write(env *Env) error {
+	var in []string
+	for _, d := range slices.Sorted(maps.Keys(env.Inputs)) {
+		for _, file := range env.Inputs[d].Files {
+			b, err := os.ReadFile(env.Inputs[d].Path(file.Path))
+			if err != nil {
+				return err
+			}
+			in = append(in, fmt.Sprintf("%s/%s=%x", d, file.Path, b))
+		}
+	}
+	content := fmt.Sprintf("%s n=%d text=%s seed=%d inputs=[%s]", f.name, f.cfg.N, f.cfg.Text, env.Seed, strings.Join(in, ";"))
+	if !f.parquet {
+		return os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte(content), 0o644)
+	}
+	out, err := os.Create(filepath.Join(env.Dir, "out.parquet"))
+	if err != nil {
+		return err
+	}
+	w := parquet.NewGenericWriter[fakeRow](out, parquetio.WriterOptions(env.Metadata)...)
+	if _, err := w.Write([]fakeRow{{Name: f.name, Value: content}}); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+// harness is a pipeline over fakes in a temporary store.
+type harness struct {
+	t     *testing.T
+	dir   string
+	fakes []*fake
+	seed  int64
+}
+
+func newHarness(t *testing.T, fakes ...*fake) *harness {
+	t.Helper()
+	for _, f := range fakes {
+		if f.code == "" {
+			f.code = "code-v1"
+		}
+	}
+	return &harness{t: t, dir: t.TempDir(), fakes: fakes, seed: 7}
+}
+
+func (h *harness) pipeline() *Pipeline {
+	h.t.Helper()
+	r := NewRegistry()
+	for _, f := range h.fakes {
+		if err := r.Register(f.stage()); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	g, err := r.Graph()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	st, err := OpenStore(filepath.Join(h.dir, "data"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &Pipeline{Graph: g, Store: st, LockPath: filepath.Join(h.dir, "pipeline.lock"), Seed: h.seed, Tool: "test"}
+}
+
+// run runs the pipeline and returns each stage's outcome.
+func (h *harness) run(opts RunOptions) (map[string]Outcome, error) {
+	h.t.Helper()
+	if opts.Jobs == 0 {
+		opts.Jobs = 4
+	}
+	res, err := h.pipeline().Run(context.Background(), opts)
+	out := map[string]Outcome{}
+	for _, r := range res {
+		out[r.Stage] = r.Outcome
+	}
+	return out, err
+}
+
+func (h *harness) mustRun(opts RunOptions) map[string]Outcome {
+	h.t.Helper()
+	out, err := h.run(opts)
+	if err != nil {
+		h.t.Fatalf("Run: %v", err)
+	}
+	return out
+}
+
+func (h *harness) runs() map[string]int {
+	out := map[string]int{}
+	for _, f := range h.fakes {
+		out[f.name] = int(f.runs.Load())
+	}
+	return out
+}
+
+func wantOutcomes(t *testing.T, got, want map[string]Outcome) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("stage %s: outcome %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// diamond: a and c independent, b <- a, d <- b, c.
+func diamond() (a, b, c, d *fake) {
+	a = &fake{name: "a", cfg: fakeConfig{N: 1}}
+	b = &fake{name: "b", deps: []string{"a"}, cfg: fakeConfig{N: 2}}
+	c = &fake{name: "c", cfg: fakeConfig{N: 3}}
+	d = &fake{name: "d", deps: []string{"b", "c"}, cfg: fakeConfig{N: 4}}
+	return
+}
+
+func TestSecondRunIsCached(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Ran, "c": Ran, "d": Ran})
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Cached, "b": Cached, "c": Cached, "d": Cached})
+	if got := h.runs(); got["a"] != 1 || got["d"] != 1 {
+		t.Errorf("runs = %v, want each stage once", got)
+	}
+}
+
+func TestChangeRerunsStageAndDownstreamOnly(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(a, b, c, d *fake, h *harness)
+		want   map[string]Outcome
+	}{
+		{"config of a", func(a, b, c, d *fake, h *harness) { a.cfg.N = 10 },
+			map[string]Outcome{"a": Ran, "b": Ran, "c": Cached, "d": Ran}},
+		{"config of c", func(a, b, c, d *fake, h *harness) { c.cfg.Text = "x" },
+			map[string]Outcome{"a": Cached, "b": Cached, "c": Ran, "d": Ran}},
+		{"config of leaf d", func(a, b, c, d *fake, h *harness) { d.cfg.N = 0 },
+			map[string]Outcome{"a": Cached, "b": Cached, "c": Cached, "d": Ran}},
+		// b reruns but writes the same bytes, so d stays cached (early cutoff).
+		{"code of b", func(a, b, c, d *fake, h *harness) { b.code = "code-v2" },
+			map[string]Outcome{"a": Cached, "b": Ran, "c": Cached, "d": Cached}},
+		{"seed", func(a, b, c, d *fake, h *harness) { h.seed = 8 },
+			map[string]Outcome{"a": Ran, "b": Ran, "c": Ran, "d": Ran}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b, c, d := diamond()
+			h := newHarness(t, a, b, c, d)
+			h.mustRun(RunOptions{})
+			tt.change(a, b, c, d, h)
+			wantOutcomes(t, h.mustRun(RunOptions{}), tt.want)
+		})
+	}
+}
+
+func TestEarlyCutoff(t *testing.T) {
+	// a's code changes but it writes the same data; its Parquet footer now
+	// names a new version, yet b must stay cached.
+	a := &fake{name: "a", cfg: fakeConfig{N: 1}, parquet: true}
+	b := &fake{name: "b", deps: []string{"a"}, cfg: fakeConfig{N: 2}, parquet: true}
+	h := newHarness(t, a, b)
+	h.mustRun(RunOptions{})
+	p := h.pipeline()
+	before, _ := p.Status(nil)
+	a.code = "code-v2"
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Cached})
+	after, _ := h.pipeline().Status(nil)
+	if before[0].Version == after[0].Version {
+		t.Fatalf("a kept version %s after a code change", before[0].Version)
+	}
+	old, _ := p.Store.Manifest("a", before[0].Version)
+	cur, _ := p.Store.Manifest("a", after[0].Version)
+	if old.Files[0].SHA256 == cur.Files[0].SHA256 {
+		t.Errorf("raw digests equal: the footer should carry the new version")
+	}
+	if old.Output != cur.Output {
+		t.Errorf("output digest changed (%s → %s) though the data did not", old.Output, cur.Output)
+	}
+	meta, _, err := parquetio.ReadFooter(filepath.Join(p.Store.Dir("a", cur.Version), "out.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta[parquetio.KeyVersion] != cur.Version || meta[parquetio.KeyStage] != "a" {
+		t.Errorf("footer provenance = %v, want stage a version %s", meta, cur.Version)
+	}
+	// A real change of a's output must still reach b.
+	a.cfg.N = 5
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Ran})
+}
+
+func TestIndependentStagesOverlap(t *testing.T) {
+	// Each stage waits until the other has started: they finish only if the
+	// runner really runs them at the same time.
+	started := map[string]chan struct{}{"a": make(chan struct{}), "c": make(chan struct{})}
+	rendezvous := func(self, other string) func(context.Context, *Env) error {
+		return func(ctx context.Context, env *Env) error {
+			close(started[self])
+			select {
+			case <-started[other]:
+			case <-time.After(10 * time.Second):
+				return fmt.Errorf("%s never overlapped with %s", self, other)
+			}
+			return os.WriteFile(filepath.Join(env.Dir, "x"), []byte(self), 0o644)
+		}
+	}
+	a := &fake{name: "a", run: rendezvous("a", "c")}
+	c := &fake{name: "c", run: rendezvous("c", "a")}
+	h := newHarness(t, a, c)
+	h.mustRun(RunOptions{Jobs: 2})
+}
+
+func TestJobsAndExclusiveBoundConcurrency(t *testing.T) {
+	var cur, peak, exclPeak atomic.Int32
+	var exclRunning atomic.Bool
+	work := func(ctx context.Context, env *Env) error {
+		n := cur.Add(1)
+		defer cur.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if exclRunning.Load() && n > 1 {
+			exclPeak.Store(n)
+		}
+		time.Sleep(20 * time.Millisecond)
+		return os.WriteFile(filepath.Join(env.Dir, "x"), []byte(env.Stage), 0o644)
+	}
+	var fakes []*fake
+	for i := range 6 {
+		fakes = append(fakes, &fake{name: fmt.Sprintf("s%d", i), run: work})
+	}
+	excl := &fake{name: "excl", run: func(ctx context.Context, env *Env) error {
+		exclRunning.Store(true)
+		defer exclRunning.Store(false)
+		return work(ctx, env)
+	}}
+	h := newHarness(t, append(fakes, excl)...)
+	r := NewRegistry()
+	for _, f := range h.fakes {
+		s := f.stage()
+		s.Exclusive = f.name == "excl"
+		if err := r.Register(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, _ := r.Graph()
+	p := h.pipeline()
+	p.Graph = g
+	if _, err := p.Run(context.Background(), RunOptions{Jobs: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if peak.Load() > 3 {
+		t.Errorf("peak concurrency %d with -j 3", peak.Load())
+	}
+	if exclPeak.Load() != 0 {
+		t.Errorf("%d stages ran alongside the exclusive stage", exclPeak.Load())
+	}
+}
+
+func TestFailedStageLeavesNoVersionAndCancelsOthers(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, env *Env) error
+	}{
+		{"error after a partial write", func(ctx context.Context, env *Env) error {
+			os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte("half"), 0o644)
+			return errors.New("disk on fire")
+		}},
+		{"panic after a partial write", func(ctx context.Context, env *Env) error {
+			os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte("half"), 0o644)
+			panic("disk on fire")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b, c, d := diamond()
+			h := newHarness(t, a, b, c, d)
+			h.mustRun(RunOptions{})
+			p := h.pipeline()
+			okVersion := mustStatus(t, p)["a"].Version
+
+			a.cfg.N = 99
+			a.run = tt.run
+			cancelled := make(chan struct{})
+			c.cfg.N = 33
+			c.run = func(ctx context.Context, env *Env) error {
+				<-ctx.Done() // must be cancelled by a's failure
+				close(cancelled)
+				return ctx.Err()
+			}
+			out, err := h.run(RunOptions{})
+			var se *StageError
+			if !errors.As(err, &se) || se.Stage != "a" || !strings.Contains(err.Error(), "disk on fire") {
+				t.Fatalf("err = %v, want a StageError naming stage a", err)
+			}
+			select {
+			case <-cancelled:
+			case <-time.After(5 * time.Second):
+				t.Fatal("stage c was not cancelled")
+			}
+			wantOutcomes(t, out, map[string]Outcome{"a": Failed, "b": Skipped, "d": Skipped})
+			vs, _ := p.Store.Versions("a")
+			if len(vs) != 1 || vs[0].Version != okVersion {
+				t.Errorf("versions of a after failure = %d, want only the earlier %s", len(vs), okVersion)
+			}
+			if ents, _ := os.ReadDir(filepath.Join(p.Store.Root, "a")); len(ents) != 1 {
+				t.Errorf("store/a holds %d entries, want 1", len(ents))
+			}
+			if _, err := os.Stat(filepath.Join(p.Store.Root, "a", okVersion, "out.txt")); err != nil {
+				t.Errorf("earlier version damaged: %v", err)
+			}
+		})
+	}
+}
+
+func mustStatus(t *testing.T, p *Pipeline) map[string]StageStatus {
+	t.Helper()
+	sts, err := p.Status(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]StageStatus{}
+	for _, s := range sts {
+		out[s.Stage] = s
+	}
+	return out
+}
+
+func TestStatusReasons(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	p := h.pipeline()
+	for _, s := range mustStatus(t, p) {
+		if s.State != Missing {
+			t.Errorf("before any run: %s is %s, want missing", s.Stage, s.State)
+		}
+	}
+	h.mustRun(RunOptions{})
+	for _, s := range mustStatus(t, h.pipeline()) {
+		if s.State != UpToDate {
+			t.Errorf("after a run: %s is %s, want up-to-date", s.Stage, s.State)
+		}
+	}
+	a.cfg.N = 10
+	c.code = "code-v9"
+	st := mustStatus(t, h.pipeline())
+	wantReason := func(stage, sub string) {
+		t.Helper()
+		if !slices.ContainsFunc(st[stage].Reasons, func(r string) bool { return strings.Contains(r, sub) }) {
+			t.Errorf("status %s reasons = %q, want one containing %q", stage, st[stage].Reasons, sub)
+		}
+	}
+	if st["a"].State != Stale || st["b"].State != Stale || st["d"].State != Stale {
+		t.Errorf("states = %v, want a, b, d stale", st)
+	}
+	wantReason("a", "config a.n: 1 → 10")
+	wantReason("b", "upstream a is not up to date")
+	wantReason("c", "code changed")
+}
+
+func TestPinAndUnpin(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	h.mustRun(RunOptions{})
+	p := h.pipeline()
+	v, err := p.Pin(context.Background(), "a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.cfg.N = 50
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Pinned, "b": Cached, "d": Cached})
+	st := mustStatus(t, h.pipeline())["a"]
+	if st.State != PinState || st.Version != v || len(st.Reasons) == 0 || !strings.Contains(st.Reasons[0], "config differs from the pinned version: a.n: 1 → 50") {
+		t.Errorf("status of pinned a = %+v", st)
+	}
+	if err := h.pipeline().Unpin(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Ran, "d": Ran, "c": Cached})
+	// Pin the old version by prefix: downstream goes back to its old version.
+	if _, err := h.pipeline().Pin(context.Background(), "a", v[:6]); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Pinned, "b": Cached, "d": Cached})
+	if err := h.pipeline().Unpin(context.Background(), "c"); err == nil {
+		t.Error("Unpin of an unpinned stage succeeded")
+	}
+	if _, err := h.pipeline().Pin(context.Background(), "a", "ffff"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Pin to a missing version: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestLockedRunRefusesChanges(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	if _, err := h.run(RunOptions{Locked: true}); !errors.Is(err, ErrLockMismatch) {
+		t.Fatalf("--locked without a lock file: err = %v, want ErrLockMismatch", err)
+	}
+	h.mustRun(RunOptions{})
+	wantOutcomes(t, h.mustRun(RunOptions{Locked: true}), map[string]Outcome{"a": Cached, "d": Cached})
+	b.cfg.N = 20
+	before := h.runs()
+	_, err := h.run(RunOptions{Locked: true})
+	if !errors.Is(err, ErrLockMismatch) || !strings.Contains(err.Error(), "b: would be version") || !strings.Contains(err.Error(), "config b.n: 2 → 20") {
+		t.Fatalf("err = %v, want a lock mismatch naming b and its config change", err)
+	}
+	if after := h.runs(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("--locked ran stages: %v → %v", before, after)
+	}
+	// A fresh store with the committed lock file reproduces the same versions.
+	b.cfg.N = 2
+	os.RemoveAll(filepath.Join(h.dir, "data"))
+	wantOutcomes(t, h.mustRun(RunOptions{Locked: true}), map[string]Outcome{"a": Ran, "d": Ran})
+}
+
+func TestLockFileIsDeterministic(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	h.mustRun(RunOptions{})
+	first, _ := os.ReadFile(filepath.Join(h.dir, "pipeline.lock"))
+	os.RemoveAll(filepath.Join(h.dir, "data"))
+	h.mustRun(RunOptions{})
+	second, _ := os.ReadFile(filepath.Join(h.dir, "pipeline.lock"))
+	if string(first) != string(second) {
+		t.Errorf("lock file differs between identical runs:\n%s\n---\n%s", first, second)
+	}
+}
+
+func TestDamagedFiles(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	h.mustRun(RunOptions{})
+	p := h.pipeline()
+	if probs, n, err := p.Verify(context.Background()); err != nil || len(probs) != 0 || n != 4 {
+		t.Fatalf("Verify on a clean store = %v, %d files, %v", probs, n, err)
+	}
+	bv := mustStatus(t, p)["b"].Version
+	path := filepath.Join(p.Store.Dir("b", bv), "out.txt")
+	fi, _ := os.Stat(path)
+	data, _ := os.ReadFile(path)
+	data[0] ^= 0xff // same size, same mtime: invisible to stat, caught by verify
+	os.WriteFile(path, data, 0o644)
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	probs, _, err := p.Verify(context.Background())
+	if err != nil || len(probs) != 1 || probs[0].Stage != "b" || probs[0].Path != "out.txt" {
+		t.Fatalf("Verify = %v, %v; want one problem naming b's out.txt", probs, err)
+	}
+
+	// A truncated file is seen without hashing, and the stage reruns.
+	cv := mustStatus(t, p)["c"].Version
+	os.Truncate(filepath.Join(p.Store.Dir("c", cv), "out.txt"), 2)
+	st := mustStatus(t, p)["c"]
+	if st.State != Stale || !strings.Contains(strings.Join(st.Reasons, ";"), "output damaged") {
+		t.Errorf("status of truncated c = %+v", st)
+	}
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"c": Ran, "d": Cached})
+}
+
+func TestStoreIsRelocatable(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	h.mustRun(RunOptions{})
+	lock, _ := os.ReadFile(filepath.Join(h.dir, "pipeline.lock"))
+
+	// Copy without preserving mtimes, as a plain cp would.
+	moved := t.TempDir()
+	if err := os.CopyFS(filepath.Join(moved, "data"), os.DirFS(filepath.Join(h.dir, "data"))); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(moved, "pipeline.lock"), lock, 0o644)
+	os.RemoveAll(filepath.Join(h.dir, "data"))
+	h.dir = moved
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Cached, "b": Cached, "c": Cached, "d": Cached})
+	if probs, _, _ := h.pipeline().Verify(context.Background()); len(probs) != 0 {
+		t.Errorf("Verify after move: %v", probs)
+	}
+}
+
+func TestStoreLockExcludesSecondWriter(t *testing.T) {
+	st, _ := OpenStore(t.TempDir())
+	unlock, err := st.Lock(context.Background(), "first", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Lock(context.Background(), "second", false, nil)
+	if !errors.Is(err, ErrStoreBusy) || !strings.Contains(err.Error(), "first") {
+		t.Fatalf("second Lock = %v, want ErrStoreBusy naming the holder", err)
+	}
+	var waited sync.WaitGroup
+	waited.Add(1)
+	got := make(chan error, 1)
+	go func() {
+		u, err := st.Lock(context.Background(), "third", true, func(string) { waited.Done() })
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	waited.Wait() // the third is waiting
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("waiting Lock = %v", err)
+	}
+}
+
+func TestGC(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	for n := range 3 {
+		a.cfg.N = n
+		h.mustRun(RunOptions{})
+	}
+	p := h.pipeline()
+	removed, err := p.GC(context.Background(), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a, b, d had three versions each; only the locked one stays. c had one.
+	if len(removed) != 6 {
+		t.Errorf("GC removed %d versions, want 6: %v", len(removed), removed)
+	}
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Cached, "b": Cached, "c": Cached, "d": Cached})
+}
+
+func TestRegistryAndGraphErrors(t *testing.T) {
+	run := func(context.Context, *Env) error { return nil }
+	tests := []struct {
+		name   string
+		stages []Stage
+		want   string
+	}{
+		{"duplicate", []Stage{{Name: "a", Run: run}, {Name: "a", Run: run}}, "duplicate"},
+		{"no run", []Stage{{Name: "a"}}, "no Run"},
+		{"bad name", []Stage{{Name: "a/b", Run: run}}, "invalid name"},
+		{"unknown dep", []Stage{{Name: "a", Deps: []string{"zz"}, Run: run}}, `unknown dependency "zz"`},
+		{"cycle", []Stage{{Name: "a", Deps: []string{"b"}, Run: run}, {Name: "b", Deps: []string{"a"}, Run: run}}, "a -> b -> a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRegistry()
+			var err error
+			for _, s := range tt.stages {
+				if err = r.Register(s); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				_, err = r.Graph()
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestClosureAndDownstream(t *testing.T) {
+	a, b, c, d := diamond()
+	p := newHarness(t, a, b, c, d).pipeline()
+	got, err := p.Graph.Closure([]string{"b"})
+	if err != nil || strings.Join(got, ",") != "a,b" {
+		t.Errorf("Closure(b) = %v, %v; want a,b", got, err)
+	}
+	if got := p.Graph.Downstream("a"); strings.Join(got, ",") != "b,d" {
+		t.Errorf("Downstream(a) = %v, want b,d", got)
+	}
+	if _, err := p.Graph.Closure([]string{"nope"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Closure(nope) err = %v", err)
+	}
+}

@@ -1,0 +1,499 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+)
+
+// keySchema starts every stage key; bump it when the key's recipe changes.
+const keySchema = "mlsched stage key v1"
+
+// Pipeline is a stage graph bound to a store and a lock file.
+type Pipeline struct {
+	Graph *Graph
+	Store *Store
+	// LockPath is the path of pipeline.lock.
+	LockPath string
+	// Seed is the global seed, given to the stages that use it.
+	Seed int64
+	// Tool describes this program for manifests, e.g. "mlsched 0.1.0 go1.26".
+	Tool string
+	// Now is the clock used for manifests' creation times.
+	Now func() time.Time
+}
+
+// Outcome is what happened to a stage in a run.
+type Outcome string
+
+// The outcomes of a stage in a run.
+const (
+	Cached  Outcome = "cached"  // a stored version matched the key
+	Ran     Outcome = "ran"     // the stage ran and stored a new version
+	Pinned  Outcome = "pinned"  // the pinned version was used
+	Failed  Outcome = "failed"  // the stage returned an error
+	Skipped Outcome = "skipped" // not attempted: an upstream failed or the run was cancelled
+)
+
+// EventKind tells a Reporter what an Event announces.
+type EventKind int
+
+// The kinds of events a run reports.
+const (
+	EventStart    EventKind = iota // a stage began running
+	EventProgress                  // a running stage reported progress
+	EventDone                      // a stage finished, whatever its outcome
+)
+
+// Event is one report from a run.
+type Event struct {
+	Kind     EventKind
+	Stage    string
+	Outcome  Outcome
+	Version  string
+	Duration time.Duration
+	// Done and Total are the progress of a running stage, in the stage's
+	// own units.
+	Done, Total int64
+	// Reason says why a stage ran (for example "output damaged").
+	Reason string
+	Err    error
+}
+
+// Reporter receives the events of a run. It must be safe for concurrent use.
+type Reporter interface{ Report(Event) }
+
+// ReporterFunc adapts a function to Reporter.
+type ReporterFunc func(Event)
+
+// Report calls f(e).
+func (f ReporterFunc) Report(e Event) { f(e) }
+
+// RunOptions controls a run.
+type RunOptions struct {
+	// Targets are the stages to bring up to date, with their upstreams;
+	// none means every stage.
+	Targets []string
+	// Force reruns the targets even when a stored version matches.
+	Force bool
+	// Locked refuses to run when any version would differ from the lock
+	// file, and fails when a rerun's output differs from the recorded one.
+	Locked bool
+	// Jobs bounds how many stages run at once (at least 1).
+	Jobs int
+	// NoWait fails at once when another process holds the store.
+	NoWait bool
+	// Waiting is told who holds the store while this run waits for it.
+	Waiting func(holder string)
+	// Reporter receives progress; nil discards it.
+	Reporter Reporter
+}
+
+// Result is the outcome of one stage in a run.
+type Result struct {
+	Stage    string
+	Outcome  Outcome
+	Version  string
+	Duration time.Duration
+}
+
+// node is a stage's state during a run.
+type node struct {
+	done chan struct{}
+	m    *Manifest // set when the stage is available to its dependents
+	res  Result
+}
+
+// Run brings the targets and their upstreams up to date. Independent stages
+// run in parallel; the first failure cancels the rest, and every version
+// stored before it stays intact. On success the lock file records every
+// stage of the run.
+func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
+	names, err := p.Graph.Closure(opts.Targets)
+	if err != nil {
+		return nil, err
+	}
+	rep := opts.Reporter
+	if rep == nil {
+		rep = ReporterFunc(func(Event) {})
+	}
+	unlock, err := p.Store.Lock(ctx, "mlsched run", !opts.NoWait, opts.Waiting)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := p.Store.cleanTmp(); err != nil {
+		return nil, fmt.Errorf("store %s: clean temporary files: %w", p.Store.Root, err)
+	}
+	lock, err := ReadLockFile(p.LockPath)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Locked {
+		if err := p.checkLocked(names, lock); err != nil {
+			return nil, err
+		}
+	}
+	force := map[string]bool{}
+	if opts.Force {
+		for _, t := range opts.Targets {
+			force[t] = true
+		}
+		if len(opts.Targets) == 0 {
+			for _, n := range names {
+				force[n] = true
+			}
+		}
+	}
+
+	jobs := max(opts.Jobs, 1)
+	sem := make(chan struct{}, jobs)
+	var exclusive sync.RWMutex
+	nodes := map[string]*node{}
+	for _, n := range names {
+		nodes[n] = &node{done: make(chan struct{}), res: Result{Stage: n, Outcome: Skipped}}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, name := range names {
+		n, s := nodes[name], p.Graph.Stage(name)
+		g.Go(func() error {
+			defer close(n.done)
+			ups := make([]*Manifest, len(s.Deps))
+			for i, d := range s.Deps {
+				select {
+				case <-nodes[d].done:
+				case <-gctx.Done():
+					return nil
+				}
+				if ups[i] = nodes[d].m; ups[i] == nil {
+					return nil // upstream failed: the group already has its error
+				}
+			}
+			r := &runStage{p: p, s: s, ups: ups, rep: rep, lock: lock, locked: opts.Locked,
+				force: force[name], sem: sem, exclusive: &exclusive}
+			m, res, err := r.bring(gctx)
+			n.res = res
+			if err != nil {
+				n.res.Outcome = Failed
+				if gctx.Err() != nil && errors.Is(err, context.Canceled) {
+					n.res.Outcome = Skipped
+				}
+				rep.Report(Event{Kind: EventDone, Stage: name, Outcome: n.res.Outcome, Version: res.Version, Duration: res.Duration, Err: err})
+				return &StageError{Stage: name, Err: err}
+			}
+			n.m = m
+			rep.Report(Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason})
+			return nil
+		})
+	}
+	runErr := g.Wait()
+	results := make([]Result, 0, len(names))
+	for _, n := range names {
+		results = append(results, nodes[n].res)
+	}
+	if runErr != nil {
+		return results, runErr
+	}
+	if err := ctx.Err(); err != nil {
+		return results, err
+	}
+	for _, n := range names {
+		lock.record(nodes[n].m)
+	}
+	if err := lock.Write(p.LockPath); err != nil {
+		return results, fmt.Errorf("write %s: %w", p.LockPath, err)
+	}
+	return results, nil
+}
+
+// runStage brings one stage up to date within a run.
+type runStage struct {
+	p         *Pipeline
+	s         *Stage
+	ups       []*Manifest
+	rep       Reporter
+	lock      *LockFile
+	locked    bool
+	force     bool
+	sem       chan struct{}
+	exclusive *sync.RWMutex
+	reason    string // why the stage ran, when it did
+}
+
+func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
+	p, s := r.p, r.s
+	res := Result{Stage: s.Name}
+	if v, ok := r.lock.pinned(s.Name); ok {
+		res.Outcome, res.Version = Pinned, v
+		m, err := p.Store.Manifest(s.Name, v)
+		if err != nil {
+			return nil, res, fmt.Errorf("pinned to version %s, which the store %s cannot provide (restore it, or run 'mlsched unpin %s'): %w", v, p.Store.Root, s.Name, err)
+		}
+		if bad, err := p.intact(m); err != nil || len(bad) > 0 {
+			return nil, res, fmt.Errorf("pinned version %s is damaged: %s", v, strings.Join(bad, "; "))
+		}
+		return m, res, nil
+	}
+	key, in, err := p.key(s, upstreamsOf(r.ups))
+	if err != nil {
+		return nil, res, err
+	}
+	res.Version = key.Short()
+	if !r.force {
+		m, err := p.Store.Manifest(s.Name, res.Version)
+		switch {
+		case err == nil:
+			bad, err := p.intact(m)
+			if err != nil {
+				return nil, res, err
+			}
+			if len(bad) == 0 {
+				res.Outcome = Cached
+				return m, res, nil
+			}
+			r.reason = "output damaged: " + strings.Join(bad, "; ")
+		case !errors.Is(err, ErrNotFound):
+			r.reason = err.Error()
+		}
+	} else {
+		r.reason = "forced"
+	}
+
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, res, ctx.Err()
+	}
+	defer func() { <-r.sem }()
+	if s.Exclusive {
+		r.exclusive.Lock()
+		defer r.exclusive.Unlock()
+	} else {
+		r.exclusive.RLock()
+		defer r.exclusive.RUnlock()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, res, err
+	}
+	start := time.Now()
+	r.rep.Report(Event{Kind: EventStart, Stage: s.Name, Version: res.Version, Reason: r.reason})
+	m, err := p.execute(ctx, s, res.Version, key, in, r.ups, r.rep)
+	res.Duration = time.Since(start)
+	if err != nil {
+		return nil, res, err
+	}
+	res.Outcome = Ran
+	if r.locked {
+		if want := r.lock.Stages[s.Name].Output; m.Output != want {
+			return nil, res, fmt.Errorf("reran version %s but its output %s differs from %s in %s: the stage is not reproducible on this machine (pin it to reuse a stored version): %w",
+				res.Version, m.Output[:versionLen], want[:min(len(want), versionLen)], p.LockPath, ErrLockMismatch)
+		}
+	}
+	return m, res, nil
+}
+
+// upstreamsOf lists the upstream artifacts of a stage as they enter its key.
+func upstreamsOf(ms []*Manifest) []Upstream {
+	out := make([]Upstream, len(ms))
+	for i, m := range ms {
+		out[i] = Upstream{Stage: m.Stage, Version: m.Version, Output: m.Output}
+	}
+	slices.SortFunc(out, func(a, b Upstream) int { return strings.Compare(a.Stage, b.Stage) })
+	return out
+}
+
+// key computes a stage's cache key: the stage name, its code version and
+// salt, its config section in canonical form, the global seed if the stage
+// uses it, and the output digest of every upstream artifact. Upstream
+// *outputs*, not versions, enter the key, so an upstream that reran but
+// produced the same content leaves this key unchanged (early cutoff).
+func (p *Pipeline) key(s *Stage, ups []Upstream) (ID, KeyInputs, error) {
+	cfg, err := canonicalConfig(s.Config)
+	if err != nil {
+		return ID{}, KeyInputs{}, fmt.Errorf("canonical config: %w", err)
+	}
+	in := KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Upstream: ups}
+	h := newKeyHash(keySchema, "stage "+s.Name)
+	h.line("code", s.Code)
+	h.line("salt", s.Salt)
+	h.line("config", string(cfg))
+	if s.UsesSeed {
+		seed := p.Seed
+		in.Seed = &seed
+		h.line("seed", strconv.FormatInt(seed, 10))
+	}
+	for _, u := range ups {
+		h.line("input", u.Stage+" "+u.Output)
+	}
+	return h.sum(), in, nil
+}
+
+func canonicalConfig(v any) ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	return config.Canonical(v)
+}
+
+// intact checks a stored version's files by size and mtime, re-hashing only
+// files whose mtime changed (a copied store). It returns what is wrong.
+func (p *Pipeline) intact(m *Manifest) ([]string, error) {
+	c := p.Store.stat(m)
+	if len(c.damaged) > 0 || len(c.touched) == 0 {
+		return c.damaged, nil
+	}
+	return p.Store.revalidate(m, c.touched)
+}
+
+// execute runs a stage into a staging directory and commits the result.
+func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID, in KeyInputs, ups []*Manifest, rep Reporter) (*Manifest, error) {
+	staging, err := p.Store.begin(s.Name, version)
+	if err != nil {
+		return nil, fmt.Errorf("create staging directory: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(staging)
+		}
+	}()
+	env := &Env{
+		Stage: s.Name, Version: version, Dir: staging, Seed: p.Seed,
+		Inputs:   map[string]Input{},
+		Metadata: map[string]string{parquetio.KeyStage: s.Name, parquetio.KeyVersion: version},
+		Progress: func(done, total int64) {
+			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
+		},
+	}
+	var prov []string
+	for _, u := range ups {
+		env.Inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: p.Store.Dir(u.Stage, u.Version), Files: slices.Clone(u.Files)}
+		prov = append(prov, u.Stage+"@"+u.Version)
+	}
+	slices.Sort(prov)
+	env.Metadata[parquetio.KeyUpstream] = strings.Join(prov, ",")
+
+	start := time.Now()
+	if err := callStage(ctx, s.Run, env); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	files, err := collect(ctx, staging)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{
+		Schema: manifestSchema, Stage: s.Name, Version: version, Key: key.String(),
+		Inputs: in, Output: OutputDigest(files).String(), Files: files,
+		Created: p.now().UTC().Truncate(time.Millisecond), Duration: time.Since(start).Seconds(), Tool: p.Tool,
+	}
+	if err := writeManifest(staging, m); err != nil {
+		return nil, fmt.Errorf("write manifest: %w", err)
+	}
+	if err := p.Store.commit(staging, s.Name, version); err != nil {
+		return nil, fmt.Errorf("commit version %s: %w", version, err)
+	}
+	committed = true
+	return m, nil
+}
+
+func (p *Pipeline) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// callStage runs a stage, turning a panic into an error so that one broken
+// stage cannot take the process and the store's consistency with it.
+func callStage(ctx context.Context, run RunFunc, env *Env) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 8<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			err = fmt.Errorf("panic: %v\n%s", r, buf)
+		}
+	}()
+	return run(ctx, env)
+}
+
+// collect digests every file a stage wrote, makes it durable, and returns
+// the files sorted by path.
+func collect(ctx context.Context, dir string) ([]File, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case !d.Type().IsRegular():
+			return fmt.Errorf("output %s is not a regular file", rel)
+		case rel == ManifestName:
+			return fmt.Errorf("output %s: the name is reserved for the runner", rel)
+		}
+		paths = append(paths, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("collect outputs: %w", err)
+	}
+	slices.Sort(paths)
+	files := make([]File, len(paths))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, rel := range paths {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			path := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := syncFile(path); err != nil {
+				return fmt.Errorf("sync output %s: %w", rel, err)
+			}
+			d, err := parquetio.DigestFile(path)
+			if err != nil {
+				return fmt.Errorf("digest output %s: %w", rel, err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			files[i] = File{Path: rel, Size: d.Size, SHA256: d.SHA256, Content: d.Content, Rows: d.Rows, ModTime: fi.ModTime().UnixNano()}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

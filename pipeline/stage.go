@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// Sentinel errors. Callers test for them with errors.Is.
+var (
+	// ErrNotFound reports a stage, version or file that does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrCycle reports a dependency cycle among stages.
+	ErrCycle = errors.New("dependency cycle")
+	// ErrLockMismatch reports that a run with --locked would produce versions
+	// other than those recorded in pipeline.lock.
+	ErrLockMismatch = errors.New("versions differ from pipeline.lock")
+	// ErrStoreBusy reports that another process holds the store's lock.
+	ErrStoreBusy = errors.New("store is locked by another process")
+)
+
+// Stage is one node of the pipeline: what it depends on, everything that
+// determines its output, and the function that produces that output.
+type Stage struct {
+	// Name identifies the stage; it is also its directory in the store.
+	Name string
+	// Deps names the upstream stages whose outputs this stage reads.
+	Deps []string
+	// Config is the stage's typed configuration section as it will be used.
+	// Its canonical JSON form is part of the cache key, so reformatting the
+	// YAML file changes nothing.
+	Config any
+	// UsesSeed says whether the pipeline's global seed influences the output;
+	// only then is the seed part of the key.
+	UsesSeed bool
+	// Code is the stage's code version: a fingerprint of its Go source and
+	// that of the project packages it imports.
+	Code string
+	// Salt is an optional manual salt, bumped to force a rerun when output
+	// depends on something the fingerprint cannot see.
+	Salt string
+	// Exclusive stages run alone: no other stage runs while they do, so that
+	// measurements are not disturbed.
+	Exclusive bool
+	// Run produces the stage's output files in env.Dir.
+	Run RunFunc
+}
+
+// RunFunc produces a stage's outputs. It writes files only below env.Dir and
+// returns promptly with ctx.Err() when ctx is cancelled.
+type RunFunc func(ctx context.Context, env *Env) error
+
+// Env is what a running stage is given.
+type Env struct {
+	// Stage and Version name the artifact being produced.
+	Stage, Version string
+	// Dir is the staging directory; everything written here becomes the
+	// artifact once Run returns nil, and is discarded otherwise.
+	Dir string
+	// Seed is the pipeline's global seed.
+	Seed int64
+	// Inputs holds the upstream artifacts by stage name.
+	Inputs map[string]Input
+	// Metadata is the provenance every Parquet file should carry in its
+	// footer: stage, version and upstream versions.
+	Metadata map[string]string
+	// Progress reports work done out of total; it may be called from any
+	// goroutine and is never nil.
+	Progress func(done, total int64)
+}
+
+// Input is an upstream artifact as seen by a running stage.
+type Input struct {
+	Stage, Version string
+	// Dir is the absolute path of the artifact's version directory.
+	Dir   string
+	Files []File
+}
+
+// Path returns the absolute path of one of the input's files.
+func (in Input) Path(name string) string { return filepath.Join(in.Dir, filepath.FromSlash(name)) }
+
+// StageError is the error of one stage; the runner wraps every stage failure
+// in it so that messages name the stage at fault.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return fmt.Sprintf("stage %s: %v", e.Stage, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *StageError) Unwrap() error { return e.Err }

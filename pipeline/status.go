@@ -1,0 +1,266 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mlsched/mlsched/pipeline/config"
+)
+
+// State is where a stage stands relative to its config, code and upstreams.
+type State string
+
+// The states status reports.
+const (
+	UpToDate State = "up-to-date" // a stored version matches the current key
+	Stale    State = "stale"      // an earlier version exists, but something changed
+	Missing  State = "missing"    // the stage has never produced a version
+	PinState State = "pinned"     // the stage is pinned to a version
+)
+
+// StageStatus is one stage's line of `mlsched status`.
+type StageStatus struct {
+	Stage string `json:"stage"`
+	State State  `json:"state"`
+	// Version is the version that is (or, for pinned stages, is held)
+	// current; empty when it cannot be known before upstreams run.
+	Version string `json:"version"`
+	// Reasons say in words why the stage is in its state.
+	Reasons []string `json:"reasons"`
+}
+
+// Status reports every stage of the targets' closure without running or
+// re-hashing anything: it reads manifests and stats files only.
+func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
+	names, err := p.Graph.Closure(targets)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := ReadLockFile(p.LockPath)
+	if err != nil {
+		return nil, err
+	}
+	outputs := map[string]*Manifest{} // stages whose current output is known
+	var out []StageStatus
+	for _, name := range names {
+		s := p.Graph.Stage(name)
+		st := StageStatus{Stage: name, Reasons: []string{}}
+		ref := p.reference(name, lock)
+		if v, ok := lock.pinned(name); ok {
+			st.State, st.Version = PinState, v
+			m, err := p.Store.Manifest(name, v)
+			if err != nil {
+				st.Reasons = append(st.Reasons, fmt.Sprintf("pinned version %s is not in the store", v))
+			} else {
+				outputs[name] = m
+				c := p.Store.stat(m)
+				st.Reasons = append(st.Reasons, c.damaged...)
+				cur, err := canonicalConfig(s.Config)
+				if err != nil {
+					return nil, err
+				}
+				for _, ch := range config.Diff(m.Inputs.Config, cur) {
+					st.Reasons = append(st.Reasons, "config differs from the pinned version: "+name+"."+ch.String())
+				}
+			}
+			out = append(out, st)
+			continue
+		}
+		var ups []*Manifest
+		var waiting []string
+		for _, d := range s.Deps {
+			if m := outputs[d]; m != nil {
+				ups = append(ups, m)
+			} else {
+				waiting = append(waiting, d)
+			}
+		}
+		if len(waiting) > 0 {
+			st.State = Stale
+			if ref == nil {
+				st.State = Missing
+			}
+			for _, d := range waiting {
+				st.Reasons = append(st.Reasons, fmt.Sprintf("upstream %s is not up to date", d))
+			}
+			if ref != nil {
+				reasons, err := p.explain(s, ref, nil)
+				if err != nil {
+					return nil, err
+				}
+				st.Reasons = append(st.Reasons, reasons...)
+			}
+			out = append(out, st)
+			continue
+		}
+		key, in, err := p.key(s, upstreamsOf(ups))
+		if err != nil {
+			return nil, err
+		}
+		st.Version = key.Short()
+		m, err := p.Store.Manifest(name, st.Version)
+		switch {
+		case err == nil:
+			c := p.Store.stat(m)
+			if len(c.damaged) > 0 {
+				st.State = Stale
+				for _, d := range c.damaged {
+					st.Reasons = append(st.Reasons, "output damaged: "+d)
+				}
+			} else {
+				st.State = UpToDate
+				outputs[name] = m
+				if len(c.touched) > 0 {
+					st.Reasons = append(st.Reasons, fmt.Sprintf("%d file(s) have a new mtime (copied store?); the next run re-hashes them", len(c.touched)))
+				}
+			}
+		case !errors.Is(err, ErrNotFound):
+			st.State = Stale
+			st.Reasons = append(st.Reasons, err.Error())
+		case ref == nil:
+			st.State = Missing
+			st.Reasons = append(st.Reasons, "never run")
+		default:
+			st.State = Stale
+			reasons, err := p.explain(s, ref, &in)
+			if err != nil {
+				return nil, err
+			}
+			if len(reasons) == 0 {
+				reasons = []string{fmt.Sprintf("version %s is not in the store", st.Version)}
+			}
+			st.Reasons = append(st.Reasons, reasons...)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// reference is the version a stale stage is compared with: the one in the
+// lock file if the store has it, else the newest stored version.
+func (p *Pipeline) reference(stage string, lock *LockFile) *Manifest {
+	if e, ok := lock.Stages[stage]; ok {
+		if m, err := p.Store.Manifest(stage, e.Version); err == nil {
+			return m
+		}
+	}
+	vs, _ := p.Store.Versions(stage)
+	if len(vs) == 0 {
+		return nil
+	}
+	return vs[len(vs)-1]
+}
+
+// explain says in words how the current inputs of s differ from those that
+// produced ref. cur may be nil when upstream outputs are not known yet; then
+// only the stage's own inputs are compared.
+func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, error) {
+	if cur == nil {
+		cfg, err := canonicalConfig(s.Config)
+		if err != nil {
+			return nil, err
+		}
+		cur = &KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg}
+		if s.UsesSeed {
+			seed := p.Seed
+			cur.Seed = &seed
+		}
+	}
+	old := ref.Inputs
+	var why []string
+	if old.Code != cur.Code {
+		why = append(why, "code changed")
+	}
+	if old.Salt != cur.Salt {
+		why = append(why, fmt.Sprintf("salt changed: %q → %q", old.Salt, cur.Salt))
+	}
+	switch {
+	case old.Seed != nil && cur.Seed != nil && *old.Seed != *cur.Seed:
+		why = append(why, fmt.Sprintf("seed changed: %d → %d", *old.Seed, *cur.Seed))
+	case (old.Seed == nil) != (cur.Seed == nil):
+		why = append(why, "seed use changed")
+	}
+	for _, ch := range config.Diff(old.Config, cur.Config) {
+		why = append(why, "config "+s.Name+"."+ch.String())
+	}
+	if cur.Upstream != nil {
+		prev := map[string]Upstream{}
+		for _, u := range old.Upstream {
+			prev[u.Stage] = u
+		}
+		for _, u := range cur.Upstream {
+			if o, ok := prev[u.Stage]; !ok || o.Output != u.Output {
+				why = append(why, fmt.Sprintf("upstream %s changed (%s → %s)", u.Stage, shortOr(o.Version, "none"), u.Version))
+			}
+		}
+	}
+	return why, nil
+}
+
+func shortOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// checkLocked verifies, before anything runs, that every stage of names
+// would get the version recorded in the lock file, taking upstream outputs
+// from the lock file too. It returns ErrLockMismatch naming each stage that
+// differs and why.
+func (p *Pipeline) checkLocked(names []string, lock *LockFile) error {
+	var bad []string
+	for _, name := range names {
+		s := p.Graph.Stage(name)
+		e, ok := lock.Stages[name]
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s: not recorded in the lock file", name))
+			continue
+		}
+		if e.Pinned {
+			continue
+		}
+		var ups []Upstream
+		missing := false
+		for _, d := range s.Deps {
+			de, ok := lock.Stages[d]
+			if !ok {
+				missing = true
+				break
+			}
+			ups = append(ups, Upstream{Stage: d, Version: de.Version, Output: de.Output})
+		}
+		if missing {
+			continue // the upstream is already reported
+		}
+		ups = upstreamsOf(manifestsOf(ups))
+		key, in, err := p.key(s, ups)
+		if err != nil {
+			return err
+		}
+		if key.Short() == e.Version {
+			continue
+		}
+		msg := fmt.Sprintf("%s: would be version %s, lock has %s", name, key.Short(), e.Version)
+		if ref, err := p.Store.Manifest(name, e.Version); err == nil {
+			if why, err := p.explain(s, ref, &in); err == nil && len(why) > 0 {
+				msg += " (" + strings.Join(why, "; ") + ")"
+			}
+		}
+		bad = append(bad, msg)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w (%s); nothing was run:\n  %s", ErrLockMismatch, p.LockPath, strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// manifestsOf wraps upstream records so they can go through upstreamsOf.
+func manifestsOf(ups []Upstream) []*Manifest {
+	out := make([]*Manifest, len(ups))
+	for i, u := range ups {
+		out[i] = &Manifest{Stage: u.Stage, Version: u.Version, Output: u.Output}
+	}
+	return out
+}
