@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline"
+)
+
+// mlschedBin is the real CLI, built once for the end-to-end tests.
+var mlschedBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mlsched-e2e")
+	if err != nil {
+		panic(err)
+	}
+	mlschedBin = filepath.Join(dir, "mlsched")
+	out, err := exec.Command("go", "build", "-o", mlschedBin, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// project is a throwaway project directory with a pipeline.yaml.
+type project struct {
+	t   *testing.T
+	dir string
+	env []string
+}
+
+func newProject(t *testing.T, config string) *project {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pipeline.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &project{t: t, dir: dir}
+}
+
+// cli runs mlsched in the project and returns stdout, stderr and exit code.
+func (p *project) cli(args ...string) (string, string, int) {
+	p.t.Helper()
+	cmd := exec.Command(mlschedBin, args...)
+	cmd.Dir = p.dir
+	cmd.Env = append(os.Environ(), p.env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (p *project) mustCLI(args ...string) string {
+	p.t.Helper()
+	out, errs, code := p.cli(args...)
+	if code != 0 {
+		p.t.Fatalf("mlsched %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+// outcomes parses run's "stage outcome version duration" lines.
+func outcomes(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 {
+			m[f[0]] = f[1]
+		}
+	}
+	return m
+}
+
+func TestRunThenCached(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	out := p.mustCLI("run")
+	if !regexp.MustCompile(`(?m)^generate\s+ran\s+[0-9a-f]{8}\s+\S+`).MatchString(out) {
+		t.Fatalf("first run output:\n%s", out)
+	}
+	if got := outcomes(p.mustCLI("run")); got["generate"] != "cached" {
+		t.Errorf("second run: %v, want generate cached", got)
+	}
+	// Reformatting pipeline.yaml reruns nothing.
+	b, _ := os.ReadFile(filepath.Join("testdata", "tiny-reformatted.yaml"))
+	os.WriteFile(filepath.Join(p.dir, "pipeline.yaml"), b, 0o644)
+	if got := outcomes(p.mustCLI("run")); got["generate"] != "cached" {
+		t.Errorf("after reformatting: %v, want generate cached", got)
+	}
+	// Editing the section reruns it, and status explains why beforehand.
+	st := p.mustCLI("status", "--set", "generate.eval.jobs=1500")
+	if !strings.Contains(st, "stale") || !strings.Contains(st, "config generate.eval.jobs: 1000 → 1500") {
+		t.Errorf("status after an edit:\n%s", st)
+	}
+	if got := outcomes(p.mustCLI("run", "--set", "generate.eval.jobs=1500")); got["generate"] != "ran" {
+		t.Errorf("after an edit: %v, want generate ran", got)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "pipeline.lock")); err != nil {
+		t.Errorf("no pipeline.lock after a run: %v", err)
+	}
+}
+
+func TestStatusJSONAndInspection(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	var before []pipeline.StageStatus
+	if err := json.Unmarshal([]byte(p.mustCLI("status", "--json")), &before); err != nil {
+		t.Fatal(err)
+	}
+	if len(before) == 0 || before[0].State != pipeline.Missing {
+		t.Fatalf("status before a run = %+v", before)
+	}
+	p.mustCLI("run")
+	var after []map[string]any
+	if err := json.Unmarshal([]byte(p.mustCLI("status", "--json")), &after); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"stage", "state", "version", "reasons"} {
+		if _, ok := after[0][field]; !ok {
+			t.Errorf("status --json lacks field %q: %v", field, after[0])
+		}
+	}
+	if after[0]["state"] != "up-to-date" {
+		t.Errorf("status after run = %v", after[0])
+	}
+	show := p.mustCLI("show", "generate")
+	for _, want := range []string{"jobs-eval.parquet", "1000 rows", "jobs-train.parquet", "2000 rows", "generate.eval.jobs = 1000", "seed     3"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show lacks %q:\n%s", want, show)
+		}
+	}
+	if ls := p.mustCLI("ls"); !strings.Contains(ls, "generate") || !strings.Contains(ls, "*") {
+		t.Errorf("ls:\n%s", ls)
+	}
+	for format, want := range map[string]string{"text": "generate", "dot": "digraph", "mermaid": "graph LR"} {
+		if out := p.mustCLI("dag", "--format", format); !strings.Contains(out, want) {
+			t.Errorf("dag --format %s:\n%s", format, out)
+		}
+	}
+}
+
+func TestVerifyNamesDamagedFile(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	if out := p.mustCLI("verify"); !strings.Contains(out, "all intact") {
+		t.Fatalf("verify on a clean store:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(p.dir, "data", "generate", "*", "jobs-eval.parquet"))
+	if len(files) != 1 {
+		t.Fatalf("found %d jobs-eval.parquet files", len(files))
+	}
+	f, _ := os.OpenFile(files[0], os.O_RDWR, 0)
+	f.WriteAt([]byte{0xde, 0xad}, 100)
+	f.Close()
+	out, _, code := p.cli("verify")
+	if code != 1 || !strings.Contains(out, "jobs-eval.parquet") || !strings.Contains(out, "DAMAGED") {
+		t.Errorf("verify on a damaged store: exit %d\n%s", code, out)
+	}
+}
+
+func TestPinLockedAndGC(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	if out := p.mustCLI("pin", "generate"); !strings.HasPrefix(out, "pinned generate@") {
+		t.Errorf("pin: %s", out)
+	}
+	if got := outcomes(p.mustCLI("run", "--set", "generate.eval.jobs=10")); got["generate"] != "pinned" {
+		t.Errorf("run of a pinned stage: %v", got)
+	}
+	if st := p.mustCLI("status", "--set", "generate.eval.jobs=10"); !strings.Contains(st, "config differs from the pinned version") {
+		t.Errorf("status of a pinned stage with a new config:\n%s", st)
+	}
+	p.mustCLI("unpin", "generate")
+	_, errs, code := p.cli("run", "--locked", "--set", "generate.eval.jobs=10")
+	if code != 1 || !strings.Contains(errs, "pipeline.lock") || !strings.Contains(errs, "generate.eval.jobs: 1000 → 10") {
+		t.Errorf("run --locked with a changed config: exit %d\n%s", code, errs)
+	}
+	if vs, _ := filepath.Glob(filepath.Join(p.dir, "data", "generate", "*")); len(vs) != 1 {
+		t.Errorf("--locked wrote something: %v", vs)
+	}
+	p.mustCLI("run", "--set", "generate.eval.jobs=10")
+	p.mustCLI("run", "--locked", "--set", "generate.eval.jobs=10")
+	if out := p.mustCLI("gc", "--keep", "0"); !strings.Contains(out, "Removed 1 version") {
+		t.Errorf("gc:\n%s", out)
+	}
+}
+
+func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		yaml string
+		want string
+	}{
+		{"unknown key", []string{"run"}, nil, "generate:\n  eval:\n    jbos: 5\n", "generate.eval.jbos"},
+		{"did you mean", []string{"run"}, nil, "generate:\n  eval:\n    jbos: 5\n", "generate.eval.jobs"},
+		{"wrong type", []string{"run"}, nil, "generate:\n  eval:\n    jobs: many\n", "generate.eval.jobs"},
+		{"fraction as int", []string{"run"}, nil, "generate:\n  eval:\n    jobs: 1.5\n", "generate.eval.jobs"},
+		{"out of range", []string{"run"}, nil, "generate:\n  eval:\n    jobs: -1\n", "generate.eval.jobs"},
+		{"yaml syntax", []string{"run"}, nil, "generate: [\n", "pipeline.yaml"},
+		{"bad --set", []string{"run", "--set", "generate.eval.jobs=lots"}, nil, "", "generate.eval.jobs"},
+		{"--set without =", []string{"run", "--set", "seed"}, nil, "", "seed"},
+		{"bad env", []string{"run"}, []string{"MLSCHED_GENERATE__EVAL__JOBS=x"}, "", "MLSCHED_GENERATE__EVAL__JOBS"},
+		{"unknown stage", []string{"run", "nope"}, nil, "", `unknown stage "nope"`},
+		{"unknown flag", []string{"run", "--frobnicate"}, nil, "", "frobnicate"},
+		{"unknown command", []string{"frobnicate"}, nil, "", "frobnicate"},
+		{"bad -j", []string{"run", "-j", "0"}, nil, "", "-j 0"},
+		{"missing config", []string{"run", "--config", "nope.yaml"}, nil, "", "nope.yaml"},
+		{"bad dag format", []string{"dag", "--format", "svg"}, nil, "", "svg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProject(t, "tiny.yaml")
+			if tt.yaml != "" {
+				os.WriteFile(filepath.Join(p.dir, "pipeline.yaml"), []byte(tt.yaml), 0o644)
+			}
+			p.env = tt.env
+			_, errs, code := p.cli(tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, errs)
+			}
+			if !strings.Contains(errs, tt.want) {
+				t.Errorf("stderr does not name %q:\n%s", tt.want, errs)
+			}
+			if strings.Contains(errs, "panic") || strings.Contains(errs, "goroutine") {
+				t.Errorf("stderr shows a panic:\n%s", errs)
+			}
+			if _, err := os.Stat(filepath.Join(p.dir, "data", "generate")); err == nil {
+				t.Errorf("bad input still wrote an artifact")
+			}
+		})
+	}
+}
+
+func TestEnvironmentAndSetPrecedence(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.env = []string{"MLSCHED_GENERATE__EVAL__JOBS=777", "MLSCHED_SEED=9"}
+	out := p.mustCLI("config", "--set", "seed=11")
+	for _, want := range []string{"generate.eval.jobs = 777", "seed = 11", "generate.train.jobs = 2000"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSecondProcessWaitsOrRefuses(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	st, _ := pipeline.OpenStore(filepath.Join(p.dir, "data"))
+	unlock, err := st.Lock(t.Context(), "a test holding the store", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := p.cli("run", "--no-wait")
+	unlock()
+	if code != 1 || !strings.Contains(errs, "in use by") || !strings.Contains(errs, "a test holding the store") {
+		t.Errorf("run --no-wait on a busy store: exit %d\n%s", code, errs)
+	}
+}

@@ -1,0 +1,161 @@
+// Command mlsched runs and inspects the mlsched pipeline: profile this
+// machine, generate workloads, train predictors, simulate scheduling
+// policies and report on them, rerunning only what changed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/stages"
+)
+
+// version is mlsched's release, recorded in every manifest.
+const version = "0.1.0"
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // a stage failed, or verify found damage
+	exitUsage  = 2 // bad usage or bad config
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks an error as the user's (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// app holds the global flags and what they load.
+type app struct {
+	stdout, stderr io.Writer
+	environ        []string
+	configPath     string
+	sets           []string
+	store          string
+	// inRunE is set once a command's own code runs: errors before that are
+	// cobra's (unknown command, bad flag, wrong arguments), so usage errors.
+	inRunE bool
+}
+
+// execute runs the command line and returns the process exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	a := &app{stdout: stdout, stderr: stderr, environ: environ}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "mlsched: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || !a.inRunE {
+		if !a.inRunE {
+			fmt.Fprintln(stderr, "Run 'mlsched --help' for usage.")
+		}
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mlsched",
+		Short: "Profile, generate, train, schedule and evaluate ML workloads, reproducibly",
+		Long: `mlsched is a batch pipeline for ML-systems engineers: it profiles this machine's
+inference performance, generates workloads, trains predictors, simulates
+scheduling policies and reports on them. Stages write versioned Parquet
+artifacts to a store; a content-hashing runner reruns only what changed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "pipeline.yaml", "pipeline configuration `file`")
+	pf.StringArrayVar(&a.sets, "set", nil, "override a config value, `key.path=value` (repeatable; lists comma-separated)")
+	pf.StringVar(&a.store, "store", "", "artifact store `dir` (overrides the config's store)")
+	root.AddCommand(a.runCmd(), a.statusCmd(), a.dagCmd(), a.pinCmd(), a.unpinCmd(),
+		a.lsCmd(), a.showCmd(), a.verifyCmd(), a.gcCmd(), a.configCmd(), a.versionCmd())
+	return root
+}
+
+// runE wraps a command body so errors before it are told apart from its own.
+func (a *app) runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		a.inRunE = true
+		return f(cmd, args)
+	}
+}
+
+// loaded is the configuration and the pipeline it describes.
+type loaded struct {
+	cfg stages.Config
+	p   *pipeline.Pipeline
+}
+
+// load reads and validates the configuration and builds the pipeline. Every
+// failure here is the user's: exit code 2.
+func (a *app) load() (*loaded, error) {
+	cfg := stages.DefaultConfig()
+	err := config.Load(config.Options{File: a.configPath, Env: a.environ, EnvPrefix: "MLSCHED_", Sets: a.sets}, &cfg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{fmt.Errorf("%s: invalid configuration:\n%w", a.configPath, err)}
+	}
+	reg, err := stages.Registry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g, err := reg.Graph()
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Dir(a.configPath)
+	root := a.store
+	if root == "" {
+		root = cfg.Store
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(base, root)
+		}
+	}
+	st, err := pipeline.OpenStore(root)
+	if err != nil {
+		return nil, err
+	}
+	return &loaded{cfg: cfg, p: &pipeline.Pipeline{
+		Graph: g, Store: st, Seed: cfg.Seed,
+		LockPath: filepath.Join(base, "pipeline.lock"),
+		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
+	}}, nil
+}
+
+// checkStages returns a usage error for names that are not stages.
+func checkStages(p *pipeline.Pipeline, names []string) error {
+	if _, err := p.Graph.Closure(names); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
