@@ -42,8 +42,9 @@
 //
 // The keys under generate in pipeline.yaml, with DefaultConfig's values.
 // Every section is validated, including those the chosen processes ignore.
-// Configuration loaders merge maps key by key, so to drop a model from the
-// default mix give it weight 0 rather than leaving it out.
+// A models map given in the file replaces the default mix (models left out are
+// not drawn); --set generate.models.NAME=W changes one entry, and weight 0
+// drops a model too.
 //
 //	generate:
 //	  train:
