@@ -252,7 +252,8 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 
 func TestEnvironmentAndSetPrecedence(t *testing.T) {
 	p := newProject(t, "tiny.yaml")
-	p.env = []string{"MLSCHED_GENERATE__EVAL__JOBS=777", "MLSCHED_SEED=9"}
+	// The debugging switch is not a config key, and must not be taken for one.
+	p.env = []string{"MLSCHED_GENERATE__EVAL__JOBS=777", "MLSCHED_SEED=9", "MLSCHED_DEBUG_KEY=1"}
 	out := p.mustCLI("config", "--set", "seed=11")
 	for _, want := range []string{"generate.eval.jobs = 777", "seed = 11", "generate.train.jobs = 2000"} {
 		if !strings.Contains(out, want) {

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -118,7 +119,7 @@ type loaded struct {
 // failure here is the user's: exit code 2.
 func (a *app) load() (*loaded, error) {
 	cfg := stages.DefaultConfig()
-	err := config.Load(config.Options{File: a.configPath, Env: a.environ, EnvPrefix: "MLSCHED_", Sets: a.sets}, &cfg)
+	err := config.Load(config.Options{File: a.configPath, Env: configEnviron(a.environ), EnvPrefix: envPrefix, Sets: a.sets}, &cfg)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -150,6 +151,25 @@ func (a *app) load() (*loaded, error) {
 		LockPath: filepath.Join(base, "pipeline.lock"),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
 	}}, nil
+}
+
+// envPrefix starts the environment variables that override config keys.
+const envPrefix = "MLSCHED_"
+
+// debugPrefix starts the variables that switch on debugging output
+// (MLSCHED_DEBUG_KEY, MLSCHED_DEBUG_CODEVERSION); they are not config keys.
+const debugPrefix = envPrefix + "DEBUG_"
+
+// configEnviron drops the debugging switches from the environment given to
+// the config loader, which would otherwise reject them as unknown keys.
+func configEnviron(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, debugPrefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // checkStages returns a usage error for names that are not stages.
