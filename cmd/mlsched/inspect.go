@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,11 +22,8 @@ func (a *app) statusCmd() *cobra.Command {
 		Use:   "status [STAGE...]",
 		Short: "Show which stages are up-to-date, stale, missing or pinned, and why",
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			l, err := a.load()
+			l, err := a.loadFor(args)
 			if err != nil {
-				return err
-			}
-			if err := checkStages(l.p, args); err != nil {
 				return err
 			}
 			sts, err := l.p.Status(args)
@@ -103,11 +102,8 @@ func (a *app) lsCmd() *cobra.Command {
 		Short: "List stored versions (* = in pipeline.lock, P = pinned)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			l, err := a.load()
+			l, err := a.loadFor(args)
 			if err != nil {
-				return err
-			}
-			if err := checkStages(l.p, args); err != nil {
 				return err
 			}
 			names := args
@@ -154,12 +150,9 @@ func (a *app) showCmd() *cobra.Command {
 recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			l, err := a.load()
-			if err != nil {
-				return err
-			}
 			stage, ver, _ := strings.Cut(args[0], "@")
-			if err := checkStages(l.p, []string{stage}); err != nil {
+			l, err := a.loadFor([]string{stage})
+			if err != nil {
 				return err
 			}
 			m, err := a.resolve(l.p, stage, ver)
@@ -194,17 +187,8 @@ recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 			}
 			tw.Flush()
 			fmt.Fprintln(w, "config:")
-			flat, err := config.Flatten(m.Inputs.Config)
-			if err != nil {
+			if err := printFlat(w, "  "+m.Stage+".", m.Inputs.Config); err != nil {
 				return fmt.Errorf("%s@%s: config in manifest: %w", m.Stage, m.Version, err)
-			}
-			keys := make([]string, 0, len(flat))
-			for k := range flat {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				fmt.Fprintf(w, "  %s.%s = %s\n", m.Stage, k, flat[k])
 			}
 			return nil
 		}),
@@ -249,19 +233,7 @@ func (a *app) configCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			flat, err := config.Flatten(b)
-			if err != nil {
-				return err
-			}
-			keys := make([]string, 0, len(flat))
-			for k := range flat {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				fmt.Fprintf(a.stdout, "%s = %s\n", k, flat[k])
-			}
-			return nil
+			return printFlat(a.stdout, "", b)
 		}),
 	}
 }
@@ -276,6 +248,18 @@ func (a *app) versionCmd() *cobra.Command {
 			return nil
 		}),
 	}
+}
+
+// printFlat prints a canonical config as sorted "key = value" lines.
+func printFlat(w io.Writer, prefix string, canonical []byte) error {
+	flat, err := config.Flatten(canonical)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(flat)) {
+		fmt.Fprintf(w, "%s%s = %s\n", prefix, k, flat[k])
+	}
+	return nil
 }
 
 func formatBytes(n int64) string {

@@ -172,10 +172,15 @@ func configEnviron(environ []string) []string {
 	return out
 }
 
-// checkStages returns a usage error for names that are not stages.
-func checkStages(p *pipeline.Pipeline, names []string) error {
-	if _, err := p.Graph.Closure(names); err != nil {
-		return usageError{err}
+// loadFor loads the pipeline for a command whose arguments name stages; a
+// name that is not a stage is a usage error.
+func (a *app) loadFor(stageNames []string) (*loaded, error) {
+	l, err := a.load()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if _, err := l.p.Graph.Closure(stageNames); err != nil {
+		return nil, usageError{err}
+	}
+	return l, nil
 }

@@ -25,11 +25,8 @@ func (a *app) runCmd() *cobra.Command {
 A stage whose cache key matches a stored version is not run. Prints one line
 per stage: cached, ran or pinned, its version and its duration.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			l, err := a.load()
+			l, err := a.loadFor(args)
 			if err != nil {
-				return err
-			}
-			if err := checkStages(l.p, args); err != nil {
 				return err
 			}
 			if opts.Jobs < 1 {

@@ -17,11 +17,8 @@ stages downstream; status shows when its config now differs. Pin the
 profile of a machine so that every later result is reproducible to the byte.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			l, err := a.load()
+			l, err := a.loadFor(args[:1])
 			if err != nil {
-				return err
-			}
-			if err := checkStages(l.p, args[:1]); err != nil {
 				return err
 			}
 			ver := ""
@@ -44,11 +41,8 @@ func (a *app) unpinCmd() *cobra.Command {
 		Short: "Unpin a stage, so that it reruns when its inputs change",
 		Args:  cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			l, err := a.load()
+			l, err := a.loadFor(args)
 			if err != nil {
-				return err
-			}
-			if err := checkStages(l.p, args); err != nil {
 				return err
 			}
 			if err := l.p.Unpin(cmd.Context(), args[0]); err != nil {
