@@ -205,11 +205,11 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 	for _, n := range names {
 		results = append(results, nodes[n].res)
 	}
+	if err := ctx.Err(); err != nil {
+		return results, fmt.Errorf("interrupted; every stored version is intact: %w", err)
+	}
 	if runErr != nil {
 		return results, runErr
-	}
-	if err := ctx.Err(); err != nil {
-		return results, err
 	}
 	for _, n := range names {
 		lock.record(nodes[n].m)

@@ -110,7 +110,7 @@ func (s *Store) Resolve(stage, prefix string) (*Manifest, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%s@%s: no such version in %s: %w", stage, prefix, s.Root, ErrNotFound)
+		return nil, notFound(fmt.Sprintf("%s@%s: no such version in %s (see 'mlsched ls %s')", stage, prefix, s.Root, stage))
 	case 1:
 		return found[0], nil
 	}

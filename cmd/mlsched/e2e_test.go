@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mlsched/mlsched/pipeline"
 )
@@ -273,5 +274,37 @@ func TestSecondProcessWaitsOrRefuses(t *testing.T) {
 	unlock()
 	if code != 1 || !strings.Contains(errs, "in use by") || !strings.Contains(errs, "a test holding the store") {
 		t.Errorf("run --no-wait on a busy store: exit %d\n%s", code, errs)
+	}
+}
+
+func TestInterruptLeavesNoPartialVersion(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	cmd := exec.Command(mlschedBin, "run", "--set", "generate.train.jobs=200000000")
+	cmd.Dir = p.dir
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the stage is writing into its staging directory.
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		if ents, _ := os.ReadDir(filepath.Join(p.dir, "data", ".tmp")); len(ents) > 0 {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			cmd.Process.Kill()
+			t.Fatal("the run never started writing")
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("interrupted run: %v\n%s", err, errb.String())
+	}
+	if vs, _ := filepath.Glob(filepath.Join(p.dir, "data", "generate", "*")); len(vs) != 0 {
+		t.Errorf("an interrupted run left versions: %v", vs)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(p.dir, "data", ".tmp")); len(ents) != 0 {
+		t.Errorf("an interrupted run left %d staging directories", len(ents))
 	}
 }

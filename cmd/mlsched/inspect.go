@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -198,7 +199,11 @@ recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 // resolve picks the version show and pin mean by STAGE[@VERSION].
 func (a *app) resolve(p *pipeline.Pipeline, stage, ver string) (*pipeline.Manifest, error) {
 	if ver != "" {
-		return p.Store.Resolve(stage, ver)
+		m, err := p.Store.Resolve(stage, ver)
+		if errors.Is(err, pipeline.ErrNotFound) {
+			return nil, usageError{err}
+		}
+		return m, err
 	}
 	lock, err := pipeline.ReadLockFile(p.LockPath)
 	if err != nil {

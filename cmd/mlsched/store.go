@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mlsched/mlsched/pipeline"
 )
 
 func (a *app) pinCmd() *cobra.Command {
@@ -26,6 +29,9 @@ profile of a machine so that every later result is reproducible to the byte.`,
 				ver = args[1]
 			}
 			v, err := l.p.Pin(cmd.Context(), args[0], ver)
+			if errors.Is(err, pipeline.ErrNotFound) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
