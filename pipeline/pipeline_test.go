@@ -314,17 +314,25 @@ func TestJobsAndExclusiveBoundConcurrency(t *testing.T) {
 }
 
 func TestFailedStageLeavesNoVersionAndCancelsOthers(t *testing.T) {
+	// Each failing run waits until c is running, so that c's cancellation,
+	// not its never starting, is what the test sees.
 	tests := []struct {
 		name string
-		run  func(ctx context.Context, env *Env) error
+		run  func(cStarted <-chan struct{}) func(ctx context.Context, env *Env) error
 	}{
-		{"error after a partial write", func(ctx context.Context, env *Env) error {
-			os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte("half"), 0o644)
-			return errors.New("disk on fire")
+		{"error after a partial write", func(cStarted <-chan struct{}) func(ctx context.Context, env *Env) error {
+			return func(ctx context.Context, env *Env) error {
+				<-cStarted
+				os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte("half"), 0o644)
+				return errors.New("disk on fire")
+			}
 		}},
-		{"panic after a partial write", func(ctx context.Context, env *Env) error {
-			os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte("half"), 0o644)
-			panic("disk on fire")
+		{"panic after a partial write", func(cStarted <-chan struct{}) func(ctx context.Context, env *Env) error {
+			return func(ctx context.Context, env *Env) error {
+				<-cStarted
+				os.WriteFile(filepath.Join(env.Dir, "out.txt"), []byte("half"), 0o644)
+				panic("disk on fire")
+			}
 		}},
 	}
 	for _, tt := range tests {
@@ -336,10 +344,11 @@ func TestFailedStageLeavesNoVersionAndCancelsOthers(t *testing.T) {
 			okVersion := mustStatus(t, p)["a"].Version
 
 			a.cfg.N = 99
-			a.run = tt.run
-			cancelled := make(chan struct{})
+			cStarted, cancelled := make(chan struct{}), make(chan struct{})
+			a.run = tt.run(cStarted)
 			c.cfg.N = 33
 			c.run = func(ctx context.Context, env *Env) error {
+				close(cStarted)
 				<-ctx.Done() // must be cancelled by a's failure
 				close(cancelled)
 				return ctx.Err()
