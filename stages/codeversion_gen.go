@@ -7,5 +7,5 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":  "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/generate": "a1e5135b815bf90081f32fc6b8e4c8a05c552ee3a3ea140e24933b96ccf5a7ae",
+	"stages/generate": "662da5d75c5bc52eeeb2cf5ac492264b7a2fdafc1cb6cdee7a3895975174cf86",
 }
