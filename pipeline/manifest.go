@@ -35,6 +35,8 @@ type Manifest struct {
 	Duration float64   `json:"duration_s"`
 	// Tool names the program and Go version that produced the version.
 	Tool string `json:"tool"`
+	// Notes holds what the stage reported about its run (Env.Notes).
+	Notes map[string]string `json:"notes,omitempty"`
 }
 
 // KeyInputs lists what determines a stage's output, exactly as hashed.

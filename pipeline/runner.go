@@ -35,6 +35,9 @@ type Pipeline struct {
 	Tool string
 	// Now is the clock used for manifests' creation times.
 	Now func() time.Time
+	// Root is the project directory that Publish destinations are relative
+	// to; empty disables publishing.
+	Root string
 }
 
 // Outcome is what happened to a stage in a run.
@@ -193,6 +196,11 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 					n.res.Outcome = Skipped
 				}
 				rep.Report(Event{Kind: EventDone, Stage: name, Outcome: n.res.Outcome, Version: res.Version, Duration: res.Duration, Err: err})
+				return &StageError{Stage: name, Err: err}
+			}
+			if err := p.publish(s, m); err != nil {
+				n.res.Outcome = Failed
+				rep.Report(Event{Kind: EventDone, Stage: name, Outcome: Failed, Version: res.Version, Duration: res.Duration, Err: err})
 				return &StageError{Stage: name, Err: err}
 			}
 			n.m = m
@@ -378,6 +386,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		Progress: func(done, total int64) {
 			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
 		},
+		Notes: map[string]string{},
 	}
 	var prov []string
 	for _, u := range ups {
@@ -402,6 +411,9 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		Schema: manifestSchema, Stage: s.Name, Version: version, Key: key.String(),
 		Inputs: in, Output: OutputDigest(files).String(), Files: files,
 		Created: p.now().UTC().Truncate(time.Millisecond), Duration: time.Since(start).Seconds(), Tool: p.Tool,
+	}
+	if len(env.Notes) > 0 {
+		m.Notes = env.Notes
 	}
 	if err := writeManifest(staging, m); err != nil {
 		return nil, fmt.Errorf("write manifest: %w", err)

@@ -43,8 +43,18 @@ type Stage struct {
 	// Exclusive stages run alone: no other stage runs while they do, so that
 	// measurements are not disturbed.
 	Exclusive bool
+	// Publish copies some of the stage's outputs into project folders
+	// (models/, reports/) after every successful run, cached or not.
+	Publish []Publish
 	// Run produces the stage's output files in env.Dir.
 	Run RunFunc
+}
+
+// Publish names outputs to copy out of the store: the files of a version
+// whose names match Glob (path.Match syntax) go into Dir, relative to the
+// pipeline's project root.
+type Publish struct {
+	Glob, Dir string
 }
 
 // RunFunc produces a stage's outputs. It writes files only below env.Dir and
@@ -68,6 +78,10 @@ type Env struct {
 	// Progress reports work done out of total; it may be called from any
 	// goroutine and is never nil.
 	Progress func(done, total int64)
+	// Notes is recorded in the manifest: facts about the run that are not
+	// outputs (for example the machine a profile was measured on). The stage
+	// may fill it from its own goroutine.
+	Notes map[string]string
 }
 
 // Input is an upstream artifact as seen by a running stage.

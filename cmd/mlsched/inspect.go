@@ -177,6 +177,9 @@ recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 			for _, u := range m.Inputs.Upstream {
 				fmt.Fprintf(w, "  input    %s@%s (output %s)\n", u.Stage, u.Version, u.Output[:16])
 			}
+			for _, k := range slices.Sorted(maps.Keys(m.Notes)) {
+				fmt.Fprintf(w, "  note     %s: %s\n", k, m.Notes[k])
+			}
 			fmt.Fprintln(w, "files:")
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 			for _, f := range m.Files {

@@ -147,7 +147,7 @@ func (a *app) load() (*loaded, error) {
 		return nil, err
 	}
 	return &loaded{cfg: cfg, p: &pipeline.Pipeline{
-		Graph: g, Store: st, Seed: cfg.Seed,
+		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
 		LockPath: filepath.Join(base, "pipeline.lock"),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
 	}}, nil

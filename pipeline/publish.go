@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+)
+
+// publish copies the files of m that s publishes into their project
+// folders. A copy keeps the stored file's mtime, so a cached run sees by
+// size and mtime alone that the copy is current and copies nothing.
+func (p *Pipeline) publish(s *Stage, m *Manifest) error {
+	if p.Root == "" {
+		return nil
+	}
+	for _, pub := range s.Publish {
+		for _, f := range m.Files {
+			ok, err := path.Match(pub.Glob, f.Path)
+			if err != nil {
+				return fmt.Errorf("publish %q: %w", pub.Glob, err)
+			}
+			if !ok {
+				continue
+			}
+			src := filepath.Join(p.Store.Dir(m.Stage, m.Version), filepath.FromSlash(f.Path))
+			dst := filepath.Join(p.Root, pub.Dir, path.Base(f.Path))
+			if fi, err := os.Stat(dst); err == nil && fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime {
+				continue
+			}
+			if err := copyFile(src, dst, f.ModTime); err != nil {
+				return fmt.Errorf("publish %s to %s: %w", f.Path, pub.Dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// copyFile copies src to dst atomically and gives dst the mtime mtimeNS.
+func copyFile(src, dst string, mtimeNS int64) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	t := time.Unix(0, mtimeNS)
+	if err := os.Chtimes(tmp.Name(), t, t); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
