@@ -14,6 +14,7 @@
 //	salt   <manual salt, usually empty>
 //	config <the stage's config section as canonical JSON: keys sorted, numbers normalized, defaults filled in>
 //	seed   <the global seed, only for stages that declare UsesSeed>
+//	extern <file name> <sha256>   (one line per file outside the store the stage reads, sorted by name)
 //	input  <upstream stage> <upstream output digest>   (one line per upstream, sorted by stage)
 //
 // MLSCHED_DEBUG_KEY=1 prints every hashed line to stderr. The version of a

@@ -41,11 +41,12 @@ type Manifest struct {
 
 // KeyInputs lists what determines a stage's output, exactly as hashed.
 type KeyInputs struct {
-	Code     string          `json:"code"`
-	Salt     string          `json:"salt,omitempty"`
-	Seed     *int64          `json:"seed,omitempty"`
-	Config   json.RawMessage `json:"config"`
-	Upstream []Upstream      `json:"upstream,omitempty"`
+	Code     string            `json:"code"`
+	Salt     string            `json:"salt,omitempty"`
+	Seed     *int64            `json:"seed,omitempty"`
+	Config   json.RawMessage   `json:"config"`
+	Extern   map[string]string `json:"extern,omitempty"`
+	Upstream []Upstream        `json:"upstream,omitempty"`
 }
 
 // Upstream names an input artifact: its stage, version and output digest.

@@ -633,3 +633,39 @@ func TestClosureAndDownstream(t *testing.T) {
 		t.Errorf("Closure(nope) err = %v", err)
 	}
 }
+
+func TestExternFileEntersTheKey(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	build := func(digest string) *Pipeline {
+		r := NewRegistry()
+		for _, f := range h.fakes {
+			s := f.stage()
+			if f.name == "c" {
+				s.Extern = map[string]string{"gpu.csv": digest}
+			}
+			r.Register(s)
+		}
+		p := h.pipeline()
+		p.Graph, _ = r.Graph()
+		return p
+	}
+	run := func(p *Pipeline) map[string]Outcome {
+		res, err := p.Run(context.Background(), RunOptions{Jobs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Outcome{}
+		for _, r := range res {
+			out[r.Stage] = r.Outcome
+		}
+		return out
+	}
+	run(build("aaaa"))
+	wantOutcomes(t, run(build("aaaa")), map[string]Outcome{"c": Cached})
+	st := mustStatus(t, build("bbbb"))["c"]
+	if st.State != Stale || !slices.Contains(st.Reasons, "input file gpu.csv changed") {
+		t.Errorf("status after the file changed = %+v", st)
+	}
+	wantOutcomes(t, run(build("bbbb")), map[string]Outcome{"c": Ran, "a": Cached})
+}

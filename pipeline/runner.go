@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -334,7 +335,7 @@ func (p *Pipeline) key(s *Stage, ups []Upstream) (ID, KeyInputs, error) {
 	if err != nil {
 		return ID{}, KeyInputs{}, fmt.Errorf("canonical config: %w", err)
 	}
-	in := KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Upstream: ups}
+	in := KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Extern: s.Extern, Upstream: ups}
 	h := newKeyHash(keySchema, "stage "+s.Name)
 	h.line("code", s.Code)
 	h.line("salt", s.Salt)
@@ -343,6 +344,9 @@ func (p *Pipeline) key(s *Stage, ups []Upstream) (ID, KeyInputs, error) {
 		seed := p.Seed
 		in.Seed = &seed
 		h.line("seed", strconv.FormatInt(seed, 10))
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Extern)) {
+		h.line("extern", name+" "+s.Extern[name])
 	}
 	for _, u := range ups {
 		h.line("input", u.Stage+" "+u.Output)

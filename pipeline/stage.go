@@ -40,6 +40,10 @@ type Stage struct {
 	// Salt is an optional manual salt, bumped to force a rerun when output
 	// depends on something the fingerprint cannot see.
 	Salt string
+	// Extern maps the names of files outside the store that the stage reads
+	// (an imported profile, say) to their content digests, which enter the
+	// key: editing such a file reruns the stage.
+	Extern map[string]string
 	// Exclusive stages run alone: no other stage runs while they do, so that
 	// measurements are not disturbed.
 	Exclusive bool

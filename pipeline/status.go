@@ -3,6 +3,8 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/config"
@@ -161,7 +163,7 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 		if err != nil {
 			return nil, err
 		}
-		cur = &KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg}
+		cur = &KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Extern: s.Extern}
 		if s.UsesSeed {
 			seed := p.Seed
 			cur.Seed = &seed
@@ -180,6 +182,16 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 		why = append(why, fmt.Sprintf("seed changed: %d → %d", *old.Seed, *cur.Seed))
 	case (old.Seed == nil) != (cur.Seed == nil):
 		why = append(why, "seed use changed")
+	}
+	for _, name := range slices.Sorted(maps.Keys(cur.Extern)) {
+		if old.Extern[name] != cur.Extern[name] {
+			why = append(why, fmt.Sprintf("input file %s changed", name))
+		}
+	}
+	for name := range old.Extern {
+		if _, ok := cur.Extern[name]; !ok {
+			why = append(why, fmt.Sprintf("input file %s no longer used", name))
+		}
 	}
 	for _, ch := range config.Diff(old.Config, cur.Config) {
 		why = append(why, "config "+s.Name+"."+ch.String())
