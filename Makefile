@@ -19,19 +19,80 @@ DUCKDB_DIR := .tools/duckdb
 all: build
 
 # setup fetches what the build needs; it is idempotent and cheap when done.
-setup: .tools/setup.stamp
+setup: .tools/setup.stamp ort-lib
 
 .tools/setup.stamp: go.mod go.sum
 	$(GO) mod download
 	$(GO) mod verify
 	@mkdir -p .tools && touch $@
 
-# test-tools installs what only the tests need; idempotent.
-test-tools: $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json
+# onnxruntime's CPU library: github.com/yalue/onnxruntime_go v1.27.0 needs
+# onnxruntime 1.24.x. Microsoft's Linux build ships inside the npm package
+# onnxruntime-node; the library's sha256 is pinned in $(ORT_SUM), next to the
+# package that loads it (stages/ort).
+NPM         ?= npm
+ORT_VERSION := 1.24.1
+ORT_DIR     := .tools/onnxruntime
+ORT_LIB     := $(ORT_DIR)/libonnxruntime.so.1
+ORT_SUM     := stages/ort/libonnxruntime.sha256
+ORT_MEMBER  := package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+
+.PHONY: ort-lib
+# ort-lib checks the installed library on every run (a sha256 of 35 MB) rather
+# than trusting that it exists, so a truncated or corrupted copy is replaced.
+# The fetch works in a temporary folder beside the library and renames it into
+# place only after the checksum passes: an interrupted setup leaves nothing
+# that looks installed, and the next one starts over (removing what a killed
+# fetch left behind).
+ort-lib:
+	@set -e; \
+	if [ -f $(ORT_LIB) ]; then \
+	  if (cd $(ORT_DIR) && sha256sum --check --status $(abspath $(ORT_SUM))); then exit 0; fi; \
+	  echo "make setup: $(ORT_LIB) does not match $(ORT_SUM); fetching it again"; \
+	  rm -f $(ORT_LIB); \
+	fi; \
+	if [ "$$(uname -sm)" != "Linux x86_64" ]; then \
+	  echo "make setup: the pinned onnxruntime library is for Linux x86_64, not $$(uname -sm); set ONNXRUNTIME_LIB to an onnxruntime $(ORT_VERSION) library" >&2; \
+	  exit 1; \
+	fi; \
+	echo "make setup: fetching onnxruntime $(ORT_VERSION) (npm onnxruntime-node) into $(ORT_DIR)"; \
+	mkdir -p $(ORT_DIR); \
+	rm -rf $(ORT_DIR)/.fetch.*; \
+	tmp=$$(mktemp -d $(CURDIR)/$(ORT_DIR)/.fetch.XXXXXX); \
+	trap 'rm -rf "$$tmp"' EXIT; \
+	trap 'exit 130' INT TERM HUP; \
+	cd "$$tmp"; \
+	$(NPM) pack --silent --ignore-scripts onnxruntime-node@$(ORT_VERSION) >/dev/null; \
+	tar -xzf onnxruntime-node-$(ORT_VERSION).tgz $(ORT_MEMBER); \
+	mv $(ORT_MEMBER) libonnxruntime.so.1; \
+	if ! sha256sum --check --quiet $(abspath $(ORT_SUM)); then \
+	  echo "make setup: onnxruntime-node@$(ORT_VERSION) gave a library whose sha256 is not the one in $(ORT_SUM); nothing installed" >&2; \
+	  exit 1; \
+	fi; \
+	mv -f libonnxruntime.so.1 $(CURDIR)/$(ORT_LIB)
+
+# test-tools installs what only the tests need; idempotent. Debian's
+# python3-onnx holds the ONNX checker the model zoo is validated with.
+test-tools: $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json debian-test-packages
+
+.PHONY: debian-test-packages
+debian-test-packages:
+	@dpkg -s python3-onnx >/dev/null 2>&1 || { \
+	  echo "make test-tools: installing Debian's python3-onnx"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-onnx >/dev/null; }
 
 $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json:
 	mkdir -p $(DUCKDB_DIR)
 	cd $(DUCKDB_DIR) && npm install --no-audit --no-fund --no-save --loglevel=error @duckdb/node-api@$(DUCKDB_VERSION)
+
+# onnx-proto regenerates the ONNX protobuf Go code from Debian's onnx.proto;
+# its output is committed, so only changing the proto needs this.
+.PHONY: onnx-proto
+onnx-proto:
+	@dpkg -s libonnx-dev protobuf-compiler >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libonnx-dev protobuf-compiler >/dev/null; }
+	GOBIN=$(CURDIR)/.tools/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.10
+	$(GO) generate ./stages/zoo/onnxpb
 
 # fingerprints refreshes the stages' code versions (part of every cache key).
 fingerprints: setup
@@ -45,7 +106,8 @@ run: build
 
 test: setup test-tools
 	$(GO) vet ./...
-	DUCKDB_NODE_DIR=$(CURDIR)/$(DUCKDB_DIR) $(GO) test -count=1 ./...
+	DUCKDB_NODE_DIR=$(CURDIR)/$(DUCKDB_DIR) ONNXRUNTIME_LIB=$(CURDIR)/$(ORT_LIB) \
+	REQUIRE_ONNXRUNTIME=1 REQUIRE_ONNX_CHECKER=1 $(GO) test -count=1 ./...
 
 # bench runs every benchmark COUNT times; compare medians (the machine is noisy).
 bench: build
