@@ -1,0 +1,176 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlsched/mlsched/stages/catalog"
+)
+
+// Config is the profile section of pipeline.yaml.
+type Config struct {
+	// Measure turns the local measurement on; with it off, the profile holds
+	// only the imported rows.
+	Measure bool `koanf:"measure"`
+	// Models are the catalog models whose inference latency is measured.
+	Models []string `koanf:"models"`
+	// Precisions are tried for every model; a precision the execution
+	// provider cannot run is recorded as unsupported, not measured.
+	Precisions []string `koanf:"precisions"`
+	// BatchSizes are the batch sizes measured for every model.
+	BatchSizes []int `koanf:"batch_sizes"`
+	// Threads are the intra-op thread counts measured.
+	Threads []int `koanf:"threads"`
+	// Warmup runs precede the timed ones and are not kept.
+	Warmup int `koanf:"warmup"`
+	// Repeats is the number of timed runs of each configuration...
+	Repeats int `koanf:"repeats"`
+	// ...unless a configuration has used up MaxTime, after at least
+	// MinRepeats runs: big models at big batches would otherwise take
+	// minutes on a small machine.
+	MinRepeats int           `koanf:"min_repeats"`
+	MaxTime    time.Duration `koanf:"max_time"`
+	// MatMul measures matrix-multiply throughput.
+	MatMul MatMul `koanf:"matmul"`
+	// Contention measures k sessions running at once on the cores.
+	Contention Contention `koanf:"contention"`
+	// Import is a Parquet or CSV file of samples in the samples.parquet
+	// schema, measured elsewhere (say on a GPU), added to the profile and
+	// marked by their source. Relative to the config file.
+	Import string `koanf:"import"`
+	// ORTLib is the onnxruntime shared library, if not the one make setup
+	// installs (the --ort-lib flag and ONNXRUNTIME_LIB take precedence).
+	ORTLib string `koanf:"ort_lib"`
+}
+
+// MatMul configures the matrix-multiply measurement.
+type MatMul struct {
+	// Sizes are the n of n×n by n×n float32 products.
+	Sizes []int `koanf:"sizes"`
+	// Repeats is the number of timed products of each size and backend.
+	Repeats int `koanf:"repeats"`
+}
+
+// Contention configures the contention measurement: Sessions[i] sessions of
+// Model at batch Batch, one intra-op thread each, run at once for Repeats
+// runs each.
+type Contention struct {
+	Model    string `koanf:"model"`
+	Batch    int    `koanf:"batch"`
+	Sessions []int  `koanf:"sessions"`
+	Repeats  int    `koanf:"repeats"`
+}
+
+// The precisions a model can be built in.
+const (
+	FP32 = "fp32"
+	FP16 = "fp16"
+)
+
+// DefaultConfig returns the profile that `make run` measures: every model
+// at small batches, one and two threads, in about a minute and a half on a
+// two-core machine. Raise batch_sizes and max_time when there is time.
+func DefaultConfig() Config {
+	return Config{
+		Measure:    true,
+		Models:     catalog.Names(),
+		Precisions: []string{FP32, FP16},
+		BatchSizes: []int{1, 4, 16},
+		Threads:    []int{1, 2},
+		Warmup:     1,
+		Repeats:    20,
+		MinRepeats: 3,
+		MaxTime:    2 * time.Second,
+		MatMul:     MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
+		Contention: Contention{Model: "resnet18", Batch: 1, Sessions: []int{1, 2, 4}, Repeats: 8},
+	}
+}
+
+// Validate reports every invalid setting, each error naming its full key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("profile.%s: "+format, append([]any{key}, args...)...))
+	}
+	if c.Measure && len(c.Models) == 0 {
+		bad("models", "must list at least one model when measure is on")
+	}
+	for i, m := range c.Models {
+		if _, ok := catalog.Lookup(m); !ok {
+			bad(fmt.Sprintf("models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		}
+	}
+	if c.Measure && len(c.Precisions) == 0 {
+		bad("precisions", "must list at least one of fp32, fp16")
+	}
+	for i, p := range c.Precisions {
+		if p != FP32 && p != FP16 {
+			bad(fmt.Sprintf("precisions[%d]", i), "unknown precision %q; want fp32 or fp16", p)
+		}
+	}
+	positive := func(key string, xs []int, limit int) {
+		if c.Measure && len(xs) == 0 {
+			bad(key, "must not be empty")
+		}
+		for i, x := range xs {
+			if x < 1 || x > limit {
+				bad(fmt.Sprintf("%s[%d]", key, i), "must be in [1, %d], got %d", limit, x)
+			}
+		}
+		if dup := duplicate(xs); dup != 0 {
+			bad(key, "lists %d twice", dup)
+		}
+	}
+	positive("batch_sizes", c.BatchSizes, 4096)
+	positive("threads", c.Threads, 1024)
+	positive("matmul.sizes", c.MatMul.Sizes, 8192)
+	positive("contention.sessions", c.Contention.Sessions, 256)
+	if c.Warmup < 0 {
+		bad("warmup", "must be 0 or more, got %d", c.Warmup)
+	}
+	if c.Repeats < 1 {
+		bad("repeats", "must be at least 1, got %d", c.Repeats)
+	}
+	if c.MinRepeats < 1 || c.MinRepeats > c.Repeats {
+		bad("min_repeats", "must be in [1, repeats=%d], got %d", c.Repeats, c.MinRepeats)
+	}
+	if c.MaxTime <= 0 {
+		bad("max_time", "must be positive, got %s", c.MaxTime)
+	}
+	if c.MatMul.Repeats < 1 {
+		bad("matmul.repeats", "must be at least 1, got %d", c.MatMul.Repeats)
+	}
+	if _, ok := catalog.Lookup(c.Contention.Model); !ok {
+		bad("contention.model", "unknown model %q; the catalog has %s", c.Contention.Model, strings.Join(catalog.Names(), ", "))
+	}
+	if c.Contention.Batch < 1 {
+		bad("contention.batch", "must be at least 1, got %d", c.Contention.Batch)
+	}
+	if c.Contention.Repeats < 1 {
+		bad("contention.repeats", "must be at least 1, got %d", c.Contention.Repeats)
+	}
+	if !c.Measure && c.Import == "" {
+		bad("measure", "is off and nothing is imported: the profile would be empty")
+	}
+	if c.Import != "" {
+		if ext := strings.ToLower(filepath.Ext(c.Import)); ext != ".parquet" && ext != ".csv" {
+			bad("import", "want a .parquet or .csv file, got %q", c.Import)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func duplicate(xs []int) int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			return s[i]
+		}
+	}
+	return 0
+}

@@ -1,0 +1,210 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/zoo"
+)
+
+// Backend and provider names of the rows this stage measures.
+const (
+	backendORT   = "onnxruntime"
+	backendGonum = "gonum"
+	providerCPU  = "CPUExecutionProvider"
+	providerGo   = "go"
+	deviceCPU    = "cpu"
+)
+
+// timing says how many runs a configuration gets.
+type timing struct {
+	warmup, repeats, minRepeats int
+	maxTime                     time.Duration
+}
+
+// timeRuns runs f warmup times untimed, then up to repeats times timed,
+// stopping early once maxTime has passed and at least minRepeats are done.
+// It returns each timed run's latency in seconds.
+func timeRuns(ctx context.Context, t timing, f func() error) ([]float64, error) {
+	for range t.warmup {
+		if err := f(); err != nil {
+			return nil, err
+		}
+	}
+	var out []float64
+	start := time.Now()
+	for i := 0; i < t.repeats; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0).Seconds())
+		if i+1 >= t.minRepeats && time.Since(start) >= t.maxTime {
+			break
+		}
+	}
+	return out, nil
+}
+
+// fill gives an input tensor seeded values in [-1, 1): latency does not
+// depend on them, but denormals or all-zero inputs could take odd paths.
+func fill(x []float32, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	for i := range x {
+		x[i] = r.Float32()*2 - 1
+	}
+}
+
+// shapeFor replaces the dynamic batch dimension of a signature by batch.
+func shapeFor(io zoo.IO, batch int) []int64 {
+	s := make([]int64, len(io.Shape))
+	for i, d := range io.Shape {
+		if d < 0 {
+			d = int64(batch)
+		}
+		s[i] = d
+	}
+	return s
+}
+
+// newModelSession opens a session of a built model at one batch size.
+func newModelSession(model []byte, name string, batch, threads int) (*ort.Session, error) {
+	in, out, err := zoo.Signature(name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ort.NewSession(model, in.Name, shapeFor(in, batch), out.Name, shapeFor(out, batch),
+		ort.SessionOptions{IntraOpThreads: threads, InterOpThreads: 1})
+	if err != nil {
+		return nil, err
+	}
+	fill(s.Input(), uint64(batch))
+	return s, nil
+}
+
+// measureInference times one model configuration.
+func measureInference(ctx context.Context, t timing, model []byte, name, precision string, batch, threads int) ([]Sample, error) {
+	s, err := newModelSession(model, name, batch, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	lat, err := timeRuns(ctx, t, s.Run)
+	if err != nil {
+		return nil, err
+	}
+	return samplesOf(lat, Sample{Kind: KindInference, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
+		Model: name, Precision: precision, Batch: int32(batch), Threads: int32(threads), Concurrency: 1}), nil
+}
+
+// samplesOf turns latencies into rows that share everything but the repeat.
+func samplesOf(lat []float64, proto Sample) []Sample {
+	out := make([]Sample, len(lat))
+	for i, l := range lat {
+		s := proto
+		s.Repeat, s.LatencyS, s.Source = int32(i), l, SourceMeasured
+		out[i] = s
+	}
+	return out
+}
+
+// measureGonumMatMul times n×n float32 products in pure Go. gonum's Sgemm
+// splits large products across GOMAXPROCS goroutines, so the row records
+// that many threads.
+func measureGonumMatMul(ctx context.Context, n, repeats int) ([]Sample, error) {
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	fill(a, 1)
+	fill(b, 2)
+	var impl gonum.Implementation
+	lat, err := timeRuns(ctx, timing{warmup: 1, repeats: repeats, minRepeats: repeats, maxTime: time.Hour}, func() error {
+		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return samplesOf(lat, Sample{Kind: KindMatMul, Backend: backendGonum, Provider: providerGo, Device: deviceCPU,
+		Model: "matmul", Precision: FP32, Batch: int32(n), Threads: int32(runtime.GOMAXPROCS(0)), Concurrency: 1}), nil
+}
+
+// measureORTMatMul times n×n float32 products through onnxruntime: the
+// zoo's matmul model takes A as its input "A" and multiplies it by its
+// initializer B into its output "Y".
+func measureORTMatMul(ctx context.Context, n, threads, repeats int) ([]Sample, error) {
+	model, err := zoo.MatMul(n, FP32)
+	if err != nil {
+		return nil, err
+	}
+	shape := []int64{int64(n), int64(n)}
+	s, err := ort.NewSession(model, "A", shape, "Y", shape, ort.SessionOptions{IntraOpThreads: threads, InterOpThreads: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	fill(s.Input(), 1)
+	lat, err := timeRuns(ctx, timing{warmup: 1, repeats: repeats, minRepeats: repeats, maxTime: time.Hour}, s.Run)
+	if err != nil {
+		return nil, err
+	}
+	return samplesOf(lat, Sample{Kind: KindMatMul, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
+		Model: "matmul", Precision: FP32, Batch: int32(n), Threads: int32(threads), Concurrency: 1}), nil
+}
+
+// measureContention runs k sessions of one model at once, one intra-op
+// thread each, and times every run of every session: how much lanes that
+// share the cores slow each other down.
+func measureContention(ctx context.Context, model []byte, c Contention, k, warmup int) ([]Sample, error) {
+	sessions := make([]*ort.Session, k)
+	defer func() {
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	for i := range sessions {
+		s, err := newModelSession(model, c.Model, c.Batch, 1)
+		if err != nil {
+			return nil, err
+		}
+		sessions[i] = s
+	}
+	lat := make([][]float64, k)
+	errs := make([]error, k)
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for i, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start.Wait() // all sessions begin together
+			lat[i], errs[i] = timeRuns(ctx, timing{warmup: warmup, repeats: c.Repeats, minRepeats: c.Repeats, maxTime: time.Hour}, s.Run)
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	var out []Sample
+	for i := range sessions {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("session %d of %d: %w", i+1, k, errs[i])
+		}
+		rows := samplesOf(lat[i], Sample{Kind: KindContention, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
+			Model: c.Model, Precision: FP32, Batch: int32(c.Batch), Threads: 1, Concurrency: int32(k)})
+		for j := range rows {
+			rows[j].Repeat = int32(i*c.Repeats + j) // distinct across sessions
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}

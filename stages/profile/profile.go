@@ -1,0 +1,186 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/zoo"
+)
+
+// gpuProviders are the onnxruntime execution providers that would put a
+// GPU behind the profile. The summary says which of them this build lacks,
+// rather than leaving readers to assume.
+var gpuProviders = []string{"CUDAExecutionProvider", "ROCMExecutionProvider", "TensorrtExecutionProvider", "MIGraphXExecutionProvider"}
+
+// Output says where the stage writes and how it reports.
+type Output struct {
+	// Dir receives samples.parquet, summary.parquet and the .onnx models.
+	Dir string
+	// Metadata is the provenance every Parquet footer carries.
+	Metadata map[string]string
+	// Notes receives the machine description for the manifest.
+	Notes map[string]string
+	// Progress reports configurations done out of total; may be nil.
+	Progress func(done, total int64)
+}
+
+// Library says which onnxruntime shared library to load.
+type Library struct {
+	Path   string
+	Source ort.Source
+}
+
+// Run measures this machine as cfg says (and adds the imported rows), then
+// writes the samples, their summary and the models measured. seed fixes the
+// models' weights and inputs.
+func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath string, out Output) error {
+	var samples []Sample
+	var unsupported []Summary
+	meta := maps.Clone(out.Metadata)
+	if cfg.Measure {
+		version, err := ort.Init(lib.Path, lib.Source)
+		if err != nil {
+			return err
+		}
+		providers, err := ort.Providers()
+		if err != nil {
+			return err
+		}
+		m := describeMachine(version, providers)
+		maps.Copy(meta, m.Metadata())
+		if out.Notes != nil {
+			for k, v := range m.Metadata() {
+				out.Notes[strings.TrimPrefix(k, "mlsched.machine.")] = v
+			}
+		}
+		for _, p := range gpuProviders {
+			if !slices.Contains(providers, p) {
+				unsupported = append(unsupported, Summary{Kind: KindProvider, Backend: backendORT, Provider: p, Device: "gpu",
+					Source: SourceMeasured, Note: fmt.Sprintf("not available in this onnxruntime %s build (providers: %s); no GPU numbers are measured", version, strings.Join(providers, ", "))})
+			}
+		}
+		measured, skipped, err := measure(ctx, cfg, seed, out)
+		if err != nil {
+			return err
+		}
+		samples, unsupported = measured, append(unsupported, skipped...)
+	}
+	if importPath != "" {
+		imported, err := readImport(importPath)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, imported...)
+	}
+	summary := append(summarize(samples), unsupported...)
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, SamplesFile), samples, meta); err != nil {
+		return fmt.Errorf("write %s: %w", SamplesFile, err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, SummaryFile), summary, meta); err != nil {
+		return fmt.Errorf("write %s: %w", SummaryFile, err)
+	}
+	return nil
+}
+
+// measure runs every local measurement, one at a time so that none
+// disturbs another (contention is measured on purpose, alone too).
+func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample, []Summary, error) {
+	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxTime: cfg.MaxTime}
+	total := int64(len(cfg.Models)*len(cfg.Precisions)*len(cfg.BatchSizes)*len(cfg.Threads) +
+		len(cfg.MatMul.Sizes)*(1+len(cfg.Threads)) + len(cfg.Contention.Sessions))
+	var done int64
+	step := func() {
+		done++
+		if out.Progress != nil {
+			out.Progress(done, total)
+		}
+	}
+	var samples []Sample
+	var skipped []Summary
+	models := map[string][]byte{} // fp32 builds, reused for contention
+	for _, name := range cfg.Models {
+		for _, prec := range cfg.Precisions {
+			model, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: prec})
+			if err != nil {
+				return nil, nil, fmt.Errorf("build %s %s: %w", name, prec, err)
+			}
+			if err := os.WriteFile(filepath.Join(out.Dir, modelFile(name, prec)), model, 0o644); err != nil {
+				return nil, nil, err
+			}
+			if prec == FP32 {
+				models[name] = model
+			}
+			for _, batch := range cfg.BatchSizes {
+				for _, threads := range cfg.Threads {
+					rows, err := measureInference(ctx, t, model, name, prec, batch, threads)
+					if err != nil && ctx.Err() == nil && prec == FP16 {
+						// The CPU provider lacks fp16 kernels for some ops:
+						// that is a finding to report, not a failure.
+						skipped = append(skipped, Summary{Kind: KindInference, Backend: backendORT, Provider: providerCPU,
+							Device: deviceCPU, Model: name, Precision: prec, Batch: int32(batch), Threads: int32(threads),
+							Concurrency: 1, Source: SourceMeasured, Note: "unsupported: " + firstLine(err.Error())})
+						step()
+						continue
+					}
+					if err != nil {
+						return nil, nil, fmt.Errorf("measure %s %s batch %d threads %d: %w", name, prec, batch, threads, err)
+					}
+					samples = append(samples, rows...)
+					step()
+				}
+			}
+		}
+	}
+	for _, n := range cfg.MatMul.Sizes {
+		rows, err := measureGonumMatMul(ctx, n, cfg.MatMul.Repeats)
+		if err != nil {
+			return nil, nil, fmt.Errorf("measure gonum matmul %d: %w", n, err)
+		}
+		samples = append(samples, rows...)
+		step()
+		for _, threads := range cfg.Threads {
+			rows, err := measureORTMatMul(ctx, n, threads, cfg.MatMul.Repeats)
+			if err != nil {
+				return nil, nil, fmt.Errorf("measure onnxruntime matmul %d threads %d: %w", n, threads, err)
+			}
+			samples = append(samples, rows...)
+			step()
+		}
+	}
+	model := models[cfg.Contention.Model]
+	if model == nil {
+		var err error
+		if model, err = zoo.Build(cfg.Contention.Model, zoo.Options{Seed: seed, Precision: FP32}); err != nil {
+			return nil, nil, fmt.Errorf("build %s: %w", cfg.Contention.Model, err)
+		}
+	}
+	for _, k := range cfg.Contention.Sessions {
+		rows, err := measureContention(ctx, model, cfg.Contention, k, cfg.Warmup)
+		if err != nil {
+			return nil, nil, fmt.Errorf("measure contention of %d sessions: %w", k, err)
+		}
+		samples = append(samples, rows...)
+		step()
+	}
+	return samples, skipped, nil
+}
+
+// modelFile names the .onnx file of a model build.
+func modelFile(name, precision string) string {
+	if precision == FP32 {
+		return name + ".onnx"
+	}
+	return name + "-" + precision + ".onnx"
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

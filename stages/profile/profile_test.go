@@ -1,0 +1,280 @@
+package profile
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/ort"
+)
+
+func TestValidateNamesKeys(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"unknown model", func(c *Config) { c.Models = []string{"gpt"} }, "profile.models[0]: unknown model \"gpt\""},
+		{"no models", func(c *Config) { c.Models = nil }, "profile.models: must list"},
+		{"bad precision", func(c *Config) { c.Precisions = []string{"int8"} }, "profile.precisions[0]"},
+		{"zero batch", func(c *Config) { c.BatchSizes = []int{1, 0} }, "profile.batch_sizes[1]"},
+		{"duplicate batch", func(c *Config) { c.BatchSizes = []int{4, 4} }, "profile.batch_sizes: lists 4 twice"},
+		{"no threads", func(c *Config) { c.Threads = nil }, "profile.threads"},
+		{"min over repeats", func(c *Config) { c.MinRepeats = 50 }, "profile.min_repeats"},
+		{"no time", func(c *Config) { c.MaxTime = 0 }, "profile.max_time"},
+		{"contention model", func(c *Config) { c.Contention.Model = "x" }, "profile.contention.model"},
+		{"empty profile", func(c *Config) { c.Measure = false }, "profile.measure"},
+		{"import type", func(c *Config) { c.Import = "gpu.json" }, "profile.import"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mutate(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("default: %v", err)
+	}
+}
+
+func TestSummarizeByHand(t *testing.T) {
+	var samples []Sample
+	// 1, 2, ..., 10 ms for resnet18 batch 2: mean 5.5 ms; type-4 quantiles
+	// x(np) interpolated: p50 = x(5) = 5, p95 = x(9.5) = 9.5, p99 = 9.9 ms.
+	for i := range 10 {
+		samples = append(samples, Sample{Kind: KindInference, Backend: "onnxruntime", Provider: "CPU", Device: "cpu",
+			Model: "resnet18", Precision: FP32, Batch: 2, Threads: 1, Concurrency: 1, Repeat: int32(i),
+			LatencyS: float64(i+1) / 1000, Source: SourceMeasured})
+	}
+	// A 4 ms matmul of n = 100: 2·10⁶ FLOP / 4 ms = 0.5 GFLOP/s.
+	samples = append(samples, Sample{Kind: KindMatMul, Backend: "gonum", Provider: "go", Device: "cpu", Model: "matmul",
+		Precision: FP32, Batch: 100, Threads: 2, Concurrency: 1, LatencyS: 0.004, Source: SourceMeasured})
+	sums := summarize(samples)
+	if len(sums) != 2 {
+		t.Fatalf("%d summaries, want 2", len(sums))
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	s := sums[0]
+	if s.Model != "resnet18" {
+		s, sums[1] = sums[1], s
+	}
+	near("mean", s.MeanS, 0.0055)
+	near("p50", s.P50S, 0.005)
+	near("p95", s.P95S, 0.0095)
+	near("p99", s.P99S, 0.0099)
+	near("stddev", s.StddevS, 0.0030276503540974917) // sample stddev of 1..10 ms
+	near("spread", s.Spread, 0.0095/0.005)
+	near("samples/s", s.SamplesPerS, 2/0.0055) // from the mean
+	r18, _ := catalog.Lookup("resnet18")
+	near("gflops", s.GFLOPS, float64(r18.FLOPsPerSample)*2/0.005/1e9) // at the median
+	mm := sums[1]
+	near("matmul gflops", mm.GFLOPS, 0.5)
+	if mm.SamplesPerS != 0 || mm.Count != 1 || !mm.Supported {
+		t.Errorf("matmul summary = %+v", mm)
+	}
+}
+
+func TestTimeRunsStopsAtTheBudget(t *testing.T) {
+	calls := 0
+	slow := func() error { calls++; time.Sleep(20 * time.Millisecond); return nil }
+	lat, err := timeRuns(context.Background(), timing{warmup: 2, repeats: 100, minRepeats: 3, maxTime: 30 * time.Millisecond}, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lat) != 3 || calls != 5 {
+		t.Errorf("got %d timed runs after %d calls, want 3 after 5 (2 warm-up)", len(lat), calls)
+	}
+	for _, l := range lat {
+		if l < 0.019 {
+			t.Errorf("latency %v s for a 20 ms run", l)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := timeRuns(ctx, timing{repeats: 5, minRepeats: 5, maxTime: time.Hour}, slow); err != context.Canceled {
+		t.Errorf("cancelled: err = %v", err)
+	}
+}
+
+func TestImport(t *testing.T) {
+	header := "kind,backend,provider,device,model,precision,batch,threads,concurrency,latency_s\n"
+	good := header + "inference,tensorrt,TensorrtExecutionProvider,gpu:a100,resnet50,fp16,8,1,1,0.004\n"
+	tests := []struct {
+		name, csv, want string
+	}{
+		{"good", good, ""},
+		{"missing column", "kind,backend\ninference,x\n", `header lacks column "provider"`},
+		{"bad kind", header + "training,x,p,d,m,fp32,1,1,1,0.1\n", "row 1, column kind"},
+		{"bad precision", good + "inference,x,p,d,m,int8,1,1,1,0.1\n", "row 2, column precision"},
+		{"bad batch", header + "inference,x,p,d,m,fp32,zero,1,1,0.1\n", "row 1, column batch: want an integer"},
+		{"negative latency", header + "inference,x,p,d,m,fp32,1,1,1,-2\n", "row 1, column latency_s"},
+		{"nan latency", header + "inference,x,p,d,m,fp32,1,1,1,NaN\n", "row 1, column latency_s"},
+		{"empty", "", "empty file"},
+		{"no rows", header, "no rows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "gpu.csv")
+			os.WriteFile(path, []byte(tt.csv), 0o644)
+			rows, err := readImport(path)
+			if tt.want == "" {
+				if err != nil || len(rows) != 1 || rows[0].Source != "import:gpu.csv" || rows[0].Device != "gpu:a100" || rows[0].Batch != 8 {
+					t.Fatalf("readImport = %+v, %v", rows, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v, want it to name %s and contain %q", err, path, tt.want)
+			}
+		})
+	}
+	// The same rows as Parquet, and a Parquet file lacking a column.
+	dir := t.TempDir()
+	rows, _ := readImport(writeCSV(t, dir, good))
+	pq := filepath.Join(dir, "gpu.parquet")
+	if err := parquetio.WriteFile(pq, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readImport(pq)
+	if err != nil || len(back) != 1 || back[0].LatencyS != 0.004 || back[0].Source != "import:gpu.parquet" {
+		t.Errorf("Parquet import = %+v, %v", back, err)
+	}
+	type partial struct {
+		Kind string `parquet:"kind"`
+	}
+	bad := filepath.Join(dir, "partial.parquet")
+	parquetio.WriteFile(bad, []partial{{"inference"}}, nil)
+	if _, err := readImport(bad); err == nil || !strings.Contains(err.Error(), `lacks column "backend"`) {
+		t.Errorf("Parquet lacking columns: err = %v", err)
+	}
+	garbage := filepath.Join(dir, "garbage.parquet")
+	os.WriteFile(garbage, []byte("PAR1 this is not parquet PAR1"), 0o644)
+	if _, err := readImport(garbage); err == nil || !strings.Contains(err.Error(), "garbage.parquet") {
+		t.Errorf("garbage Parquet: err = %v", err)
+	}
+}
+
+func writeCSV(t *testing.T, dir, content string) string {
+	path := filepath.Join(dir, "gpu.csv")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// library finds the onnxruntime that make setup installs; without it the
+// measuring tests skip, unless REQUIRE_ONNXRUNTIME=1 (as make test sets).
+func library(t *testing.T) Library {
+	t.Helper()
+	path, src, err := ort.Locate("", "", os.Environ(), []string{"../.."})
+	if err != nil {
+		if os.Getenv("REQUIRE_ONNXRUNTIME") == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("onnxruntime not installed (run make setup): %v", err)
+	}
+	return Library{Path: path, Source: src}
+}
+
+// TestMeasuredLatenciesFollowPhysics runs a tiny real profile and checks
+// the orderings any honest measurement must show.
+func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures inference")
+	}
+	lib := library(t)
+	cfg := DefaultConfig()
+	cfg.Models = []string{"mlp", "resnet18", "resnet50"}
+	cfg.Precisions = []string{FP32}
+	cfg.BatchSizes = []int{1, 4}
+	cfg.Threads = []int{1}
+	cfg.Warmup, cfg.Repeats, cfg.MinRepeats, cfg.MaxTime = 1, 3, 3, time.Second
+	cfg.MatMul = MatMul{Sizes: []int{64, 256}, Repeats: 3}
+	cfg.Contention = Contention{Model: "mlp", Batch: 1, Sessions: []int{1, 2}, Repeats: 5}
+	dir := t.TempDir()
+	notes := map[string]string{}
+	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := parquetio.ReadAll[Summary](filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := parquetio.ReadAll[Sample](filepath.Join(dir, SamplesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p50 := map[string]float64{}
+	for _, s := range sums {
+		if s.Kind == KindInference {
+			p50[s.Model+"/"+string(rune('0'+s.Batch))] = s.P50S
+			if s.Count != 3 || s.Spread < 1 {
+				t.Errorf("%s batch %d: count %d spread %v", s.Model, s.Batch, s.Count, s.Spread)
+			}
+		}
+	}
+	perSample := func(m string, b int) float64 { return p50[m+"/"+string(rune('0'+b))] / float64(b) }
+	if !(perSample("resnet50", 1) > 1.3*perSample("resnet18", 1)) {
+		t.Errorf("resnet50 %.1f ms/sample is not clearly slower than resnet18 %.1f ms", 1e3*perSample("resnet50", 1), 1e3*perSample("resnet18", 1))
+	}
+	if !(perSample("resnet18", 1) > 50*perSample("mlp", 1)) {
+		t.Errorf("resnet18 %.3f ms is not far slower than the mlp %.3f ms", 1e3*perSample("resnet18", 1), 1e3*perSample("mlp", 1))
+	}
+	for _, m := range []string{"resnet18", "resnet50"} {
+		if !(p50[m+"/4"] > 2*p50[m+"/1"]) {
+			t.Errorf("%s: batch 4 takes %.1f ms, batch 1 %.1f ms: latency should grow with batch", m, 1e3*p50[m+"/4"], 1e3*p50[m+"/1"])
+		}
+	}
+	var gpuRows, matmul, contention int
+	for _, s := range sums {
+		switch s.Kind {
+		case KindProvider:
+			if !s.Supported && strings.Contains(s.Note, "no GPU numbers") {
+				gpuRows++
+			}
+		case KindMatMul:
+			if s.GFLOPS <= 0 {
+				t.Errorf("matmul %s n=%d: %v GFLOP/s", s.Backend, s.Batch, s.GFLOPS)
+			}
+			matmul++
+		case KindContention:
+			contention++
+		}
+	}
+	if gpuRows == 0 || matmul != 4 || contention != 2 {
+		t.Errorf("summary has %d GPU-absent rows, %d matmul, %d contention rows", gpuRows, matmul, contention)
+	}
+	// 3 models × 2 batches × 3 repeats, 2 sizes × 2 backends × 3, 5 runs of 1 + 2 sessions.
+	if len(samples) != 3*2*3+2*2*3+5*(1+2) {
+		t.Errorf("%d samples, want every timed run kept", len(samples))
+	}
+	for _, k := range []string{"cpu", "cores", "onnxruntime", "go", "memory"} {
+		if notes[k] == "" {
+			t.Errorf("machine note %q missing: %v", k, notes)
+		}
+	}
+	meta, _, _ := parquetio.ReadFooter(filepath.Join(dir, SamplesFile))
+	if !strings.HasPrefix(meta["mlsched.machine.onnxruntime"], "1.24") || meta[parquetio.KeyStage] != "profile" {
+		t.Errorf("samples footer = %v", meta)
+	}
+	for _, f := range []string{"mlp.onnx", "resnet18.onnx", "resnet50.onnx"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("model file: %v", err)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package profile
+
+// Sample is one timed run: a row of samples.parquet. Every latency the
+// profile measured is kept, so later stages draw service times from the
+// measured distribution rather than from a summary of it.
+type Sample struct {
+	// Kind is KindInference, KindMatMul or KindContention.
+	Kind string `parquet:"kind,dict"`
+	// Backend is what executed the run: "onnxruntime" or "gonum".
+	Backend string `parquet:"backend,dict"`
+	// Provider is the onnxruntime execution provider ("go" for gonum).
+	Provider string `parquet:"provider,dict"`
+	// Device is the hardware: "cpu" here; imported rows name their own.
+	Device string `parquet:"device,dict"`
+	// Model is a catalog model, or "matmul".
+	Model string `parquet:"model,dict"`
+	// Precision is "fp32" or "fp16".
+	Precision string `parquet:"precision,dict"`
+	// Batch is the batch size (for matmul, the matrix size n).
+	Batch int32 `parquet:"batch"`
+	// Threads is the intra-op thread count of the run.
+	Threads int32 `parquet:"threads"`
+	// Concurrency is how many sessions ran at once (1 but for contention).
+	Concurrency int32 `parquet:"concurrency"`
+	// Repeat numbers the timed runs of one configuration from 0.
+	Repeat int32 `parquet:"repeat"`
+	// LatencyS is the run's wall-clock time in seconds.
+	LatencyS float64 `parquet:"latency_s"`
+	// Source is "measured", or "import:<file>" for imported rows.
+	Source string `parquet:"source,dict"`
+}
+
+// The kinds of samples.
+const (
+	KindInference  = "inference"
+	KindMatMul     = "matmul"
+	KindContention = "contention"
+	// KindProvider rows of the summary say which execution providers exist.
+	KindProvider = "provider"
+)
+
+// SourceMeasured marks rows measured by this stage on this machine.
+const SourceMeasured = "measured"
+
+// Summary is one configuration's statistics: a row of summary.parquet.
+type Summary struct {
+	Kind        string `parquet:"kind,dict"`
+	Backend     string `parquet:"backend,dict"`
+	Provider    string `parquet:"provider,dict"`
+	Device      string `parquet:"device,dict"`
+	Model       string `parquet:"model,dict"`
+	Precision   string `parquet:"precision,dict"`
+	Batch       int32  `parquet:"batch"`
+	Threads     int32  `parquet:"threads"`
+	Concurrency int32  `parquet:"concurrency"`
+	Source      string `parquet:"source,dict"`
+	// Supported is false when the configuration could not run at all (an
+	// fp16 model the CPU provider has no kernels for, an absent GPU
+	// provider); Note says why, and the statistics are zero.
+	Supported bool    `parquet:"supported"`
+	Note      string  `parquet:"note"`
+	Count     int64   `parquet:"count"`
+	MeanS     float64 `parquet:"mean_s"`
+	P50S      float64 `parquet:"p50_s"`
+	P95S      float64 `parquet:"p95_s"`
+	P99S      float64 `parquet:"p99_s"`
+	StddevS   float64 `parquet:"stddev_s"`
+	// Spread is p95/p50: near 1 on a quiet machine.
+	Spread float64 `parquet:"spread"`
+	// SamplesPerS is throughput in samples (batch items) per second over all
+	// concurrent sessions, from the mean latency.
+	SamplesPerS float64 `parquet:"samples_per_s"`
+	// GFLOPS is useful arithmetic per second at the median latency: the
+	// catalog's FLOPs per sample times the batch, or 2n³ for matmul.
+	GFLOPS float64 `parquet:"gflops"`
+}
+
+// Output file names.
+const (
+	SamplesFile = "samples.parquet"
+	SummaryFile = "summary.parquet"
+)
