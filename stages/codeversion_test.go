@@ -27,7 +27,7 @@ func TestCodeVersionsUpToDate(t *testing.T) {
 // TestEveryStageHasACodeVersion checks that the registry finds a fingerprint
 // for every stage it builds.
 func TestEveryStageHasACodeVersion(t *testing.T) {
-	reg, err := Registry(DefaultConfig())
+	reg, err := Registry(DefaultConfig(), Runtime{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,20 @@ package stages
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/profile"
 )
 
 // Config is the whole of pipeline.yaml: the global keys and one section per
@@ -20,14 +27,31 @@ type Config struct {
 	Seed int64 `koanf:"seed"`
 	// Store is the artifact store's directory, relative to the config file.
 	Store string `koanf:"store"`
+	// Profile is the profile stage's section.
+	Profile profile.Config `koanf:"profile"`
 	// Generate is the generate stage's section.
 	Generate generate.Config `koanf:"generate"`
+}
+
+// Runtime holds what the stages need from the command line and the
+// process, beyond the config file. None of it enters a cache key.
+type Runtime struct {
+	// ORTLib is the --ort-lib flag.
+	ORTLib string
+	// Environ is the process environment (for ONNXRUNTIME_LIB).
+	Environ []string
+	// ConfigDir is the config file's directory: relative paths in the
+	// config resolve against it.
+	ConfigDir string
+	// SearchDirs are where the onnxruntime library that make setup
+	// installs is looked for.
+	SearchDirs []string
 }
 
 // DefaultConfig returns the configuration used for every key the file does
 // not set.
 func DefaultConfig() Config {
-	return Config{Seed: 1, Store: "data", Generate: generate.DefaultConfig()}
+	return Config{Seed: 1, Store: "data", Profile: profile.DefaultConfig(), Generate: generate.DefaultConfig()}
 }
 
 // Validate checks every value; each error names its full key path.
@@ -36,23 +60,28 @@ func (c Config) Validate() error {
 	if c.Store == "" {
 		errs = append(errs, errors.New("store: must name a directory"))
 	}
-	errs = append(errs, c.Generate.Validate())
+	errs = append(errs, c.Profile.Validate(), c.Generate.Validate())
 	return errors.Join(errs...)
 }
 
-// factory builds a stage from the configuration.
-type factory func(Config) pipeline.Stage
+// factory builds a stage from the configuration. It fails only on bad
+// input the config cannot see by itself (a missing imported file).
+type factory func(Config, Runtime) (pipeline.Stage, error)
 
 // registry is the explicit list of stages: one line per stage.
 var registry = map[string]factory{
 	"generate": generateStage,
+	"profile":  profileStage,
 }
 
 // Registry returns mlsched's stages configured by cfg.
-func Registry(cfg Config) (*pipeline.Registry, error) {
+func Registry(cfg Config, rt Runtime) (*pipeline.Registry, error) {
 	r := pipeline.NewRegistry()
 	for _, name := range slices.Sorted(maps.Keys(registry)) {
-		s := registry[name](cfg)
+		s, err := registry[name](cfg, rt)
+		if err != nil {
+			return nil, err
+		}
 		if s.Name != name {
 			return nil, fmt.Errorf("registry entry %q builds stage %q", name, s.Name)
 		}
@@ -66,7 +95,7 @@ func Registry(cfg Config) (*pipeline.Registry, error) {
 	return r, nil
 }
 
-func generateStage(cfg Config) pipeline.Stage {
+func generateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
 		Name:     "generate",
 		Config:   cfg.Generate,
@@ -75,5 +104,66 @@ func generateStage(cfg Config) pipeline.Stage {
 		Run: func(ctx context.Context, env *pipeline.Env) error {
 			return generate.Run(ctx, cfg.Generate, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
 		},
+	}, nil
+}
+
+func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
+	pc := cfg.Profile
+	var importPath string
+	extern := map[string]string{}
+	if pc.Import != "" {
+		importPath = rt.path(pc.Import)
+		digest, err := fileDigest(importPath)
+		if err != nil {
+			return pipeline.Stage{}, fmt.Errorf("profile.import: %w", err)
+		}
+		extern[filepath.Base(importPath)] = digest
 	}
+	return pipeline.Stage{
+		Name:      "profile",
+		Config:    pc,
+		UsesSeed:  true,
+		Code:      codeVersions["stages/profile"],
+		Extern:    extern,
+		Exclusive: true, // nothing else may run on the cores while it times
+		Publish:   []pipeline.Publish{{Glob: "*.onnx", Dir: "models"}},
+		Run: func(ctx context.Context, env *pipeline.Env) error {
+			lib := profile.Library{}
+			if pc.Measure {
+				configured := ""
+				if pc.ORTLib != "" {
+					configured = rt.path(pc.ORTLib)
+				}
+				path, src, err := ort.Locate(rt.ORTLib, configured, rt.Environ, rt.SearchDirs)
+				if err != nil {
+					return err
+				}
+				lib = profile.Library{Path: path, Source: src}
+			}
+			return profile.Run(ctx, pc, env.Seed, lib, importPath,
+				profile.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
+		},
+	}, nil
+}
+
+// path resolves a path from the config against the config's directory.
+func (rt Runtime) path(p string) string {
+	if filepath.IsAbs(p) || rt.ConfigDir == "" {
+		return p
+	}
+	return filepath.Join(rt.ConfigDir, p)
+}
+
+// fileDigest is the sha256 of a file's bytes.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -50,6 +50,13 @@ func newProject(t *testing.T, config string) *project {
 	if err := os.WriteFile(filepath.Join(dir, "pipeline.yaml"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	csv, err := os.ReadFile(filepath.Join("testdata", "imported-profile.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "imported-profile.csv"), csv, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return &project{t: t, dir: dir}
 }
 

@@ -52,6 +52,7 @@ type app struct {
 	configPath     string
 	sets           []string
 	store          string
+	ortLib         string
 	// inRunE is set once a command's own code runs: errors before that are
 	// cobra's (unknown command, bad flag, wrong arguments), so usage errors.
 	inRunE bool
@@ -96,6 +97,7 @@ artifacts to a store; a content-hashing runner reruns only what changed.`,
 	pf.StringVar(&a.configPath, "config", "pipeline.yaml", "pipeline configuration `file`")
 	pf.StringArrayVar(&a.sets, "set", nil, "override a config value, `key.path=value` (repeatable; lists comma-separated)")
 	pf.StringVar(&a.store, "store", "", "artifact store `dir` (overrides the config's store)")
+	pf.StringVar(&a.ortLib, "ort-lib", "", "onnxruntime shared library `path` (default: ONNXRUNTIME_LIB, profile.ort_lib, then the one make setup installs)")
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.dagCmd(), a.pinCmd(), a.unpinCmd(),
 		a.lsCmd(), a.showCmd(), a.verifyCmd(), a.gcCmd(), a.configCmd(), a.versionCmd())
 	return root
@@ -126,15 +128,20 @@ func (a *app) load() (*loaded, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, usageError{fmt.Errorf("%s: invalid configuration:\n%w", a.configPath, err)}
 	}
-	reg, err := stages.Registry(cfg)
+	base := filepath.Dir(a.configPath)
+	rt := stages.Runtime{ORTLib: a.ortLib, Environ: a.environ, ConfigDir: base, SearchDirs: []string{base}}
+	if exe, err := os.Executable(); err == nil {
+		// bin/mlsched in a checkout: the checkout holds .tools/onnxruntime.
+		rt.SearchDirs = append(rt.SearchDirs, filepath.Dir(filepath.Dir(exe)))
+	}
+	reg, err := stages.Registry(cfg, rt)
 	if err != nil {
-		return nil, err
+		return nil, usageError{fmt.Errorf("%s: %w", a.configPath, err)}
 	}
 	g, err := reg.Graph()
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Dir(a.configPath)
 	root := a.store
 	if root == "" {
 		root = cfg.Store
