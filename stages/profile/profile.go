@@ -60,11 +60,20 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 				out.Notes[strings.TrimPrefix(k, "mlsched.machine.")] = v
 			}
 		}
+		built, err := ort.BuiltProviders()
+		if err != nil {
+			return err
+		}
 		for _, p := range gpuProviders {
-			if !slices.Contains(providers, p) {
-				unsupported = append(unsupported, Summary{Kind: KindProvider, Backend: backendORT, Provider: p, Device: "gpu",
-					Source: SourceMeasured, Note: fmt.Sprintf("not available in this onnxruntime %s build (providers: %s); no GPU numbers are measured", version, strings.Join(providers, ", "))})
+			if slices.Contains(providers, p) {
+				continue
 			}
+			why := "not compiled into this onnxruntime " + version + " library"
+			if slices.Contains(built, p) {
+				why = "compiled in but not usable here: " + firstLine(fmt.Sprint(ort.ProbeProvider(p)))
+			}
+			unsupported = append(unsupported, Summary{Kind: KindProvider, Backend: backendORT, Provider: p, Device: "gpu",
+				Source: SourceMeasured, Note: why + "; usable providers: " + strings.Join(providers, ", ") + "; no GPU numbers are measured"})
 		}
 		measured, skipped, err := measure(ctx, cfg, seed, out)
 		if err != nil {
