@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -120,12 +121,22 @@ func writeManifest(dir string, m *Manifest) error {
 // writeFileAtomic replaces path with data so that readers see either the
 // old or the new content, never a mix, even after a crash.
 func writeFileAtomic(path string, data []byte) error {
+	return replaceFile(path, time.Time{}, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// replaceFile writes path through write into a temporary file beside it,
+// syncs it, gives it mode 0644 (and mtime, unless zero), and renames it into
+// place.
+func replaceFile(path string, mtime time.Time, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -138,6 +149,11 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(tmp.Name(), mtime, mtime); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err

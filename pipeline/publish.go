@@ -48,24 +48,8 @@ func copyFile(src, dst string, mtimeNS int64) error {
 		return err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
-	if err != nil {
+	return replaceFile(dst, time.Unix(0, mtimeNS), func(w io.Writer) error {
+		_, err := io.Copy(w, in)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	t := time.Unix(0, mtimeNS)
-	if err := os.Chtimes(tmp.Name(), t, t); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	})
 }
