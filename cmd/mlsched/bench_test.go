@@ -8,11 +8,20 @@ import (
 )
 
 // BenchmarkCachedRun times `mlsched run` with everything cached, process
-// start included, over a store holding large artifacts (5 million jobs): a
-// cached run must not read them. Target: at most 100 ms per run.
+// start included, over a store holding large artifacts (5 million jobs and a
+// profile with its models, published to models/): a cached run must not read
+// them. Target: at most 100 ms per run.
 func BenchmarkCachedRun(b *testing.B) {
 	dir := b.TempDir()
-	yaml := "generate:\n  train: {jobs: 4000000}\n  eval: {jobs: 1000000}\n"
+	yaml := `generate: {train: {jobs: 4000000}, eval: {jobs: 1000000}}
+profile:
+  models: [mlp, resnet18]
+  batch_sizes: [1]
+  threads: [1]
+  repeats: 3
+  matmul: {sizes: [64], repeats: 2}
+  contention: {model: mlp, sessions: [1], repeats: 3}
+`
 	if err := os.WriteFile(filepath.Join(dir, "pipeline.yaml"), []byte(yaml), 0o644); err != nil {
 		b.Fatal(err)
 	}
