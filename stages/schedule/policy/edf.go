@@ -1,0 +1,27 @@
+package policy
+
+import "github.com/mlsched/mlsched/stages/schedule/sim"
+
+// EDF is the priority-SLO policy: it places like Greedy, and each device
+// runs interactive jobs before batch jobs and, within a class, the earliest
+// deadline first.
+type EDF struct{}
+
+var (
+	_ sim.Placer = EDF{}
+	_ sim.Ranker = EDF{}
+)
+
+// Name implements sim.Policy.
+func (EDF) Name() string { return "edf" }
+
+// Place implements sim.Placer.
+func (EDF) Place(j *sim.Job, s *sim.State) int { return earliestFinish(j, s) }
+
+// Less implements sim.Ranker.
+func (EDF) Less(a, b *sim.Job) bool {
+	if a.Class != b.Class {
+		return a.Class == sim.Interactive
+	}
+	return a.Deadline < b.Deadline
+}
