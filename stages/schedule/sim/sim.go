@@ -59,9 +59,13 @@ type Record struct {
 	Job    *Job
 	Device int32 // -1 when rejected
 	Lane   int32
-	Start  float64
-	End    float64
-	Reason string // why a rejected job ran nowhere
+	// BatchID numbers the batches the simulator started, from 1; BatchSize
+	// is the samples in the batch as run. Each job runs as its own batch.
+	BatchID   int64
+	BatchSize int32
+	Start     float64
+	End       float64
+	Reason    string // why a rejected job ran nowhere
 }
 
 // Rejected reports whether the job fit on no device.
@@ -87,6 +91,7 @@ type Stats struct {
 // running is a job on a lane.
 type running struct {
 	job       *Job
+	batch     int64
 	start     float64
 	remaining float64 // work left, in seconds at rate 1
 	memory    float64
@@ -128,6 +133,7 @@ type State struct {
 	strict  bool
 	placer  Placer
 	stats   Stats
+	batches int64
 	emit    func(*Record) error
 	emitErr error
 }
@@ -256,7 +262,8 @@ func (s *State) start(d int, j *Job) {
 	work := s.cfg.Service.Time(j.Model, j.Precision, j.Batch, s.rng.Float64())
 	mem := s.cfg.Service.Memory(j.Model, j.Precision, j.Batch)
 	r := &ds.lanes[lane]
-	r.job, r.start, r.remaining, r.memory = j, s.now, work, mem
+	s.batches++
+	r.job, r.batch, r.start, r.remaining, r.memory = j, s.batches, s.now, work, mem
 	ds.memUsed += mem
 	ds.busy++
 	ds.predEnd[lane] = s.now + s.cfg.Service.Predict(j.Model, j.Precision, j.Batch)/ds.Speed
@@ -272,7 +279,7 @@ func (s *State) complete(e event) {
 	}
 	s.settle(ds)
 	j := r.job
-	s.record(&Record{Job: j, Device: int32(e.dev), Lane: int32(e.lane), Start: r.start, End: s.now})
+	s.record(&Record{Job: j, Device: int32(e.dev), Lane: int32(e.lane), BatchID: r.batch, BatchSize: j.Batch, Start: r.start, End: s.now})
 	ds.memUsed -= r.memory
 	r.job = nil
 	r.gen++
