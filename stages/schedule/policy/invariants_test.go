@@ -12,10 +12,12 @@ import (
 // prediction, with per-model memory and contention that grows with lanes.
 type noisy struct{ secs, mem []float64 }
 
-func (n noisy) Time(m, p, b int32, u float64) float64 { return n.secs[m] * float64(b) * (0.5 + u) }
-func (n noisy) Predict(m, p, b int32) float64         { return n.secs[m] * float64(b) }
-func (n noisy) Memory(m, p, b int32) float64          { return n.mem[m] * float64(b) }
-func (n noisy) Contention(d, k int) float64           { return 1 + 0.15*float64(max(k-1, 0)) }
+func (n noisy) Time(d int, m, p, b int32, u float64) float64 {
+	return n.secs[m] * float64(b) * (0.5 + u)
+}
+func (n noisy) Predict(d int, m, p, b int32) float64 { return n.secs[m] * float64(b) }
+func (n noisy) Memory(m, p, b int32) float64         { return n.mem[m] * float64(b) }
+func (n noisy) Contention(d, k int) float64          { return 1 + 0.15*float64(max(k-1, 0)) }
 
 func randomWorkload(seed uint64, n int) []*sim.Job {
 	r := rand.New(rand.NewPCG(seed, 1))

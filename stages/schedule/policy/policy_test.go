@@ -16,9 +16,9 @@ type fixed struct {
 	slow      map[int]float64
 }
 
-func (f fixed) Time(m, p, b int32, u float64) float64 { return f.secs[m] * float64(b) }
-func (f fixed) Predict(m, p, b int32) float64         { return f.secs[m] * float64(b) }
-func (f fixed) Memory(m, p, b int32) float64          { return f.mem[m] }
+func (f fixed) Time(d int, m, p, b int32, u float64) float64 { return f.secs[m] * float64(b) }
+func (f fixed) Predict(d int, m, p, b int32) float64         { return f.secs[m] * float64(b) }
+func (f fixed) Memory(m, p, b int32) float64                 { return f.mem[m] }
 func (f fixed) Contention(d, k int) float64 {
 	if s, ok := f.slow[k]; ok {
 		return s

@@ -41,12 +41,14 @@ type Device struct {
 
 // Service is the ground truth and the predictions the simulator runs on.
 type Service interface {
-	// Time is the work of running a batch of a model alone on the profiled
-	// device: the u-quantile (u in [0, 1)) of its measured latency, seconds.
-	Time(model, precision, batch int32, u float64) float64
+	// Time is the work of running a batch of a model alone on device d at
+	// speed 1 (the profiled device that d's times come from): the u-quantile
+	// (u in [0, 1)) of its measured latency, seconds. The simulator divides
+	// by the device's Speed.
+	Time(d int, model, precision, batch int32, u float64) float64
 	// Predict is the expected Time, which policies may use; the simulator
 	// itself never does.
-	Predict(model, precision, batch int32) float64
+	Predict(d int, model, precision, batch int32) float64
 	// Memory is what a running batch holds on its device.
 	Memory(model, precision, batch int32) float64
 	// Contention is the slowdown of each of k lanes of device d running at
@@ -228,7 +230,7 @@ func (s *State) arrive(j *Job) {
 	}
 	ds := &s.devs[d]
 	ds.queue.push(j)
-	ds.queued += s.cfg.Service.Predict(j.Model, j.Precision, j.Batch)
+	ds.queued += s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch)
 	s.dispatch(d)
 }
 
@@ -243,7 +245,7 @@ func (s *State) dispatch(d int) {
 		if j == nil {
 			return // nothing fits until a running job ends
 		}
-		ds.queued -= s.cfg.Service.Predict(j.Model, j.Precision, j.Batch)
+		ds.queued -= s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch)
 		if ds.queue.len() == 0 {
 			ds.queued = 0 // no drift from float sums
 		}
@@ -259,14 +261,14 @@ func (s *State) start(d int, j *Job) {
 	for ds.lanes[lane].job != nil {
 		lane++
 	}
-	work := s.cfg.Service.Time(j.Model, j.Precision, j.Batch, s.rng.Float64())
+	work := s.cfg.Service.Time(d, j.Model, j.Precision, j.Batch, s.rng.Float64())
 	mem := s.cfg.Service.Memory(j.Model, j.Precision, j.Batch)
 	r := &ds.lanes[lane]
 	s.batches++
 	r.job, r.batch, r.start, r.remaining, r.memory = j, s.batches, s.now, work, mem
 	ds.memUsed += mem
 	ds.busy++
-	ds.predEnd[lane] = s.now + s.cfg.Service.Predict(j.Model, j.Precision, j.Batch)/ds.Speed
+	ds.predEnd[lane] = s.now + s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch)/ds.Speed
 	s.retime(d)
 }
 
@@ -345,7 +347,7 @@ func (s *State) Fits(d int, j *Job) bool {
 
 // Predict is the predicted service time of j on device d alone.
 func (s *State) Predict(d int, j *Job) float64 {
-	return s.cfg.Service.Predict(j.Model, j.Precision, j.Batch) / s.devs[d].Speed
+	return s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch) / s.devs[d].Speed
 }
 
 // Backlog is the predicted time until device d has worked off everything it

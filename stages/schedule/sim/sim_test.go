@@ -8,10 +8,10 @@ import (
 
 type unit struct{}
 
-func (unit) Time(m, p, b int32, u float64) float64 { return 1 }
-func (unit) Predict(m, p, b int32) float64         { return 1 }
-func (unit) Memory(m, p, b int32) float64          { return 1 }
-func (unit) Contention(d, k int) float64           { return 1 }
+func (unit) Time(d int, m, p, b int32, u float64) float64 { return 1 }
+func (unit) Predict(d int, m, p, b int32) float64         { return 1 }
+func (unit) Memory(m, p, b int32) float64                 { return 1 }
+func (unit) Contention(d, k int) float64                  { return 1 }
 
 type first struct{}
 
