@@ -8,8 +8,8 @@ import "github.com/mlsched/mlsched/stages/schedule/sim"
 type EDF struct{}
 
 var (
-	_ sim.Placer = EDF{}
-	_ sim.Ranker = EDF{}
+	_ sim.Placer    = EDF{}
+	_ sim.KeyRanker = EDF{}
 )
 
 // Name implements sim.Policy.
@@ -24,4 +24,9 @@ func (EDF) Less(a, b *sim.Job) bool {
 		return a.Class == sim.Interactive
 	}
 	return a.Deadline < b.Deadline
+}
+
+// Key implements sim.KeyRanker: the class, then the deadline.
+func (EDF) Key(j *sim.Job) sim.RankKey {
+	return sim.RankKey{Major: int64(j.Class), Minor: j.Deadline}
 }

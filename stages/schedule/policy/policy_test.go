@@ -240,3 +240,21 @@ func TestRegistry(t *testing.T) {
 		t.Error("New(sjf) succeeded")
 	}
 }
+
+// TestEDFKeyAgreesWithLess: the queue orders by Key; Less must say the same.
+func TestEDFKeyAgreesWithLess(t *testing.T) {
+	jobs := []*sim.Job{
+		{Class: sim.Interactive, Deadline: 5}, {Class: sim.Interactive, Deadline: 1},
+		{Class: sim.Batch, Deadline: 0.5}, {Class: sim.Batch, Deadline: 9},
+	}
+	var e EDF
+	for _, a := range jobs {
+		for _, b := range jobs {
+			ka, kb := e.Key(a), e.Key(b)
+			keyLess := ka.Major < kb.Major || ka.Major == kb.Major && ka.Minor < kb.Minor
+			if keyLess != e.Less(a, b) {
+				t.Errorf("Less(%+v, %+v) = %v, keys say %v", a, b, e.Less(a, b), keyLess)
+			}
+		}
+	}
+}

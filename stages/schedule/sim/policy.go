@@ -20,6 +20,20 @@ type Ranker interface {
 	Less(a, b *Job) bool
 }
 
+// KeyRanker is a Ranker whose order is that of a key computed once per job,
+// so a queue compares keys without calling back into the policy. Less must
+// agree with the keys' order.
+type KeyRanker interface {
+	Ranker
+	Key(j *Job) RankKey
+}
+
+// RankKey orders jobs by Major, then Minor, both ascending.
+type RankKey struct {
+	Major int64
+	Minor float64
+}
+
 // StrictOrder, when it returns true, keeps a device from starting a later
 // job while the first in order waits for memory (no overtaking). Policies
 // without it start the first job in order that fits: work-conserving.

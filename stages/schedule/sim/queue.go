@@ -4,6 +4,7 @@ package sim
 // ties broken by arrival order.
 type queue struct {
 	ranker Ranker
+	keyed  KeyRanker // set when ranker is one: keys are compared inline
 	fifo   []*Job
 	head   int
 	heap   []ranked
@@ -12,10 +13,14 @@ type queue struct {
 
 type ranked struct {
 	job *Job
+	key RankKey
 	seq uint64
 }
 
-func (q *queue) init(r Ranker) { q.ranker = r }
+func (q *queue) init(r Ranker) {
+	q.ranker = r
+	q.keyed, _ = r.(KeyRanker)
+}
 
 func (q *queue) len() int {
 	if q.ranker != nil {
@@ -30,7 +35,11 @@ func (q *queue) push(j *Job) {
 		return
 	}
 	q.seq++
-	q.heap = append(q.heap, ranked{j, q.seq})
+	r := ranked{job: j, seq: q.seq}
+	if q.keyed != nil {
+		r.key = q.keyed.Key(j)
+	}
+	q.heap = append(q.heap, r)
 	q.up(len(q.heap) - 1)
 }
 
@@ -91,6 +100,15 @@ func (q *queue) removeFIFO(i int) *Job {
 }
 
 func (q *queue) less(a, b ranked) bool {
+	if q.keyed != nil {
+		if a.key.Major != b.key.Major {
+			return a.key.Major < b.key.Major
+		}
+		if a.key.Minor != b.key.Minor {
+			return a.key.Minor < b.key.Minor
+		}
+		return a.seq < b.seq
+	}
 	if q.ranker.Less(a.job, b.job) {
 		return true
 	}
