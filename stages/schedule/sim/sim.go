@@ -269,7 +269,7 @@ func (s *State) start(d int, j *Job) {
 	ds.memUsed += mem
 	ds.busy++
 	ds.predEnd[lane] = s.now + s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch)/ds.Speed
-	s.retime(d)
+	s.retime(d, lane)
 }
 
 // complete ends the job of a lane if the event is still current.
@@ -289,7 +289,7 @@ func (s *State) complete(e event) {
 	if ds.busy == 0 {
 		ds.memUsed = 0
 	}
-	s.retime(int(e.dev))
+	s.retime(int(e.dev), -1)
 	s.dispatch(int(e.dev))
 }
 
@@ -306,20 +306,35 @@ func (s *State) settle(ds *deviceState) {
 	ds.settled = s.now
 }
 
-// retime sets device d's rate for its busy lanes and schedules each running
-// job's completion at that rate. Call after settle.
-func (s *State) retime(d int) {
+// retime sets device d's rate for its busy lanes after a job started on
+// lane started (or ended, started < 0). Only a change of rate moves the
+// completions already scheduled; otherwise just the new job's completion is
+// scheduled. Call after settle.
+func (s *State) retime(d, started int) {
 	ds := &s.devs[d]
-	ds.rate = ds.Speed / max(1, s.cfg.Service.Contention(d, ds.busy))
-	for i := range ds.lanes {
-		r := &ds.lanes[i]
-		if r.job == nil {
-			continue
+	rate := ds.Speed / max(1, s.cfg.Service.Contention(d, ds.busy))
+	if rate == ds.rate {
+		if started >= 0 {
+			s.schedule(d, started)
 		}
-		r.gen++
-		s.seq++
-		s.events.push(event{time: s.now + r.remaining/ds.rate, seq: s.seq, dev: int32(d), lane: int32(i), gen: r.gen})
+		return
 	}
+	ds.rate = rate
+	for i := range ds.lanes {
+		if ds.lanes[i].job != nil {
+			s.schedule(d, i)
+		}
+	}
+}
+
+// schedule (re)schedules the completion of lane i of device d at its rate;
+// an earlier event of the lane becomes stale.
+func (s *State) schedule(d, i int) {
+	ds := &s.devs[d]
+	r := &ds.lanes[i]
+	r.gen++
+	s.seq++
+	s.events.push(event{time: s.now + r.remaining/ds.rate, seq: s.seq, dev: int32(d), lane: int32(i), gen: r.gen})
 }
 
 func (s *State) record(r *Record) {
