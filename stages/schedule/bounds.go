@@ -1,0 +1,78 @@
+package schedule
+
+import (
+	"context"
+)
+
+// computeBounds reads the jobs once, resolving the cluster's curves for
+// every (model, precision) among the jobs that fit somewhere, and returns
+// the lower bounds of the package doc.
+func computeBounds(ctx context.Context, cl *cluster, jobsPath string, load float64) (BoundsRow, error) {
+	r, err := openJobs(jobsPath, load)
+	if err != nil {
+		return BoundsRow{}, err
+	}
+	defer r.Close()
+	var b BoundsRow
+	for {
+		if r.done%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return BoundsRow{}, err
+			}
+		}
+		j, err := r.next()
+		if err != nil {
+			return BoundsRow{}, err
+		}
+		if j == nil {
+			break
+		}
+		b.Jobs++
+		if !cl.fits(j) {
+			b.UnfitJobs++ // rejected by every policy; no service time
+			r.recycle(j)
+			continue
+		}
+		if err := cl.resolve(j); err != nil {
+			return BoundsRow{}, err
+		}
+		wall, profiled, _ := cl.fastest(j)
+		b.WorkS += wall
+		b.ProfiledWorkS += profiled
+		b.ArrivalLBS = max(b.ArrivalLBS, j.Arrival+wall)
+		r.recycle(j)
+	}
+	for d, dev := range cl.devices {
+		lanes := cl.effectiveLanes(d)
+		b.EffectiveLanes += lanes
+		b.SpeedCapacity += dev.Speed * lanes
+	}
+	b.WorkLBS = max(b.WorkS/b.EffectiveLanes, b.ProfiledWorkS/b.SpeedCapacity)
+	b.MakespanLBS = max(b.WorkLBS, b.ArrivalLBS)
+	if ran := b.Jobs - b.UnfitJobs; ran > 0 {
+		b.MeanLatencyLBS = b.WorkS / float64(ran)
+	}
+	return b, nil
+}
+
+// rows describes the cluster for cluster.parquet.
+func (c *cluster) rows() []ClusterRow {
+	rows := make([]ClusterRow, len(c.cfg))
+	for d, dev := range c.cfg {
+		con := c.contention[d]
+		rows[d] = ClusterRow{
+			Device:             dev.Name,
+			Kind:               dev.Kind,
+			ProfileDevice:      dev.ProfileDevice,
+			Threads:            int32(dev.Threads),
+			Lanes:              int32(dev.Lanes),
+			MemoryMiB:          dev.MemoryMiB,
+			Speed:              dev.Speed,
+			ContentionMeasured: con != nil && con.Measured(),
+			ContentionFactors:  c.factors[d][1:],
+			EffectiveLanes:     c.effectiveLanes(d),
+			ContentionNote:     c.contentionNote(d),
+		}
+	}
+	return rows
+}

@@ -1,0 +1,186 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/schedule/policy"
+)
+
+// Device kinds, the values of schedule.cluster[i].kind.
+const (
+	// KindMeasured is a device whose service times are the profile's, as
+	// measured, and whose lanes slow each other down as the profile's
+	// contention rows say.
+	KindMeasured = "measured"
+	// KindDeclared is a device the profile did not measure (an accelerator
+	// this machine lacks): its service times are a profiled device's divided
+	// by its speed, and its contention is unknown, so taken as none.
+	KindDeclared = "declared"
+)
+
+// MaxLanes bounds a device's lanes. The simulator keeps per-lane state and
+// cluster.parquet lists a contention factor per busy-lane count; beyond a
+// thousand concurrent streams a device is better described as several.
+const MaxLanes = 1024
+
+// Config is the schedule section of pipeline.yaml.
+type Config struct {
+	// Policies are simulated, each on the whole eval workload, each into its
+	// own subdirectory of the output.
+	Policies []string `koanf:"policies"`
+	// Cluster lists the devices of the virtual cluster, in the order the
+	// simulator numbers them (ties in a policy's choice go to the first).
+	Cluster []Device `koanf:"cluster"`
+	// Memory is the admission model: what a running batch holds on its
+	// device.
+	Memory Memory `koanf:"memory"`
+	// Load scales the offered load: arrival times are divided by it, so 2
+	// offers the same jobs twice as fast. Each job keeps its SLO.
+	Load float64 `koanf:"load"`
+}
+
+// Device is one device of the virtual cluster.
+type Device struct {
+	// Name labels the device in every output; names are unique.
+	Name string `koanf:"name"`
+	// Kind is KindMeasured or KindDeclared.
+	Kind string `koanf:"kind"`
+	// ProfileDevice is the profile device whose samples give this device's
+	// service times ("cpu" for this machine; an imported profile names its
+	// own).
+	ProfileDevice string `koanf:"profile_device"`
+	// Threads is the intra-op thread count of each lane: it selects which
+	// of the profile's curves the lanes run on.
+	Threads int `koanf:"threads"`
+	// Lanes is how many batches the device runs at once.
+	Lanes int `koanf:"lanes"`
+	// MemoryMiB is the device's capacity in the admission model's MiB.
+	MemoryMiB float64 `koanf:"memory_mib"`
+	// Speed divides the profiled times: 1 for a measured device (its times
+	// are as measured), any positive factor for a declared one.
+	Speed float64 `koanf:"speed"`
+}
+
+// Memory is the admission (token) model: a batch of b samples of model m
+// holds (base_mib[m] + b·per_sample_mib[m]) MiB on its device while it
+// runs, times fp16_factor in fp16.
+type Memory struct {
+	// FP16Factor scales an fp16 batch's memory relative to fp32.
+	FP16Factor float64 `koanf:"fp16_factor"`
+	// BaseMiB overrides a model's fixed memory; by default it is the
+	// catalog's fp32 weight bytes.
+	BaseMiB map[string]float64 `koanf:"base_mib"`
+	// PerSampleMiB overrides a model's memory per sample; by default it is
+	// the catalog's fp32 input and activation bytes per sample.
+	PerSampleMiB map[string]float64 `koanf:"per_sample_mib"`
+}
+
+// DefaultConfig returns the configuration the pipeline uses when
+// pipeline.yaml leaves schedule unset: every policy, on this machine's CPU
+// as measured (two single-threaded lanes, 8 GiB) beside a declared
+// accelerator of four lanes, each ten times as fast as one CPU thread, and
+// 16 GiB, with catalog memory and the workload as generated. On the
+// two-core machine this was written on, generate's default eval workload
+// then needs about 75% of the cluster's capacity (bounds.parquet: 1504 s
+// of work, at best, for 2006 s of arrivals); with an accelerator of speed
+// 4 it needed 175%, and every policy missed nearly every SLO.
+func DefaultConfig() Config {
+	return Config{
+		Policies: policy.Names(),
+		Cluster: []Device{
+			{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 8192, Speed: 1},
+			{Name: "accel", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 4, MemoryMiB: 16384, Speed: 10},
+		},
+		Memory: Memory{FP16Factor: 0.5, BaseMiB: map[string]float64{}, PerSampleMiB: map[string]float64{}},
+		Load:   1,
+	}
+}
+
+// Validate reports every invalid setting at once, each error starting with
+// its full key, e.g. "schedule.cluster[1].lanes: must be in [1, 1024], got 0".
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("schedule.%s: "+format, append([]any{key}, args...)...))
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+	if len(c.Policies) == 0 {
+		bad("policies", "must name at least one policy (%s)", strings.Join(policy.Names(), ", "))
+	}
+	for i, p := range c.Policies {
+		key := fmt.Sprintf("policies[%d]", i)
+		if !policy.Known(p) {
+			bad(key, "unknown policy %q; the policies are %s", p, strings.Join(policy.Names(), ", "))
+		} else if j := slices.Index(c.Policies, p); j < i {
+			// Each policy writes its own directory: a repeat would overwrite it.
+			bad(key, "policy %q is already listed at policies[%d]", p, j)
+		}
+	}
+
+	if len(c.Cluster) == 0 {
+		bad("cluster", "must list at least one device")
+	}
+	for i, d := range c.Cluster {
+		p := fmt.Sprintf("cluster[%d].", i)
+		switch {
+		case d.Name == "":
+			bad(p+"name", "must name the device")
+		case slices.IndexFunc(c.Cluster[:i], func(e Device) bool { return e.Name == d.Name }) >= 0:
+			bad(p+"name", "device %q is already listed", d.Name)
+		}
+		switch d.Kind {
+		case KindMeasured:
+			if d.Speed != 1 {
+				bad(p+"speed", "must be 1 for a measured device (its times are the profile's as measured), got %v; declare the device to scale them", d.Speed)
+			}
+		case KindDeclared:
+			if !(d.Speed > 0) || !finite(d.Speed) {
+				bad(p+"speed", "must be a positive factor, got %v", d.Speed)
+			}
+		default:
+			bad(p+"kind", "unknown kind %q; want %s or %s", d.Kind, KindMeasured, KindDeclared)
+		}
+		if d.ProfileDevice == "" {
+			bad(p+"profile_device", "must name the profile device whose samples to use (\"cpu\" for this machine)")
+		}
+		if d.Threads < 1 {
+			bad(p+"threads", "must be at least 1, got %d", d.Threads)
+		}
+		if d.Lanes < 1 || d.Lanes > MaxLanes {
+			bad(p+"lanes", "must be in [1, %d], got %d", MaxLanes, d.Lanes)
+		}
+		if !(d.MemoryMiB > 0) || !finite(d.MemoryMiB) {
+			bad(p+"memory_mib", "must be a positive number of MiB, got %v", d.MemoryMiB)
+		}
+	}
+
+	if !(c.Memory.FP16Factor > 0 && c.Memory.FP16Factor <= 1) {
+		bad("memory.fp16_factor", "must be in (0, 1], got %v", c.Memory.FP16Factor)
+	}
+	for _, m := range []struct {
+		key      string
+		perModel map[string]float64
+	}{{"memory.base_mib", c.Memory.BaseMiB}, {"memory.per_sample_mib", c.Memory.PerSampleMiB}} {
+		for _, name := range slices.Sorted(maps.Keys(m.perModel)) {
+			v := m.perModel[name]
+			if _, ok := catalog.Lookup(name); !ok {
+				bad(m.key+"."+name, "unknown model; the catalog has %s", strings.Join(catalog.Names(), ", "))
+			}
+			if !(v >= 0) || !finite(v) {
+				bad(m.key+"."+name, "must be a finite number of MiB at least 0, got %v", v)
+			}
+		}
+	}
+
+	if !(c.Load > 0) || !finite(c.Load) {
+		bad("load", "must be a positive factor, got %v", c.Load)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,61 @@
+package schedule
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateNamesKeyPaths(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"no policies", func(c *Config) { c.Policies = nil }, "schedule.policies: must name at least one policy (edf, fifo, greedy, random, round_robin)"},
+		{"unknown policy", func(c *Config) { c.Policies = []string{"fifo", "sjf"} },
+			`schedule.policies[1]: unknown policy "sjf"; the policies are edf, fifo, greedy, random, round_robin`},
+		{"repeated policy", func(c *Config) { c.Policies = []string{"fifo", "edf", "fifo"} }, `schedule.policies[2]: policy "fifo" is already listed at policies[0]`},
+		{"no devices", func(c *Config) { c.Cluster = nil }, "schedule.cluster: must list at least one device"},
+		{"no name", func(c *Config) { c.Cluster[1].Name = "" }, "schedule.cluster[1].name: must name the device"},
+		{"repeated name", func(c *Config) { c.Cluster[1].Name = "cpu" }, `schedule.cluster[1].name: device "cpu" is already listed`},
+		{"unknown kind", func(c *Config) { c.Cluster[0].Kind = "gpu" }, `schedule.cluster[0].kind: unknown kind "gpu"; want measured or declared`},
+		{"measured speed", func(c *Config) { c.Cluster[0].Speed = 2 }, "schedule.cluster[0].speed: must be 1 for a measured device"},
+		{"declared speed", func(c *Config) { c.Cluster[1].Speed = 0 }, "schedule.cluster[1].speed: must be a positive factor, got 0"},
+		{"no profile device", func(c *Config) { c.Cluster[1].ProfileDevice = "" }, "schedule.cluster[1].profile_device: must name the profile device"},
+		{"threads", func(c *Config) { c.Cluster[0].Threads = 0 }, "schedule.cluster[0].threads: must be at least 1, got 0"},
+		{"no lanes", func(c *Config) { c.Cluster[1].Lanes = 0 }, "schedule.cluster[1].lanes: must be in [1, 1024], got 0"},
+		{"too many lanes", func(c *Config) { c.Cluster[1].Lanes = 5000 }, "schedule.cluster[1].lanes: must be in [1, 1024], got 5000"},
+		{"memory", func(c *Config) { c.Cluster[0].MemoryMiB = -1 }, "schedule.cluster[0].memory_mib: must be a positive number of MiB, got -1"},
+		{"fp16 factor", func(c *Config) { c.Memory.FP16Factor = 1.5 }, "schedule.memory.fp16_factor: must be in (0, 1], got 1.5"},
+		{"base of unknown model", func(c *Config) { c.Memory.BaseMiB = map[string]float64{"gpt": 1} }, "schedule.memory.base_mib.gpt: unknown model; the catalog has mlp, resnet18, resnet50, vit"},
+		{"negative per sample", func(c *Config) { c.Memory.PerSampleMiB = map[string]float64{"vit": -2} }, "schedule.memory.per_sample_mib.vit: must be a finite number of MiB at least 0, got -2"},
+		{"load", func(c *Config) { c.Load = -1 }, "schedule.load: must be a positive factor, got -1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mutate(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("default config invalid: %v", err)
+	}
+}
+
+// TestValidateReportsAll checks that every problem is reported at once.
+func TestValidateReportsAll(t *testing.T) {
+	c := DefaultConfig()
+	c.Load = 0
+	c.Cluster[1].Lanes = 0
+	c.Policies = []string{"nope"}
+	err := c.Validate()
+	for _, key := range []string{"schedule.load", "schedule.cluster[1].lanes", "schedule.policies[0]"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("Validate() = %v, want it to name %s", err, key)
+		}
+	}
+}

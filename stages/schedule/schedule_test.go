@@ -1,0 +1,590 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule/policy"
+	"github.com/mlsched/mlsched/stages/schedule/service"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+)
+
+var testMeta = map[string]string{
+	parquetio.KeyStage:    "schedule",
+	parquetio.KeyVersion:  "test-version",
+	parquetio.KeyUpstream: "",
+}
+
+const ms = 1e-3
+
+// samples makes one profile row per latency (in milliseconds).
+func samples(kind, device, model, precision string, batch, threads, concurrency int, latMS ...float64) []profile.Sample {
+	out := make([]profile.Sample, len(latMS))
+	for i, l := range latMS {
+		out[i] = profile.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
+			Device: device, Model: model, Precision: precision, Batch: int32(batch), Threads: int32(threads),
+			Concurrency: int32(concurrency), Repeat: int32(i), LatencyS: l * ms, Source: profile.SourceMeasured}
+	}
+	return out
+}
+
+func inference(device, model, precision string, batch int, latMS ...float64) []profile.Sample {
+	return samples(profile.KindInference, device, model, precision, batch, 1, 1, latMS...)
+}
+
+// constantProfile times mlp in fp32 on "cpu" at 10 ms for every run of a
+// batch of 1: with one measured size, a batch of b takes b·10 ms, exactly,
+// whatever the draw.
+func constantProfile() []profile.Sample {
+	return inference("cpu", "mlp", profile.FP32, 1, 10, 10, 10)
+}
+
+// writeSamples writes a samples.parquet into a fresh directory.
+func writeSamples(t testing.TB, s []profile.Sample) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), profile.SamplesFile)
+	if err := parquetio.WriteFile(path, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeJobs writes hand-made jobs as a jobs-eval.parquet, filling in the
+// deadline.
+func writeJobs(t testing.TB, jobs []generate.Job) string {
+	t.Helper()
+	for i := range jobs {
+		jobs[i].DeadlineS = jobs[i].ArrivalS + jobs[i].SLOS
+	}
+	path := filepath.Join(t.TempDir(), generate.JobsFile(generate.WorkloadEval))
+	if err := parquetio.WriteFile(path, jobs, nil); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// generateJobs runs the generate stage with cfg and returns its eval file.
+func generateJobs(t testing.TB, cfg generate.Config, seed int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := generate.Run(context.Background(), cfg, seed, generate.Output{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, generate.JobsFile(generate.WorkloadEval))
+}
+
+// mlpWorkload is generate's default with only the mlp, whose jobs the
+// small profiles here cover, in both precisions.
+func mlpWorkload(jobs int64) generate.Config {
+	cfg := generate.DefaultConfig()
+	cfg.Train.Jobs, cfg.Eval.Jobs = 1, jobs
+	cfg.Models = map[string]float64{"mlp": 1}
+	return cfg
+}
+
+// oneDevice is a config with a single measured cpu device of the given
+// lanes and memory.
+func oneDevice(lanes int, memoryMiB float64, policies ...string) Config {
+	cfg := DefaultConfig()
+	cfg.Policies = policies
+	cfg.Cluster = []Device{{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: lanes, MemoryMiB: memoryMiB, Speed: 1}}
+	return cfg
+}
+
+// output holds what one Run wrote.
+type output struct {
+	dir     string
+	cluster []ClusterRow
+	bounds  BoundsRow
+	traces  map[string][]TraceRow
+	batches map[string][]BatchRow
+}
+
+func runStage(t testing.TB, cfg Config, seed int64, samplesPath, jobsPath string) output {
+	t.Helper()
+	dir := t.TempDir()
+	if err := Run(context.Background(), cfg, seed, Inputs{Samples: samplesPath, Jobs: jobsPath}, Output{Dir: dir, Metadata: testMeta}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	o := output{dir: dir, traces: map[string][]TraceRow{}, batches: map[string][]BatchRow{}}
+	var err error
+	if o.cluster, err = parquetio.ReadAll[ClusterRow](filepath.Join(dir, ClusterFile)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := parquetio.ReadAll[BoundsRow](filepath.Join(dir, BoundsFile))
+	if err != nil || len(b) != 1 {
+		t.Fatalf("bounds: %d rows, %v", len(b), err)
+	}
+	o.bounds = b[0]
+	for _, p := range cfg.Policies {
+		if o.traces[p], err = parquetio.ReadAll[TraceRow](filepath.Join(dir, PolicyFile(p, TraceFile))); err != nil {
+			t.Fatal(err)
+		}
+		if o.batches[p], err = parquetio.ReadAll[BatchRow](filepath.Join(dir, PolicyFile(p, DevicesFile))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(a), math.Abs(b)) }
+
+// TestHandChecked runs three jobs on one single-lane device whose service
+// times are exactly 10 ms per sample, so every start and end follows by
+// hand:
+//
+//	job 0: arrives 0,     batch 1: runs   0 –  10 ms
+//	job 1: arrives 5 ms,  batch 2: waits, 10 –  30 ms; SLO 20 ms → missed
+//	job 2: arrives 100 ms, batch 1: runs 100 – 110 ms
+//
+// With one device and one lane every policy must give this schedule.
+func TestHandChecked(t *testing.T) {
+	jobs := writeJobs(t, []generate.Job{
+		{ID: 10, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+		{ID: 11, ArrivalS: 0.005, Class: generate.ClassBatch, SLOS: 0.02, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
+		{ID: 12, ArrivalS: 0.1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+	})
+	cfg := oneDevice(1, 1024, policy.Names()...)
+	o := runStage(t, cfg, 1, writeSamples(t, constantProfile()), jobs)
+
+	type want struct {
+		id             int64
+		class          string
+		batch          int32
+		arrival, start float64
+		end            float64
+		sloMet         bool
+		batchID        int64
+	}
+	wants := []want{
+		{10, generate.ClassInteractive, 1, 0, 0, 0.010, true, 1},
+		{11, generate.ClassBatch, 2, 0.005, 0.010, 0.030, false, 2},
+		{12, generate.ClassInteractive, 1, 0.1, 0.1, 0.110, true, 3},
+	}
+	for _, p := range cfg.Policies {
+		t.Run(p, func(t *testing.T) {
+			trace := o.traces[p]
+			if len(trace) != len(wants) {
+				t.Fatalf("%d trace rows, want %d", len(trace), len(wants))
+			}
+			for i, w := range wants {
+				r := trace[i]
+				if r.JobID != w.id || r.Policy != p || r.Device != "cpu" || r.DeviceKind != KindMeasured || r.Lane != 0 ||
+					r.BatchID != w.batchID || r.BatchSize != w.batch || r.Class != w.class || r.Model != "mlp" ||
+					r.Precision != generate.PrecisionFP32 || r.Rejected || r.Reason != "" || r.SLOMet != w.sloMet {
+					t.Errorf("row %d = %+v, want job %d", i, r, w.id)
+				}
+				if !near(r.ArrivalS, w.arrival) || !near(r.StartS, w.start) || !near(r.EndS, w.end) ||
+					!near(r.WaitS, w.start-w.arrival) || !near(r.ServiceS, w.end-w.start) || !near(r.E2ES, w.end-w.arrival) {
+					t.Errorf("row %d times: arrival %v start %v end %v wait %v service %v e2e %v; want arrival %v start %v end %v",
+						i, r.ArrivalS, r.StartS, r.EndS, r.WaitS, r.ServiceS, r.E2ES, w.arrival, w.start, w.end)
+				}
+			}
+			batches := o.batches[p]
+			if len(batches) != len(wants) {
+				t.Fatalf("%d devices rows, want %d", len(batches), len(wants))
+			}
+			for i, w := range wants {
+				b := batches[i]
+				// mlp's catalog memory is a few KiB: weights plus w.batch samples.
+				if b.Device != "cpu" || b.DeviceKind != KindMeasured || b.Lane != 0 || b.BatchID != w.batchID ||
+					b.Jobs != 1 || b.Samples != w.batch || !near(b.StartS, w.start) || !near(b.EndS, w.end) ||
+					!(b.MemoryMiB > 0 && b.MemoryMiB < 1) {
+					t.Errorf("devices row %d = %+v, want batch %d of %d samples, %v–%v", i, b, w.batchID, w.batch, w.start, w.end)
+				}
+			}
+		})
+	}
+}
+
+// noisyProfile times the mlp in both precisions at batches 1 and 8 with
+// spread, and its contention at 1 and 2 sessions.
+func noisyProfile() []profile.Sample {
+	var s []profile.Sample
+	for _, p := range []string{profile.FP32, profile.FP16} {
+		s = append(s, inference("cpu", "mlp", p, 1, 1.0, 1.2, 0.9, 1.5, 1.1)...)
+		s = append(s, inference("cpu", "mlp", p, 8, 3, 3.5, 4, 3.2)...)
+	}
+	s = append(s, samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 1, 1, 1.1, 0.9)...)
+	s = append(s, samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 2, 1.3, 1.4, 1.2)...)
+	return s
+}
+
+// digests returns the raw SHA-256 of every file under dir by relative path.
+func digests(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		dg, err := parquetio.DigestFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out[filepath.ToSlash(rel)] = dg.SHA256
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestDeterminism(t *testing.T) {
+	prof := writeSamples(t, noisyProfile())
+	jobs := generateJobs(t, mlpWorkload(20_000), 3)
+	cfg := DefaultConfig()
+	base := digests(t, runStage(t, cfg, 7, prof, jobs).dir)
+	if len(base) != 2+2*len(cfg.Policies) {
+		t.Fatalf("wrote %d files: %v", len(base), base)
+	}
+
+	again := digests(t, runStage(t, cfg, 7, prof, jobs).dir)
+	other := digests(t, runStage(t, cfg, 8, prof, jobs).dir)
+	for name, sum := range base {
+		if again[name] != sum {
+			t.Errorf("%s differs between two runs with the same inputs", name)
+		}
+		// The seed draws service times and random placements; the cluster
+		// and the bounds do not depend on it.
+		dependsOnSeed := name != ClusterFile && name != BoundsFile
+		if (other[name] != sum) != dependsOnSeed {
+			t.Errorf("%s differs under another seed = %v, want %v", name, other[name] != sum, dependsOnSeed)
+		}
+	}
+}
+
+// TestDeclaredSpeed runs the same jobs on a measured device and on a
+// declared one of speed 2 using the same profile: with exact 10 ms per
+// sample, every job's service time halves, and the outputs say which
+// device was declared.
+func TestDeclaredSpeed(t *testing.T) {
+	prof := writeSamples(t, append(constantProfile(), inference("cpu", "mlp", profile.FP16, 1, 10)...))
+	jobs := generateJobs(t, mlpWorkload(2_000), 1)
+	measured := oneDevice(1, 1024, "fifo")
+	declared := oneDevice(1, 1024, "fifo")
+	declared.Cluster[0].Kind, declared.Cluster[0].Speed, declared.Cluster[0].Name = KindDeclared, 2, "accel"
+
+	for _, tt := range []struct {
+		cfg  Config
+		name string
+		kind string
+		per  float64 // seconds per sample
+	}{
+		{measured, "cpu", KindMeasured, 0.010},
+		{declared, "accel", KindDeclared, 0.005},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			o := runStage(t, tt.cfg, 1, prof, jobs)
+			if len(o.traces["fifo"]) != 2000 {
+				t.Fatalf("%d trace rows, want 2000", len(o.traces["fifo"]))
+			}
+			for _, r := range o.traces["fifo"] {
+				if want := float64(r.BatchSize) * tt.per; !near(r.ServiceS, want) || r.Device != tt.name || r.DeviceKind != tt.kind {
+					t.Fatalf("job %d (batch %d): service %v on %s (%s), want %v on %s (%s)", r.JobID, r.BatchSize, r.ServiceS, r.Device, r.DeviceKind, want, tt.name, tt.kind)
+				}
+			}
+			c := o.cluster[0]
+			if c.Device != tt.name || c.Kind != tt.kind || c.ContentionMeasured || !slices.Equal(c.ContentionFactors, []float64{1}) {
+				t.Errorf("cluster row %+v", c)
+			}
+			if tt.kind == KindDeclared && !strings.Contains(c.ContentionNote, "declared") {
+				t.Errorf("declared device's contention note %q does not say it is declared", c.ContentionNote)
+			}
+		})
+	}
+}
+
+// TestRejected gives mlp 10 MiB per sample on a 15 MiB device: a batch of
+// one fits, a batch of two fits nowhere and is recorded as rejected.
+func TestRejected(t *testing.T) {
+	jobs := writeJobs(t, []generate.Job{
+		{ID: 1, ArrivalS: 0.5, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
+		{ID: 2, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+	})
+	cfg := oneDevice(1, 15, "fifo", "edf")
+	cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10}
+	o := runStage(t, cfg, 1, writeSamples(t, constantProfile()), jobs)
+	for _, p := range cfg.Policies {
+		tr := o.traces[p]
+		if len(tr) != 2 {
+			t.Fatalf("%s: %d rows, want 2", p, len(tr))
+		}
+		r := tr[0]
+		if r.JobID != 1 || !r.Rejected || !strings.Contains(r.Reason, "memory") || r.Device != "" || r.DeviceKind != "" ||
+			r.Lane != -1 || r.BatchID != 0 || r.SLOMet || r.StartS != 0.5 || r.EndS != 0.5 || r.E2ES != 0 {
+			t.Errorf("%s: rejected job's row = %+v", p, r)
+		}
+		if r := tr[1]; r.JobID != 2 || r.Rejected || r.Reason != "" || !r.SLOMet || !near(r.EndS, 1.01) {
+			t.Errorf("%s: second job's row = %+v", p, r)
+		}
+		if b := o.batches[p]; len(b) != 1 || b[0].BatchID != 1 || !near(b[0].MemoryMiB, 10+mlpWeightMiB()) {
+			t.Errorf("%s: devices rows %+v, want one batch of %v MiB", p, b, 10+mlpWeightMiB())
+		}
+	}
+	if b := o.bounds; b.Jobs != 2 || b.UnfitJobs != 1 || !near(b.MeanLatencyLBS, 0.01) {
+		t.Errorf("bounds %+v, want 2 jobs, 1 unfit, mean latency bound 10 ms", b)
+	}
+}
+
+func mlpWeightMiB() float64 {
+	m, _ := catalog.Lookup("mlp")
+	return float64(m.WeightBytes) / (1 << 20)
+}
+
+// TestBoundsByHand checks the bounds on a two-device cluster: a measured
+// cpu of two lanes whose contention factor at 2 is 12.5/10 = 1.25, and a
+// declared accelerator of one lane at speed 4. mlp takes 10 ms a sample.
+//
+//	effective lanes: cpu max(1/1, 2/1.25) = 1.6, accel 1 → 2.6
+//	speed capacity: 1·1.6 + 4·1 = 5.6
+//	jobs (batch, arrival): (1, 0), (2, 0), (1, 1 s); fastest on the accel:
+//	  2.5, 5, 2.5 ms → work 10 ms; profiled work 10 + 20 + 10 = 40 ms
+//	work bound: max(10/2.6, 40/5.6) ms = 7.142857 ms
+//	arrival bound: 1 s + 2.5 ms; mean latency bound: 10/3 ms
+func TestBoundsByHand(t *testing.T) {
+	prof := append(constantProfile(),
+		samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 1, 10, 10)...)
+	prof = append(prof, samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 2, 12.5, 12.5)...)
+	jobs := writeJobs(t, []generate.Job{
+		{ID: 1, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+		{ID: 2, ArrivalS: 0, Class: generate.ClassBatch, SLOS: 1, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
+		{ID: 3, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+	})
+	cfg := DefaultConfig()
+	cfg.Cluster[0].MemoryMiB, cfg.Cluster[1].Lanes, cfg.Cluster[1].Speed = 1024, 1, 4
+	o := runStage(t, cfg, 1, writeSamples(t, prof), jobs)
+
+	want := BoundsRow{
+		Jobs: 3, WorkS: 0.010, EffectiveLanes: 2.6, ProfiledWorkS: 0.040, SpeedCapacity: 5.6,
+		WorkLBS: 0.040 / 5.6, ArrivalLBS: 1.0025, MakespanLBS: 1.0025, MeanLatencyLBS: 0.010 / 3,
+	}
+	got := o.bounds
+	if got.Jobs != want.Jobs || got.UnfitJobs != 0 || !near(got.WorkS, want.WorkS) || !near(got.EffectiveLanes, want.EffectiveLanes) ||
+		!near(got.ProfiledWorkS, want.ProfiledWorkS) || !near(got.SpeedCapacity, want.SpeedCapacity) || !near(got.WorkLBS, want.WorkLBS) ||
+		!near(got.ArrivalLBS, want.ArrivalLBS) || !near(got.MakespanLBS, want.MakespanLBS) || !near(got.MeanLatencyLBS, want.MeanLatencyLBS) {
+		t.Errorf("bounds = %+v\nwant     %+v", got, want)
+	}
+	cpu := o.cluster[0]
+	if !cpu.ContentionMeasured || len(cpu.ContentionFactors) != 2 || cpu.ContentionFactors[0] != 1 || !near(cpu.ContentionFactors[1], 1.25) || !near(cpu.EffectiveLanes, 1.6) {
+		t.Errorf("cpu cluster row = %+v", cpu)
+	}
+	// Service times here are exact, so every policy's schedule obeys the
+	// bounds, not only in expectation.
+	for p, tr := range o.traces {
+		var makespan, latency float64
+		for _, r := range tr {
+			makespan = max(makespan, r.EndS)
+			latency += r.E2ES / float64(len(tr))
+		}
+		if makespan < got.MakespanLBS-1e-12 || latency < got.MeanLatencyLBS-1e-12 {
+			t.Errorf("%s: makespan %v, mean latency %v beat the bounds %v, %v", p, makespan, latency, got.MakespanLBS, got.MeanLatencyLBS)
+		}
+	}
+}
+
+// TestLoadScalesArrivals checks that load 2 halves every arrival and keeps
+// each job's SLO: a job meets it exactly when it ends within the SLO of
+// its (scaled) arrival.
+func TestLoadScalesArrivals(t *testing.T) {
+	prof := writeSamples(t, noisyProfile())
+	jobs, err := parquetio.ReadAll[generate.Job](generateJobs(t, mlpWorkload(3_000), 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobsPath := writeJobs(t, jobs)
+	byID := map[int64]generate.Job{}
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	for _, load := range []float64{1, 2} {
+		cfg := DefaultConfig()
+		cfg.Policies, cfg.Load = []string{"greedy"}, load
+		o := runStage(t, cfg, 1, prof, jobsPath)
+		for _, r := range o.traces["greedy"] {
+			j := byID[r.JobID]
+			if r.ArrivalS != j.ArrivalS/load {
+				t.Fatalf("load %v: job %d arrives at %v, want %v", load, r.JobID, r.ArrivalS, j.ArrivalS/load)
+			}
+			if r.SLOMet != (r.EndS <= r.ArrivalS+j.SLOS) {
+				t.Fatalf("load %v: job %d ends %v after arriving at %v with SLO %v, slo_met %v", load, r.JobID, r.EndS, r.ArrivalS, j.SLOS, r.SLOMet)
+			}
+		}
+	}
+}
+
+func TestMissingCurveNamesIt(t *testing.T) {
+	jobs := writeJobs(t, []generate.Job{
+		{ID: 1, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+		{ID: 7, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP16},
+	})
+	cfg := DefaultConfig()
+	dir := t.TempDir()
+	err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, constantProfile()), Jobs: jobs}, Output{Dir: dir})
+	for _, want := range []string{"schedule: ", "cluster[0] (cpu, measured)", "mlp fp16", "job 7", "profile device cpu at 1 threads",
+		"cpu/mlp/fp32/threads=1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run = %v, want an error containing %q", err, want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a failed run wrote %d files before failing", len(ents))
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	prof := writeSamples(t, constantProfile())
+	jobs := writeJobs(t, []generate.Job{{ID: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32}})
+	unknownDevice := DefaultConfig()
+	unknownDevice.Cluster[0].ProfileDevice = "gpu0"
+	badConfig := DefaultConfig()
+	badConfig.Load = 0
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		cfg  Config
+		in   Inputs
+		want string
+	}{
+		{"invalid config", context.Background(), badConfig, Inputs{prof, jobs}, "schedule: invalid config: schedule.load: must be a positive factor, got 0"},
+		{"no samples", context.Background(), DefaultConfig(), Inputs{filepath.Join(t.TempDir(), "none.parquet"), jobs}, "schedule: read profile samples"},
+		{"no jobs", context.Background(), DefaultConfig(), Inputs{prof, filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
+		{"profile lacks the device", context.Background(), unknownDevice, Inputs{prof, jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
+		{"cancelled", cancelled, DefaultConfig(), Inputs{prof, jobs}, context.Canceled.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Run(tt.ctx, tt.cfg, 1, tt.in, Output{Dir: t.TempDir()})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if err := Run(cancelled, DefaultConfig(), 1, Inputs{prof, jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	cfg := DefaultConfig()
+	var calls, last, total int64
+	err := Run(context.Background(), cfg, 1,
+		Inputs{writeSamples(t, noisyProfile()), generateJobs(t, mlpWorkload(10_000), 1)},
+		Output{Dir: t.TempDir(), Progress: func(d, n int64) { calls++; last, total = d, n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(len(cfg.Policies)) * 10_000; calls == 0 || last != want || total != want {
+		t.Errorf("progress: %d calls, last %d of %d, want the last at %d of %d", calls, last, total, want, want)
+	}
+}
+
+// TestTraceIsTheSimulation replays each policy with sim.Run directly, on
+// jobs read whole and never reused, and checks that the stage's streamed
+// trace, whose reader recycles the memory of finished jobs, says the same.
+// The overload (load 100) keeps long queues, so a job's memory is reused
+// while others wait.
+func TestTraceIsTheSimulation(t *testing.T) {
+	prof := noisyProfile()
+	jobsPath := generateJobs(t, mlpWorkload(5_000), 9)
+	cfg := DefaultConfig()
+	cfg.Load = 100
+	const seed = 5
+	o := runStage(t, cfg, seed, writeSamples(t, prof), jobsPath)
+
+	rows, err := parquetio.ReadAll[generate.Job](jobsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := make([]*sim.Job, len(rows))
+	for i, r := range rows {
+		a := r.ArrivalS / cfg.Load
+		jobs[i] = &sim.Job{ID: r.ID, Arrival: a, Deadline: a + r.SLOS, Class: sim.Class(classCode([]byte(r.Class))),
+			Model: int32(modelCode([]byte(r.Model))), Precision: int32(precisionCode([]byte(r.Precision))), Batch: r.BatchSize}
+	}
+	table, err := service.NewTable(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := newCluster(cfg, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := cl.resolve(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range cfg.Policies {
+		t.Run(name, func(t *testing.T) {
+			simSeed, policySeed := seeds(seed, name)
+			pol, err := policy.New(name, policySeed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := 0
+			var recs []sim.Record
+			_, err = sim.Run(sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed},
+				func() (*sim.Job, bool) {
+					if i == len(jobs) {
+						return nil, false
+					}
+					i++
+					return jobs[i-1], true
+				},
+				func(r *sim.Record) error { recs = append(recs, *r); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			trace := o.traces[name]
+			if len(trace) != len(recs) {
+				t.Fatalf("trace has %d rows, the simulation %d records", len(trace), len(recs))
+			}
+			var reordered bool
+			for k, r := range recs {
+				tr := trace[k]
+				if tr.JobID != r.Job.ID || tr.Device != cl.cfg[r.Device].Name || tr.Lane != r.Lane || tr.BatchID != r.BatchID ||
+					tr.StartS != r.Start || tr.EndS != r.End || tr.ArrivalS != r.Job.Arrival {
+					t.Fatalf("row %d = %+v, the simulation recorded job %d on device %d lane %d batch %d, %v–%v",
+						k, tr, r.Job.ID, r.Device, r.Lane, r.BatchID, r.Start, r.End)
+				}
+				reordered = reordered || (k > 0 && tr.JobID < trace[k-1].JobID)
+			}
+			if !reordered {
+				t.Errorf("jobs completed in arrival order: the test needs queues that reorder them")
+			}
+		})
+	}
+}
+
+// TestCancelDuringSimulation cancels the run at its first progress report,
+// while the policies are simulating, and expects Run to stop early with
+// the context's error.
+func TestCancelDuringSimulation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last, total int64
+	err := Run(ctx, DefaultConfig(), 1,
+		Inputs{writeSamples(t, noisyProfile()), generateJobs(t, mlpWorkload(200_000), 1)},
+		Output{Dir: t.TempDir(), Progress: func(d, n int64) { last, total = d, n; cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	if last == 0 || last >= total/2 {
+		t.Errorf("progress reached %d of %d before the run stopped; want it stopped soon after the first report", last, total)
+	}
+}

@@ -1,0 +1,159 @@
+package schedule
+
+import (
+	"path"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Output file names. The per-policy files live in a subdirectory named
+// after the policy (PolicyFile).
+const (
+	ClusterFile = "cluster.parquet"
+	BoundsFile  = "bounds.parquet"
+	TraceFile   = "trace.parquet"
+	DevicesFile = "devices.parquet"
+)
+
+// PolicyFile returns the path, relative to the stage's output, of one of a
+// policy's files (TraceFile or DevicesFile).
+func PolicyFile(policy, name string) string { return path.Join(policy, name) }
+
+// TraceRow is one row of <policy>/trace.parquet: what happened to one job.
+// Rows are in completion order (rejected jobs at their arrival). Times are
+// seconds on the simulated clock, which starts with the workload.
+type TraceRow struct {
+	// JobID is the job's id in the eval workload.
+	JobID int64 `parquet:"job_id,delta"`
+	// Policy is the policy simulated.
+	Policy string `parquet:"policy,dict"`
+	// Device and DeviceKind name the device that ran the job and its kind
+	// (measured or declared); both are empty for a rejected job.
+	Device     string `parquet:"device,dict"`
+	DeviceKind string `parquet:"device_kind,dict"`
+	// Lane is the device's lane, from 0; -1 for a rejected job.
+	Lane int32 `parquet:"lane,dict"`
+	// BatchID numbers the batches a simulation started, from 1, and
+	// BatchSize is the samples of the batch as run; both are 0 for a
+	// rejected job, which ran in none.
+	BatchID   int64 `parquet:"batch_id,delta"`
+	BatchSize int32 `parquet:"batch_size,dict"`
+	// Class, Model and Precision are the job's.
+	Class     string `parquet:"class,dict"`
+	Model     string `parquet:"model,dict"`
+	Precision string `parquet:"precision,dict"`
+	// ArrivalS is the arrival time as simulated: the workload's divided by
+	// schedule.load.
+	ArrivalS float64 `parquet:"arrival_s"`
+	// StartS and EndS bound the job's run; both equal ArrivalS for a
+	// rejected job.
+	StartS float64 `parquet:"start_s"`
+	EndS   float64 `parquet:"end_s"`
+	// WaitS is StartS - ArrivalS, ServiceS is EndS - StartS (including any
+	// slowdown from lanes sharing the device), and E2ES is EndS - ArrivalS.
+	WaitS    float64 `parquet:"wait_s"`
+	ServiceS float64 `parquet:"service_s"`
+	E2ES     float64 `parquet:"e2e_s"`
+	// SLOMet is true when the job ended by its deadline (arrival plus its
+	// SLO); never for a rejected job.
+	SLOMet bool `parquet:"slo_met"`
+	// Rejected is true when the job fit on no device; Reason says why and
+	// is empty otherwise.
+	Rejected bool   `parquet:"rejected"`
+	Reason   string `parquet:"reason,dict"`
+}
+
+// BatchRow is one row of <policy>/devices.parquet: one batch run on one
+// lane, in completion order. Each job runs as its own batch in this
+// version of the simulator, so Jobs is 1 and Samples the job's batch size.
+type BatchRow struct {
+	// Device and DeviceKind name the device; Lane is its lane, from 0.
+	Device     string `parquet:"device,dict"`
+	DeviceKind string `parquet:"device_kind,dict"`
+	Lane       int32  `parquet:"lane,dict"`
+	// BatchID is the batch's number, as in the trace.
+	BatchID int64 `parquet:"batch_id,delta"`
+	// Jobs is the number of jobs in the batch, Samples their samples.
+	Jobs    int32 `parquet:"jobs,dict"`
+	Samples int32 `parquet:"samples,dict"`
+	// MemoryMiB is what the batch held on the device while it ran.
+	MemoryMiB float64 `parquet:"memory_mib,dict"`
+	// StartS and EndS bound the lane's busy interval.
+	StartS float64 `parquet:"start_s"`
+	EndS   float64 `parquet:"end_s"`
+}
+
+// ClusterRow is one row of cluster.parquet: a device as simulated.
+type ClusterRow struct {
+	// Device is the device's name, Kind measured or declared.
+	Device string `parquet:"device"`
+	Kind   string `parquet:"kind"`
+	// ProfileDevice and Threads select the profile curves the device's
+	// service times come from.
+	ProfileDevice string `parquet:"profile_device"`
+	Threads       int32  `parquet:"threads"`
+	// Lanes, MemoryMiB and Speed are as configured.
+	Lanes     int32   `parquet:"lanes"`
+	MemoryMiB float64 `parquet:"memory_mib"`
+	Speed     float64 `parquet:"speed"`
+	// ContentionMeasured is true when the lanes' slowdown comes from the
+	// profile's contention rows; false for a declared device and for a
+	// measured one the profile ran no concurrent sessions on, whose factors
+	// are then all 1.
+	ContentionMeasured bool `parquet:"contention_measured"`
+	// ContentionFactors[k-1] is the slowdown of each of k busy lanes
+	// relative to one alone, for k = 1..Lanes (the first is always 1).
+	ContentionFactors []float64 `parquet:"contention_factors,list"`
+	// EffectiveLanes is the device's throughput in lone lanes,
+	// max over k of k/factor(k): what the bound counts it as.
+	EffectiveLanes float64 `parquet:"effective_lanes"`
+	// ContentionNote describes where the factors come from.
+	ContentionNote string `parquet:"contention_note"`
+}
+
+// BoundsRow is the single row of bounds.parquet: lower bounds on what any
+// policy can achieve with the workload on the cluster, from the predicted
+// (mean) service times. See the package doc for the derivation; they bound
+// the expected makespan and mean latency, and a simulation's ground-truth
+// draws can land below them.
+type BoundsRow struct {
+	// Jobs is the workload's size; UnfitJobs of them fit on no device
+	// (every policy rejects them) and are left out of the bounds.
+	Jobs      int64 `parquet:"jobs"`
+	UnfitJobs int64 `parquet:"unfit_jobs"`
+	// WorkS is the sum over jobs of the job's predicted time alone on its
+	// fastest device (mean / speed); EffectiveLanes is the sum of the
+	// devices' effective lanes.
+	WorkS          float64 `parquet:"work_s"`
+	EffectiveLanes float64 `parquet:"effective_lanes"`
+	// ProfiledWorkS is the sum over jobs of the smallest predicted time on
+	// a device's profile (before speed); SpeedCapacity is the sum of
+	// speed × effective lanes.
+	ProfiledWorkS float64 `parquet:"profiled_work_s"`
+	SpeedCapacity float64 `parquet:"speed_capacity"`
+	// WorkLBS is max(WorkS/EffectiveLanes, ProfiledWorkS/SpeedCapacity):
+	// the cluster cannot get through the work faster.
+	WorkLBS float64 `parquet:"work_lb_s"`
+	// ArrivalLBS is the largest over jobs of arrival plus fastest time:
+	// no job ends sooner.
+	ArrivalLBS float64 `parquet:"arrival_lb_s"`
+	// MakespanLBS is max(WorkLBS, ArrivalLBS).
+	MakespanLBS float64 `parquet:"makespan_lb_s"`
+	// MeanLatencyLBS is the mean over jobs of the fastest time alone.
+	MeanLatencyLBS float64 `parquet:"mean_latency_lb_s"`
+}
+
+// traceWriterOptions skip min/max statistics of the string columns, as
+// generate does for its jobs: parquet-go computes them by comparing every
+// value, and the bounds of a few category names help no reader.
+var traceWriterOptions = skipStringBounds("policy", "device", "device_kind", "class", "model", "precision", "reason")
+
+var batchWriterOptions = skipStringBounds("device", "device_kind")
+
+func skipStringBounds(cols ...string) []parquet.WriterOption {
+	var opts []parquet.WriterOption
+	for _, c := range cols {
+		opts = append(opts, parquet.SkipPageBounds(c), parquet.SkipPageStatistics(c))
+	}
+	return opts
+}
