@@ -35,6 +35,7 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"negative rate", func(c *Config) { c.Generate.Train.Arrival.Rate = -1 }, "generate.train.arrival.rate"},
 		{"fraction", func(c *Config) { c.Generate.InteractiveFraction = 1.5 }, "generate.interactive_fraction"},
 		{"empty models", func(c *Config) { c.Generate.Models = nil }, "generate.models"},
+		{"no lanes", func(c *Config) { c.Schedule.Cluster[1].Lanes = 0 }, "schedule.cluster[1].lanes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule"
 )
 
 // Config is the whole of pipeline.yaml: the global keys and one section per
@@ -31,6 +32,8 @@ type Config struct {
 	Profile profile.Config `koanf:"profile"`
 	// Generate is the generate stage's section.
 	Generate generate.Config `koanf:"generate"`
+	// Schedule is the schedule stage's section.
+	Schedule schedule.Config `koanf:"schedule"`
 }
 
 // Runtime holds what the stages need from the command line and the
@@ -51,7 +54,7 @@ type Runtime struct {
 // DefaultConfig returns the configuration used for every key the file does
 // not set.
 func DefaultConfig() Config {
-	return Config{Seed: 1, Store: "data", Profile: profile.DefaultConfig(), Generate: generate.DefaultConfig()}
+	return Config{Seed: 1, Store: "data", Profile: profile.DefaultConfig(), Generate: generate.DefaultConfig(), Schedule: schedule.DefaultConfig()}
 }
 
 // Validate checks every value; each error names its full key path.
@@ -60,7 +63,7 @@ func (c Config) Validate() error {
 	if c.Store == "" {
 		errs = append(errs, errors.New("store: must name a directory"))
 	}
-	errs = append(errs, c.Profile.Validate(), c.Generate.Validate())
+	errs = append(errs, c.Profile.Validate(), c.Generate.Validate(), c.Schedule.Validate())
 	return errors.Join(errs...)
 }
 
@@ -72,6 +75,7 @@ type factory func(Config, Runtime) (pipeline.Stage, error)
 var registry = map[string]factory{
 	"generate": generateStage,
 	"profile":  profileStage,
+	"schedule": scheduleStage,
 }
 
 // Registry returns mlsched's stages configured by cfg.
@@ -142,6 +146,26 @@ func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 			}
 			return profile.Run(ctx, pc, env.Seed, lib, importPath,
 				profile.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
+		},
+	}, nil
+}
+
+func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
+	return pipeline.Stage{
+		Name:     "schedule",
+		Deps:     []string{"generate", "profile"},
+		Config:   cfg.Schedule,
+		UsesSeed: true,
+		// The fingerprint covers the simulator, the policies and the
+		// service model, which the package imports.
+		Code: codeVersions["stages/schedule"],
+		Run: func(ctx context.Context, env *pipeline.Env) error {
+			in := schedule.Inputs{
+				Samples: env.Inputs["profile"].Path(profile.SamplesFile),
+				Jobs:    env.Inputs["generate"].Path(generate.JobsFile(generate.WorkloadEval)),
+			}
+			return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
+				schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
 		},
 	}, nil
 }
