@@ -357,60 +357,21 @@ func (c *column) indexes(k, dictLen int) ([]int32, error) {
 }
 
 func (c *column) int64s(dst []int64) error {
-	for i := 0; i < len(dst); {
-		k, err := c.span(len(dst) - i)
-		if err != nil {
-			return err
-		}
-		if c.dict != nil {
-			if c.decodedFor != c.dict {
-				v := c.dict.Page().Data()
-				c.dictInt64, c.decodedFor = slices.Clone(v.Int64()), c.dict
-			}
-			idx, err := c.indexes(k, len(c.dictInt64))
-			if err != nil {
-				return err
-			}
-			for j, x := range idx {
-				dst[i+j] = c.dictInt64[x]
-			}
-		} else {
-			copy(dst[i:i+k], c.data.Int64()[c.off:])
-		}
-		c.off += k
-		i += k
-	}
-	return nil
+	return readValues(c, dst, &c.dictInt64, (*encoding.Values).Int64)
 }
 
 func (c *column) float64s(dst []float64) error {
-	for i := 0; i < len(dst); {
-		k, err := c.span(len(dst) - i)
-		if err != nil {
-			return err
-		}
-		if c.dict != nil {
-			if c.decodedFor != c.dict {
-				v := c.dict.Page().Data()
-				c.dictFloat64, c.decodedFor = slices.Clone(v.Double()), c.dict
-			}
-			idx, err := c.indexes(k, len(c.dictFloat64))
-			if err != nil {
-				return err
-			}
-			for j, x := range idx {
-				dst[i+j] = c.dictFloat64[x]
-			}
-		} else {
-			copy(dst[i:i+k], c.data.Double()[c.off:])
-		}
-		c.off += k
-		i += k
-	}
-	return nil
+	return readValues(c, dst, &c.dictFloat64, (*encoding.Values).Double)
 }
 
 func (c *column) int32s(dst []int32) error {
+	return readValues(c, dst, &c.dictInt32, (*encoding.Values).Int32)
+}
+
+// readValues fills dst with the column's next values, of the type that get
+// extracts, page by page: through the dictionary (decoded once into *cache
+// per dictionary) or straight from plain pages.
+func readValues[T any](c *column, dst []T, cache *[]T, get func(*encoding.Values) []T) error {
 	for i := 0; i < len(dst); {
 		k, err := c.span(len(dst) - i)
 		if err != nil {
@@ -419,17 +380,17 @@ func (c *column) int32s(dst []int32) error {
 		if c.dict != nil {
 			if c.decodedFor != c.dict {
 				v := c.dict.Page().Data()
-				c.dictInt32, c.decodedFor = slices.Clone(v.Int32()), c.dict
+				*cache, c.decodedFor = slices.Clone(get(&v)), c.dict
 			}
-			idx, err := c.indexes(k, len(c.dictInt32))
+			idx, err := c.indexes(k, len(*cache))
 			if err != nil {
 				return err
 			}
 			for j, x := range idx {
-				dst[i+j] = c.dictInt32[x]
+				dst[i+j] = (*cache)[x]
 			}
 		} else {
-			copy(dst[i:i+k], c.data.Int32()[c.off:])
+			copy(dst[i:i+k], get(&c.data)[c.off:])
 		}
 		c.off += k
 		i += k
