@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"github.com/mlsched/mlsched/pipeline/memstat"
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -42,7 +43,7 @@ func BenchmarkGenerate10M(b *testing.B) {
 	var peak uint64
 	for b.Loop() {
 		var err error
-		peak = max(peak, peakHeap(func() {
+		peak = max(peak, memstat.PeakHeap(func() {
 			err = Run(context.Background(), cfg, 42, Output{Dir: dir, Metadata: benchMeta})
 		}))
 		if err != nil {

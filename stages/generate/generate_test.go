@@ -3,11 +3,11 @@ package generate
 import (
 	"context"
 	"errors"
+	"github.com/mlsched/mlsched/pipeline/memstat"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -452,33 +452,6 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-// peakHeap runs f while sampling the live heap every few milliseconds and
-// returns the largest value seen.
-func peakHeap(f func()) (peak uint64) {
-	runtime.GC()
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
-	return peak
-}
-
 // heapBound is the peak heap Run may use whatever the job count: per
 // workload a few chunks of jobs, the writer's page buffers and one row group
 // of compressed pages, with the garbage collector's headroom on top.
@@ -492,7 +465,7 @@ func TestBoundedMemory(t *testing.T) {
 	}
 	cfg := smallConfig(2_000_000, 1_000_000)
 	var err error
-	peak := peakHeap(func() { err = Run(context.Background(), cfg, 1, Output{Dir: t.TempDir()}) })
+	peak := memstat.PeakHeap(func() { err = Run(context.Background(), cfg, 1, Output{Dir: t.TempDir()}) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,9 @@ package schedule
 
 import (
 	"context"
-	"runtime"
+	"github.com/mlsched/mlsched/pipeline/memstat"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
@@ -78,7 +77,7 @@ func BenchmarkScheduleStage(b *testing.B) {
 			dir := b.TempDir()
 			var peak uint64
 			for b.Loop() {
-				peak = peakHeap(func() {
+				peak = memstat.PeakHeap(func() {
 					err = Run(context.Background(), c, 1, Inputs{Samples: samplesPath, Jobs: jobsPath}, Output{Dir: dir, Metadata: testMeta})
 				})
 				if err != nil {
@@ -112,30 +111,4 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 		return 0, err
 	}
 	return utilization * bd.ArrivalLBS / bd.WorkLBS, nil
-}
-
-// peakHeap runs f and returns the largest live heap seen while it ran,
-// sampled every 10 ms.
-func peakHeap(f func()) (peak uint64) {
-	runtime.GC()
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
-	return peak
 }
