@@ -477,13 +477,18 @@ func (d *decoder) set(v reflect.Value, segs []string, at int, s string) {
 			d.sectionSet(t, key)
 			return
 		}
-		f, ok := lookupField(t, segs[at], d.fold)
+		name, index, indexed := cutIndex(segs[at])
+		f, ok := lookupField(t, name, d.fold)
 		if !ok {
 			d.unknown(t, here, segs[at], segs[at+1:])
 			return
 		}
 		// Report the key as the struct spells it, not as the env var did.
 		segs[at] = f.name
+		if indexed {
+			d.setElem(v.Field(f.index), segs, at, index, s)
+			return
+		}
 		d.set(v.Field(f.index), segs, at+1, s)
 	case t.Kind() == reflect.Map:
 		if at == len(segs) {
@@ -516,6 +521,46 @@ func (d *decoder) set(v reflect.Value, segs []string, at int, s string) {
 		}
 		d.parse(v, s, key, strconv.Quote(s))
 	}
+}
+
+// cutIndex splits a path segment "name[i]" into name and i. A segment
+// without brackets, or with a malformed index, is returned whole.
+func cutIndex(seg string) (string, int, bool) {
+	name, rest, ok := strings.Cut(seg, "[")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return seg, 0, false
+	}
+	i, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
+	if err != nil || i < 0 {
+		return seg, 0, false
+	}
+	return name, i, true
+}
+
+// setElem sets a key inside element index of a list of sections, as in
+// schedule.cluster[1].speed=4: the list is copied first, so the defaults it
+// may share are never changed.
+func (d *decoder) setElem(v reflect.Value, segs []string, at, index int, s string) {
+	list := segs[at]
+	segs[at] = fmt.Sprintf("%s[%d]", list, index)
+	key := strings.Join(segs, ".")
+	here := strings.Join(segs[:at], ".")
+	if here != "" {
+		list = here + "." + list
+	}
+	t := v.Type()
+	if t.Kind() != reflect.Slice || !isSection(t.Elem()) {
+		d.fail(key, ErrUnknownKey, "unknown key (%s is %s, not a list of sections)", list, want(t))
+		return
+	}
+	if index >= v.Len() {
+		d.invalid(key, nil, "%s has %d entries, so index %d is out of range; add entries in the file", list, v.Len(), index)
+		return
+	}
+	out := reflect.MakeSlice(t, v.Len(), v.Len())
+	reflect.Copy(out, v)
+	d.set(out.Index(index), segs, at+1, s)
+	v.Set(out)
 }
 
 // sectionSet reports an override that names a whole section, pointing at

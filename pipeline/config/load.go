@@ -31,7 +31,8 @@ type Options struct {
 	EnvPrefix string
 	// Sets are "key.path=value" arguments of repeatable --set flags, applied
 	// in order. Lists are written comma-separated; a key below a map sets
-	// that one entry.
+	// that one entry; "list[i].key" sets a key of entry i of a list of
+	// sections (the list must already have that entry).
 	Sets []string
 }
 
