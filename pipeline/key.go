@@ -70,14 +70,3 @@ func (k *keyHash) sum() ID {
 	}
 	return id
 }
-
-// parseID parses a full 64-digit hex ID.
-func parseID(s string) (ID, error) {
-	var id ID
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != len(id) {
-		return id, fmt.Errorf("malformed id %q", s)
-	}
-	copy(id[:], b)
-	return id, nil
-}

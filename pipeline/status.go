@@ -246,7 +246,7 @@ func (p *Pipeline) checkLocked(names []string, lock *LockFile) error {
 		if missing {
 			continue // the upstream is already reported
 		}
-		ups = upstreamsOf(manifestsOf(ups))
+		slices.SortFunc(ups, func(a, b Upstream) int { return strings.Compare(a.Stage, b.Stage) })
 		key, in, err := p.key(s, ups)
 		if err != nil {
 			return err
@@ -266,13 +266,4 @@ func (p *Pipeline) checkLocked(names []string, lock *LockFile) error {
 		return fmt.Errorf("%w (%s); nothing was run:\n  %s", ErrLockMismatch, p.LockPath, strings.Join(bad, "\n  "))
 	}
 	return nil
-}
-
-// manifestsOf wraps upstream records so they can go through upstreamsOf.
-func manifestsOf(ups []Upstream) []*Manifest {
-	out := make([]*Manifest, len(ups))
-	for i, u := range ups {
-		out[i] = &Manifest{Stage: u.Stage, Version: u.Version, Output: u.Output}
-	}
-	return out
 }

@@ -124,8 +124,6 @@ type fileCheck struct {
 	touched []int    // indexes of files whose mtime differs but size matches
 }
 
-func (c fileCheck) ok() bool { return len(c.damaged) == 0 && len(c.touched) == 0 }
-
 // stat compares m's files with the disk by size and mtime only; it never
 // reads file contents, so it stays fast whatever the artifacts' size.
 func (s *Store) stat(m *Manifest) fileCheck {
