@@ -37,7 +37,7 @@ func BenchmarkRun(b *testing.B) {
 		for _, name := range Names() {
 			b.Run(fmt.Sprintf("load=%.1f/%s", load, name), func(b *testing.B) {
 				for b.Loop() {
-					p, _ := New(name, 1)
+					p, _ := New(name, Options{Seed: 1})
 					i := 0
 					var done int
 					st, err := sim.Run(sim.Config{Devices: devs, Service: svc, Policy: p, Seed: 1},

@@ -10,6 +10,7 @@ type EDF struct{}
 var (
 	_ sim.Placer    = EDF{}
 	_ sim.KeyRanker = EDF{}
+	_ sim.Splitter  = EDF{}
 )
 
 // Name implements sim.Policy.
@@ -30,3 +31,6 @@ func (EDF) Less(a, b *sim.Job) bool {
 func (EDF) Key(j *sim.Job) sim.RankKey {
 	return sim.RankKey{Major: int64(j.Class), Minor: j.Deadline}
 }
+
+// Split implements sim.Splitter: the parts are predicted to end together.
+func (EDF) Split(j *sim.Job, s *sim.State) []int32 { return splitEvenly(j, s) }

@@ -8,7 +8,10 @@ import "github.com/mlsched/mlsched/stages/schedule/sim"
 // arrival order, and a job that fits may overtake one waiting for memory.
 type Greedy struct{}
 
-var _ sim.Placer = Greedy{}
+var (
+	_ sim.Placer   = Greedy{}
+	_ sim.Splitter = Greedy{}
+)
 
 // Name implements sim.Policy.
 func (Greedy) Name() string { return "greedy" }
@@ -19,3 +22,6 @@ func (Greedy) Place(j *sim.Job, s *sim.State) int { return earliestFinish(j, s) 
 func earliestFinish(j *sim.Job, s *sim.State) int {
 	return argmin(j, s, func(d int) float64 { return s.Backlog(d) + s.Predict(d, j) })
 }
+
+// Split implements sim.Splitter: the parts are predicted to end together.
+func (Greedy) Split(j *sim.Job, s *sim.State) []int32 { return splitEvenly(j, s) }

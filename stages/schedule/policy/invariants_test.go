@@ -41,12 +41,56 @@ var (
 	invSvc = noisy{secs: []float64{0.01, 0.05, 0.1}, mem: []float64{2, 5, 9}}
 )
 
-func runAll(t *testing.T, name string, jobs []*sim.Job) []*sim.Record {
+// invSettings are the options' parameters in the invariant runs: small
+// batches, a short window, splits from 3 samples, a cheap move.
+var invSettings = Settings{
+	Batching:      sim.Batching{MaxBatch: 6, Window: 0.02},
+	Split:         sim.Split{MinBatch: 3},
+	MigrationCost: 0.01,
+}
+
+// specs lists every policy alone, with each option it supports, and with
+// all of them.
+func specs() []Spec {
+	var out []Spec
+	for _, n := range Names() {
+		for _, s := range []string{n, n + "+batch", n + "+split", n + "+migrate", n + "+batch+split+migrate", n + "+split+migrate"} {
+			if sp, err := ParseSpec(s); err == nil && !slices.Contains(out, sp) {
+				out = append(out, sp)
+			}
+		}
+	}
+	return out
+}
+
+func (sp Spec) String() string {
+	s := sp.Name
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{sp.Batch, "batch"}, {sp.Split, "split"}, {sp.Migrate, "migrate"}} {
+		if o.on {
+			s += "+" + o.name
+		}
+	}
+	return s
+}
+
+type run struct {
+	recs    []*sim.Record
+	batches []sim.BatchRecord
+	stats   sim.Stats
+}
+
+func runAll(t *testing.T, sp Spec, jobs []*sim.Job) run {
 	t.Helper()
-	p, _ := New(name, 7)
+	p, _ := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
+	cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3}
+	sp.Configure(&cfg, invSettings)
+	var out run
+	cfg.OnBatch = func(b *sim.BatchRecord) error { out.batches = append(out.batches, *b); return nil }
 	i := 0
-	var out []*sim.Record
-	_, err := sim.Run(sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3},
+	st, err := sim.Run(cfg,
 		func() (*sim.Job, bool) {
 			if i == len(jobs) {
 				return nil, false
@@ -54,85 +98,142 @@ func runAll(t *testing.T, name string, jobs []*sim.Job) []*sim.Record {
 			i++
 			return jobs[i-1], true
 		},
-		func(r *sim.Record) error { c := *r; out = append(out, &c); return nil })
+		func(r *sim.Record) error { c := *r; out.recs = append(out.recs, &c); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	out.stats = st
 	return out
 }
 
 func TestInvariantsOnRandomWorkloads(t *testing.T) {
 	jobs := randomWorkload(11, 3000)
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			recs := runAll(t, name, jobs)
-			seen := map[int64]int{}
-			byDev := map[int32][]*sim.Record{}
-			for _, r := range recs {
-				seen[r.Job.ID]++
-				if r.Start < r.Job.Arrival || r.End < r.Start {
-					t.Fatalf("job %d: arrival %g start %g end %g", r.Job.ID, r.Job.Arrival, r.Start, r.End)
-				}
-				if !r.Rejected() {
-					byDev[r.Device] = append(byDev[r.Device], r)
-				}
-			}
-			for _, j := range jobs {
-				if seen[j.ID] != 1 {
-					t.Fatalf("job %d recorded %d times", j.ID, seen[j.ID])
-				}
-			}
-			for d, rs := range byDev {
-				dev := invDevs[d]
-				// No lane runs two jobs at once.
-				byLane := map[int32][]*sim.Record{}
-				for _, r := range rs {
-					byLane[r.Lane] = append(byLane[r.Lane], r)
-				}
-				for lane, lr := range byLane {
-					slices.SortFunc(lr, func(a, b *sim.Record) int { return cmpF(a.Start, b.Start) })
-					for i := 1; i < len(lr); i++ {
-						if lr[i].Start < lr[i-1].End-1e-12 {
-							t.Fatalf("device %d lane %d runs jobs %d and %d at once", d, lane, lr[i-1].Job.ID, lr[i].Job.ID)
-						}
-					}
-				}
-				// Memory never exceeds capacity (checked at every start).
-				for _, r := range rs {
-					if use := memoryAt(rs, r.Start); use > dev.Memory+1e-9 {
-						t.Fatalf("device %d holds %g of %g memory at %g", d, use, dev.Memory, r.Start)
-					}
-				}
-				strict := name == "fifo" || name == "round_robin" || name == "random"
-				if strict {
+	for _, sp := range specs() {
+		t.Run(sp.String(), func(t *testing.T) {
+			got := runAll(t, sp, jobs)
+			checkJobs(t, sp, jobs, got)
+			checkBatches(t, sp, got)
+			plain := !sp.Migrate && !sp.Split // records show where each job waited
+			_, grouped := registry[sp.Name].build(Options{}).(sim.GroupPicker)
+			strict := sp.Name == "fifo" || sp.Name == "round_robin" || sp.Name == "random"
+			for d, dev := range invDevs {
+				rs := onDevice(got.recs, int32(d))
+				switch {
+				case !plain:
+				case strict && !sp.Batch:
 					// Never reordered: starts follow arrivals on each device.
 					sorted := slices.Clone(rs)
 					slices.SortFunc(sorted, func(a, b *sim.Record) int { return cmpF(a.Job.Arrival, b.Job.Arrival) })
 					for i := 1; i < len(sorted); i++ {
 						if sorted[i].Start < sorted[i-1].Start {
-							t.Fatalf("%s on device %d started job %d before earlier job %d", name, d, sorted[i].Job.ID, sorted[i-1].Job.ID)
+							t.Fatalf("device %d started job %d before earlier job %d", d, sorted[i].Job.ID, sorted[i-1].Job.ID)
 						}
 					}
-				} else {
+				case !strict && !sp.Batch:
 					// Work conserving: a waiting job never sees a free lane
 					// with room for it on its device.
 					for _, r := range rs {
 						for _, at := range changesOn(rs, r.Job.Arrival, r.Start) {
-							if busyAt(rs, at) < dev.Lanes && memoryAt(rs, at)+invSvc.Memory(r.Job.Model, 0, r.Job.Batch) <= dev.Memory {
-								t.Fatalf("%s: job %d waits on device %d at %g with a free lane and room", name, r.Job.ID, d, at)
+							if busyAt(rs, at) < dev.Lanes && memoryAt(got.batches, d, at)+invSvc.Memory(r.Job.Model, 0, r.Job.Batch) <= dev.Memory {
+								t.Fatalf("job %d waits on device %d at %g with a free lane and room", r.Job.ID, d, at)
+							}
+						}
+					}
+				case sp.Batch || grouped:
+					// A device is never empty while a job has waited on it
+					// longer than the window.
+					for _, r := range rs {
+						from := r.Job.Arrival + invSettings.Batching.Window
+						for _, at := range changesOn(rs, from, r.Start) {
+							if busyAt(rs, at) == 0 {
+								t.Fatalf("device %d is empty at %g while job %d, waiting since %g, waits until %g", d, at, r.Job.ID, r.Job.Arrival, r.Start)
 							}
 						}
 					}
 				}
 			}
 			// Determinism: a second run gives the same records.
-			again := runAll(t, name, jobs)
-			for i := range recs {
-				if *recs[i] != *again[i] {
-					t.Fatalf("run differs at record %d: %+v vs %+v", i, recs[i], again[i])
+			again := runAll(t, sp, jobs)
+			for i := range got.recs {
+				if *got.recs[i] != *again.recs[i] {
+					t.Fatalf("run differs at record %d: %+v vs %+v", i, got.recs[i], again.recs[i])
 				}
 			}
+			if sp.Migrate && got.stats.Migrations == 0 || sp.Split && got.stats.Splits == 0 {
+				t.Errorf("options never used: %+v", got.stats)
+			}
 		})
+	}
+}
+
+// checkJobs checks that every job ran once, after it arrived, in a batch
+// that ran it, and split only when allowed.
+func checkJobs(t *testing.T, sp Spec, jobs []*sim.Job, got run) {
+	t.Helper()
+	byID := map[int64]*sim.BatchRecord{}
+	for i := range got.batches {
+		byID[got.batches[i].BatchID] = &got.batches[i]
+	}
+	seen := map[int64]int{}
+	for _, r := range got.recs {
+		seen[r.Job.ID]++
+		j := r.Job
+		if r.Rejected() || r.Start < j.Arrival || r.End <= r.Start {
+			t.Fatalf("job %d: %+v", j.ID, r)
+		}
+		b := byID[r.BatchID]
+		if b == nil || b.Device != r.Device || b.Lane != r.Lane || b.End != r.End || b.Samples != r.BatchSize ||
+			b.Model != j.Model || b.Precision != j.Precision {
+			t.Fatalf("job %d's record %+v does not match its batch %+v", j.ID, r, b)
+		}
+		if r.SplitParts == 1 && b.Start != r.Start {
+			t.Fatalf("job %d started at %g in a batch started at %g", j.ID, r.Start, b.Start)
+		}
+		if r.SplitParts > 1 && (!sp.Split || j.Batch < invSettings.Split.MinBatch || r.SplitParts > int32(len(invDevs))) {
+			t.Fatalf("job %d of %d samples split in %d", j.ID, j.Batch, r.SplitParts)
+		}
+		if r.Migrated && !sp.Migrate {
+			t.Fatalf("job %d moved without +migrate", j.ID)
+		}
+	}
+	if len(seen) != len(jobs) || len(got.recs) != len(jobs) {
+		t.Fatalf("%d records of %d distinct jobs, want %d", len(got.recs), len(seen), len(jobs))
+	}
+}
+
+// checkBatches checks that batches respect the largest batch, never share a
+// lane and never overfill a device.
+func checkBatches(t *testing.T, sp Spec, got run) {
+	t.Helper()
+	var members int64
+	for _, r := range got.recs {
+		members += int64(r.SplitParts)
+	}
+	var inBatches int64
+	lanes := map[[2]int32][]sim.BatchRecord{}
+	for _, b := range got.batches {
+		inBatches += int64(b.Jobs)
+		if b.Jobs > 1 && (!sp.Batch || b.Samples > invSettings.Batching.MaxBatch) {
+			t.Fatalf("batch %+v merges jobs beyond the limit", b)
+		}
+		k := [2]int32{b.Device, b.Lane}
+		lanes[k] = append(lanes[k], b)
+	}
+	if inBatches != members {
+		t.Fatalf("batches hold %d jobs and parts, the records %d", inBatches, members)
+	}
+	for k, bs := range lanes {
+		slices.SortFunc(bs, func(a, b sim.BatchRecord) int { return cmpF(a.Start, b.Start) })
+		for i := 1; i < len(bs); i++ {
+			if bs[i].Start < bs[i-1].End {
+				t.Fatalf("lane %v runs batches %d and %d at once", k, bs[i-1].BatchID, bs[i].BatchID)
+			}
+		}
+	}
+	for _, b := range got.batches {
+		if use := memoryAt(got.batches, int(b.Device), b.Start); use > invDevs[b.Device].Memory+1e-9 {
+			t.Fatalf("device %d holds %g of %g memory at %g", b.Device, use, invDevs[b.Device].Memory, b.Start)
+		}
 	}
 }
 
@@ -146,6 +247,16 @@ func cmpF(a, b float64) int {
 	return 0
 }
 
+func onDevice(rs []*sim.Record, d int32) []*sim.Record {
+	var out []*sim.Record
+	for _, r := range rs {
+		if r.Device == d {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // running lists the jobs running on a device at time t (started, not ended).
 func running(rs []*sim.Record, t float64) []*sim.Record {
 	var out []*sim.Record
@@ -157,12 +268,22 @@ func running(rs []*sim.Record, t float64) []*sim.Record {
 	return out
 }
 
-func busyAt(rs []*sim.Record, t float64) int { return len(running(rs, t)) }
-
-func memoryAt(rs []*sim.Record, t float64) float64 {
-	var m float64
+// busyAt counts the lanes busy at t: the distinct batches running.
+func busyAt(rs []*sim.Record, t float64) int {
+	ids := map[int64]bool{}
 	for _, r := range running(rs, t) {
-		m += invSvc.Memory(r.Job.Model, 0, r.Job.Batch)
+		ids[r.BatchID] = true
+	}
+	return len(ids)
+}
+
+// memoryAt is what the batches running on device d hold at t.
+func memoryAt(bs []sim.BatchRecord, d int, t float64) float64 {
+	var m float64
+	for _, b := range bs {
+		if int(b.Device) == d && b.Start <= t && t < b.End {
+			m += b.Memory
+		}
 	}
 	return m
 }

@@ -117,7 +117,7 @@ func TestHandComputedScenarioA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			p, err := New(tt.policy, 1)
+			p, err := New(tt.policy, Options{Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestHandComputedScenarioB(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			p, _ := New(tt.policy, 1)
+			p, _ := New(tt.policy, Options{Seed: 1})
 			check(t, simulate(t, p, devs, svc, jobs), tt.want)
 		})
 	}
@@ -161,7 +161,7 @@ func TestHandComputedScenarioB(t *testing.T) {
 // TestRandomScenario checks random against the placements its seeded
 // generator makes, with times worked out for those placements.
 func TestRandomScenario(t *testing.T) {
-	p, _ := New("random", 42)
+	p, _ := New("random", Options{Seed: 42})
 	got := simulate(t, p, devsA, svcA, jobsA)
 	// Replay the generator to learn the placements, then compute the
 	// schedule by hand-rules: per-device FIFO, one lane.
@@ -217,7 +217,7 @@ func TestMemoryAdmission(t *testing.T) {
 		{"greedy", map[int64]want{1: {0, 0, 2}, 2: {0, 2, 4}, 3: {0, 0.2, 1.2}}},
 	} {
 		t.Run(tt.policy, func(t *testing.T) {
-			p, _ := New(tt.policy, 1)
+			p, _ := New(tt.policy, Options{Seed: 1})
 			got := simulate(t, p, devs, svc, jobs)
 			r4 := got[4]
 			if r4 == nil || !r4.Rejected() || r4.Reason == "" {
@@ -231,12 +231,12 @@ func TestMemoryAdmission(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	for _, name := range Names() {
-		p, err := New(name, 1)
+		p, err := New(name, Options{Seed: 1})
 		if err != nil || p.Name() != name {
 			t.Errorf("New(%q) = %v, %v", name, p, err)
 		}
 	}
-	if _, err := New("sjf", 1); err == nil {
+	if _, err := New("sjf", Options{Seed: 1}); err == nil {
 		t.Error("New(sjf) succeeded")
 	}
 }

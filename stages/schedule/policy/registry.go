@@ -2,23 +2,39 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/mlsched/mlsched/stages/schedule/sim"
 )
 
-// Factory builds a policy; seed feeds policies that draw random numbers.
-type Factory func(seed uint64) sim.Policy
+// Options are the settings a policy may take.
+type Options struct {
+	// Seed feeds policies that draw random numbers.
+	Seed uint64
+	// Weights are the dynamic policy's.
+	Weights Weights
+}
+
+// Factory builds a policy.
+type Factory func(o Options) sim.Policy
+
+// entry is one registered policy. batches marks a policy whose choices are
+// about batches, which therefore always runs with micro-batching.
+type entry struct {
+	build   Factory
+	batches bool
+}
 
 // registry names every policy: one line each.
-var registry = map[string]Factory{
-	"fifo":        func(uint64) sim.Policy { return FIFO{} },
-	"round_robin": func(uint64) sim.Policy { return &RoundRobin{} },
-	"random":      NewRandom,
-	"greedy":      func(uint64) sim.Policy { return Greedy{} },
-	"edf":         func(uint64) sim.Policy { return EDF{} },
+var registry = map[string]entry{
+	"fifo":        {build: func(Options) sim.Policy { return FIFO{} }},
+	"round_robin": {build: func(Options) sim.Policy { return &RoundRobin{} }},
+	"random":      {build: func(o Options) sim.Policy { return NewRandom(o.Seed) }},
+	"greedy":      {build: func(Options) sim.Policy { return Greedy{} }},
+	"edf":         {build: func(Options) sim.Policy { return EDF{} }},
+	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true},
+	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true},
 }
 
 // Names returns the registered policies, sorted.
@@ -32,16 +48,13 @@ func Names() []string {
 }
 
 // New builds the named policy.
-func New(name string, seed uint64) (sim.Policy, error) {
-	f, ok := registry[name]
+func New(name string, o Options) (sim.Policy, error) {
+	e, ok := registry[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (policies: %s)", name, strings.Join(Names(), ", "))
 	}
-	return f(seed), nil
+	return e.build(o), nil
 }
-
-// Known reports whether name is a registered policy.
-func Known(name string) bool { return slices.Contains(Names(), name) }
 
 // argmin returns the device with the smallest cost, the lowest index on
 // ties, among the devices that can hold j (all of them if none can).

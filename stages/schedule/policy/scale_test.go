@@ -23,7 +23,7 @@ func BenchmarkScale(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d", name, n), func(b *testing.B) {
 				for b.Loop() {
 					r := rand.New(rand.NewPCG(1, 2))
-					p, _ := New(name, 1)
+					p, _ := New(name, Options{Seed: 1})
 					i, t := 0, 0.0
 					_, err := sim.Run(sim.Config{Devices: devs, Service: svc, Policy: p, Seed: 1},
 						func() (*sim.Job, bool) {

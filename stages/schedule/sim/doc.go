@@ -23,11 +23,31 @@
 // job's remaining work and re-times its completion. This is exact for the
 // model (piecewise-constant rates), so small cases can be checked by hand.
 //
+// # Options
+//
+// Micro-batching (Config.Batching) merges, whenever a lane starts work, the
+// job the policy picks with the oldest waiting jobs of the same model,
+// precision and class on its device, up to MaxBatch samples and the free
+// memory; the batch runs for Service.Time at the merged size. An idle lane
+// holds a short batch until the device's oldest waiting job has waited
+// Window. Each device keeps a FIFO group per kind of job beside its queue,
+// and jobs leave both lazily (a stale stamp), so a batch costs O(its size).
+// A GroupPicker policy chooses among the groups directly.
+//
+// Splitting (Config.Split) hands a job of at least MinBatch samples to the
+// policy's Splitter, which sizes one part per device; each part queues like
+// a job, and the job's record is written when its last part ends.
+//
+// Migration (Config.Migration): a device with a free lane, nothing queued
+// and nothing in transit to it considers the job that the device with the
+// longest backlog would start next; if the Migrator agrees, the job leaves
+// that queue and joins this one Cost seconds later.
+//
 // # Determinism
 //
 // Time is virtual; nothing reads the wall clock. Events at the same time are
-// handled in a fixed order: completions before arrivals, and among
-// completions in the order they were scheduled. Arrivals are handled in input
+// handled in a fixed order: completions and batching timers first, in the
+// order they were scheduled, then migrated jobs arriving, then new jobs. Arrivals are handled in input
 // order. Ties between devices in a policy's choice go to the lowest index.
 // Every random draw comes from one PCG generator seeded by the caller, in
 // event order, so the same inputs give the same records.

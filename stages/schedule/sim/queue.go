@@ -1,20 +1,30 @@
 package sim
 
+// entry is a job's place in a queue or group. Removal is lazy: a job leaves
+// by taking a new stamp (0 once it runs or moves), which makes its entries
+// stale, and each structure drops stale entries when they reach its front.
+// So a job can leave a queue from anywhere, in O(1), while batching takes it
+// through its group.
+type entry struct {
+	job   *Job
+	stamp uint64 // the job's stamp when it was queued; unique and increasing
+}
+
+func (e entry) live() bool { return e.job.stamp == e.stamp }
+
 // queue is a device's waiting jobs: FIFO, or a heap in a Ranker's order with
-// ties broken by arrival order.
+// ties broken by the order they were queued in.
 type queue struct {
 	ranker Ranker
 	keyed  KeyRanker // set when ranker is one: keys are compared inline
-	fifo   []*Job
+	fifo   []entry
 	head   int
 	heap   []ranked
-	seq    uint64
 }
 
 type ranked struct {
-	job *Job
+	entry
 	key RankKey
-	seq uint64
 }
 
 func (q *queue) init(r Ranker) {
@@ -22,35 +32,32 @@ func (q *queue) init(r Ranker) {
 	q.keyed, _ = r.(KeyRanker)
 }
 
-func (q *queue) len() int {
-	if q.ranker != nil {
-		return len(q.heap)
-	}
-	return len(q.fifo) - q.head
-}
-
-func (q *queue) push(j *Job) {
+func (q *queue) push(e entry) {
 	if q.ranker == nil {
-		q.fifo = append(q.fifo, j)
+		q.fifo = append(q.fifo, e)
 		return
 	}
-	q.seq++
-	r := ranked{job: j, seq: q.seq}
+	r := ranked{entry: e}
 	if q.keyed != nil {
-		r.key = q.keyed.Key(j)
+		r.key = q.keyed.Key(e.job)
 	}
 	q.heap = append(q.heap, r)
 	q.up(len(q.heap) - 1)
 }
 
-// takeFitting removes and returns the first job in order for which fits
-// holds. With strict it looks only at the first job. It returns nil when
-// no job qualifies.
-func (q *queue) takeFitting(fits func(*Job) bool, strict bool) *Job {
+// peek returns the first live job in order for which fits holds, leaving it
+// queued. With strict it looks only at the first live job. It returns nil
+// when no job qualifies.
+func (q *queue) peek(fits func(*Job) bool, strict bool) *Job {
 	if q.ranker == nil {
+		q.dropStaleFIFO()
 		for i := q.head; i < len(q.fifo); i++ {
-			if fits(q.fifo[i]) {
-				return q.removeFIFO(i)
+			e := q.fifo[i]
+			if !e.live() {
+				continue
+			}
+			if fits(e.job) {
+				return e.job
 			}
 			if strict {
 				return nil
@@ -58,45 +65,58 @@ func (q *queue) takeFitting(fits func(*Job) bool, strict bool) *Job {
 		}
 		return nil
 	}
+	for len(q.heap) > 0 && !q.heap[0].live() {
+		q.popHeap()
+	}
 	if len(q.heap) == 0 {
 		return nil
 	}
 	if fits(q.heap[0].job) {
-		return q.popHeap().job
+		return q.heap[0].job
 	}
 	if strict {
 		return nil
 	}
-	// Pop in order until one fits, then put the others back: the rare case
-	// of a memory-bound device, paid only then.
-	var skipped []ranked
+	// Pop in order until one fits, then put them all back: the rare case
+	// of a memory-bound device, paid only then. Stale entries go for good.
+	var popped []ranked
 	var found *Job
 	for len(q.heap) > 0 {
 		r := q.popHeap()
+		if !r.live() {
+			continue
+		}
+		popped = append(popped, r)
 		if fits(r.job) {
 			found = r.job
 			break
 		}
-		skipped = append(skipped, r)
 	}
-	for _, r := range skipped {
+	for _, r := range popped {
 		q.heap = append(q.heap, r)
 		q.up(len(q.heap) - 1)
 	}
 	return found
 }
 
-func (q *queue) removeFIFO(i int) *Job {
-	j := q.fifo[i]
-	copy(q.fifo[q.head+1:i+1], q.fifo[q.head:i])
-	q.fifo[q.head] = nil
-	q.head++
+func (q *queue) dropStaleFIFO() {
+	for q.head < len(q.fifo) && !q.fifo[q.head].live() {
+		q.fifo[q.head] = entry{}
+		q.head++
+	}
 	if q.head > 1024 && q.head*2 > len(q.fifo) {
 		n := copy(q.fifo, q.fifo[q.head:])
 		clear(q.fifo[n:])
 		q.fifo, q.head = q.fifo[:n], 0
 	}
-	return j
+}
+
+// reset empties the queue; every entry is stale when no job waits.
+func (q *queue) reset() {
+	clear(q.fifo)
+	q.fifo, q.head = q.fifo[:0], 0
+	clear(q.heap)
+	q.heap = q.heap[:0]
 }
 
 func (q *queue) less(a, b ranked) bool {
@@ -107,7 +127,7 @@ func (q *queue) less(a, b ranked) bool {
 		if a.key.Minor != b.key.Minor {
 			return a.key.Minor < b.key.Minor
 		}
-		return a.seq < b.seq
+		return a.stamp < b.stamp
 	}
 	if q.ranker.Less(a.job, b.job) {
 		return true
@@ -115,7 +135,7 @@ func (q *queue) less(a, b ranked) bool {
 	if q.ranker.Less(b.job, a.job) {
 		return false
 	}
-	return a.seq < b.seq
+	return a.stamp < b.stamp
 }
 
 func (q *queue) up(i int) {
@@ -156,3 +176,40 @@ func (q *queue) popHeap() ranked {
 	q.heap = h
 	return top
 }
+
+// group holds a device's waiting jobs of one kind (model, precision,
+// class) in the order they were queued: where a micro-batch's members come
+// from.
+type group struct {
+	entries []entry
+	head    int
+	jobs    int   // live jobs
+	samples int64 // their samples
+	pos     int   // index in the device's active groups; -1 when empty
+}
+
+// first returns the group's oldest live job, dropping stale entries before
+// it.
+func (g *group) first() *Job {
+	for g.head < len(g.entries) && !g.entries[g.head].live() {
+		g.entries[g.head] = entry{}
+		g.head++
+	}
+	if g.head > 1024 && g.head*2 > len(g.entries) {
+		n := copy(g.entries, g.entries[g.head:])
+		clear(g.entries[n:])
+		g.entries, g.head = g.entries[:n], 0
+	}
+	if g.head == len(g.entries) {
+		return nil
+	}
+	return g.entries[g.head].job
+}
+
+// kind is what makes jobs compatible: they batch together.
+type kind struct {
+	model, precision int32
+	class            Class
+}
+
+func kindOf(j *Job) kind { return kind{j.Model, j.Precision, j.Class} }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -77,3 +78,183 @@ func TestStatsAndMakespan(t *testing.T) {
 		t.Errorf("stats = %+v, %v; want 3 jobs, makespan 10.5", st, err)
 	}
 }
+
+// linear is a Service whose batches take Fixed + PerSample·b seconds at
+// speed 1, every draw equal to the prediction, with memory of one unit per
+// sample and no contention.
+type linear struct{ Fixed, PerSample float64 }
+
+func (l linear) Time(d int, m, p, b int32, u float64) float64 {
+	return l.Fixed + l.PerSample*float64(b)
+}
+func (l linear) Predict(d int, m, p, b int32) float64 { return l.Fixed + l.PerSample*float64(b) }
+func (l linear) Memory(m, p, b int32) float64         { return float64(b) }
+func (l linear) Contention(d, k int) float64          { return 1 }
+
+// halves splits every job in two equal parts over devices 0 and 1.
+type halves struct{ first }
+
+func (halves) Split(j *Job, s *State) []int32 { return []int32{j.Batch / 2, j.Batch - j.Batch/2} }
+
+// always migrates every candidate.
+type always struct{ seen []MigrationFeatures }
+
+func (a *always) Migrate(f *MigrationFeatures) bool { a.seen = append(a.seen, *f); return true }
+
+type ran struct {
+	dev, lane  int32
+	batch      int64
+	size       int32
+	start, end float64
+	migrated   bool
+	parts      int32
+}
+
+func runScenario(t *testing.T, cfg Config, jobs ...*Job) (map[int64]ran, []BatchRecord) {
+	t.Helper()
+	got := map[int64]ran{}
+	var batches []BatchRecord
+	cfg.OnBatch = func(b *BatchRecord) error { batches = append(batches, *b); return nil }
+	_, err := Run(cfg, feed(jobs...), func(r *Record) error {
+		if _, dup := got[r.Job.ID]; dup {
+			t.Fatalf("job %d recorded twice", r.Job.ID)
+		}
+		got[r.Job.ID] = ran{r.Device, r.Lane, r.BatchID, r.BatchSize, r.Start, r.End, r.Migrated, r.SplitParts}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, batches
+}
+
+func TestFeatureScenarios(t *testing.T) {
+	one := []Device{{Name: "d", Lanes: 1, Memory: 100, Speed: 1}}
+	two := []Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 3}}
+	svc := linear{Fixed: 1, PerSample: 0.5}
+	tests := []struct {
+		name    string
+		cfg     Config
+		jobs    []*Job
+		want    map[int64]ran
+		batches int
+	}{{
+		// A runs alone at once (window 0): 0 → 1.5. B, C and D (model 0)
+		// and E (model 1) wait; at 1.5 B leads and C and D join it up to
+		// 3 samples... of 4: B(1)+C(2) = 3, D(2) would make 5 > 4, so the
+		// batch is B+C, 3 samples: 1.5 → 1.5+1+1.5 = 4. Then D (the next
+		// in FIFO order: E arrived after D) alone: 4 → 6, then E: 6 → 7.5.
+		name: "micro-batching merges compatible waiting jobs up to the largest batch",
+		cfg:  Config{Devices: one, Service: svc, Policy: first{}, Batching: Batching{MaxBatch: 4}},
+		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Arrival: 0.1, Batch: 1}, {ID: 3, Arrival: 0.2, Batch: 2},
+			{ID: 4, Arrival: 0.3, Batch: 2}, {ID: 5, Arrival: 0.4, Batch: 1, Model: 1}},
+		want: map[int64]ran{
+			1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {0, 0, 2, 3, 1.5, 4, false, 1}, 3: {0, 0, 2, 3, 1.5, 4, false, 1},
+			4: {0, 0, 3, 2, 4, 6, false, 1}, 5: {0, 0, 4, 1, 6, 7.5, false, 1}},
+		batches: 4,
+	}, {
+		// Window 0.5: A (t 0) is held until 0.5 for company; B joins at
+		// 0.2; the batch of 2 runs 0.5 → 2.5. C at 3 is held to 3.5 and
+		// runs alone 3.5 → 5.
+		name: "the window holds a short batch from its oldest job's arrival",
+		cfg:  Config{Devices: one, Service: svc, Policy: first{}, Batching: Batching{MaxBatch: 4, Window: 0.5}},
+		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Arrival: 0.2, Batch: 1}, {ID: 3, Arrival: 3, Batch: 1}},
+		want: map[int64]ran{
+			1: {0, 0, 1, 2, 0.5, 2.5, false, 1}, 2: {0, 0, 1, 2, 0.5, 2.5, false, 1}, 3: {0, 0, 2, 1, 3.5, 5, false, 1}},
+		batches: 2,
+	}, {
+		// A full batch does not wait: B fills the batch of 2 at 0.2.
+		name:    "a full batch starts without waiting out the window",
+		cfg:     Config{Devices: one, Service: svc, Policy: first{}, Batching: Batching{MaxBatch: 2, Window: 0.5}},
+		jobs:    []*Job{{ID: 1, Batch: 1}, {ID: 2, Arrival: 0.2, Batch: 1}},
+		want:    map[int64]ran{1: {0, 0, 1, 2, 0.2, 2.2, false, 1}, 2: {0, 0, 1, 2, 0.2, 2.2, false, 1}},
+		batches: 1,
+	}, {
+		// The job of 6 samples runs as 3 on a (1 + 1.5 = 2.5 s) and 3 on b
+		// (2.5/3 s); the record is the part that ended last, a's, and the
+		// start the first.
+		name:    "a split job ends when its last part does",
+		cfg:     Config{Devices: two, Service: svc, Policy: halves{}, Split: Split{MinBatch: 4}},
+		jobs:    []*Job{{ID: 1, Batch: 6}, {ID: 2, Arrival: 5, Batch: 3}},
+		want:    map[int64]ran{1: {0, 0, 1, 3, 0, 2.5, false, 2}, 2: {0, 0, 3, 3, 5, 7.5, false, 1}},
+		batches: 3,
+	}, {
+		// first puts both jobs on a; b is idle, so it takes B, which
+		// travels 0.25 s and runs 0.25 → 0.25 + 1.5/3 = 0.75.
+		name:    "an idle device takes a waiting job, paying the transit",
+		cfg:     Config{Devices: two, Service: svc, Policy: first{}, Migration: Migration{Decide: &always{}, Cost: 0.25}},
+		jobs:    []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
+		want:    map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.25, 0.75, true, 1}},
+		batches: 2,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, batches := runScenario(t, tt.cfg, tt.jobs...)
+			for id, w := range tt.want {
+				g := got[id]
+				if g.dev != w.dev || g.lane != w.lane || g.batch != w.batch || g.size != w.size || g.migrated != w.migrated || g.parts != w.parts ||
+					math.Abs(g.start-w.start) > 1e-12 || math.Abs(g.end-w.end) > 1e-12 {
+					t.Errorf("job %d: got %+v, want %+v", id, g, w)
+				}
+			}
+			if len(got) != len(tt.want) || len(batches) != tt.batches {
+				t.Errorf("%d records and %d batches, want %d and %d", len(got), len(batches), len(tt.want), tt.batches)
+			}
+		})
+	}
+}
+
+func TestMigrationFeatures(t *testing.T) {
+	two := []Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 3}}
+	m := &always{}
+	runScenario(t, Config{Devices: two, Service: linear{Fixed: 1, PerSample: 0.5}, Policy: first{}, Migration: Migration{Decide: m, Cost: 0.25}},
+		&Job{ID: 1, Batch: 1}, &Job{ID: 2, Batch: 1})
+	if len(m.seen) != 1 {
+		t.Fatalf("asked %d times, want once", len(m.seen))
+	}
+	f := m.seen[0]
+	// A runs on a until 1.5, so B would wait 1.5 and run 1.5 there; on b
+	// it runs 0.5 after 0.25 of transit: a gain of 3 - 0.75.
+	if f.From != 0 || f.To != 1 || f.FromBusy != 1 || f.ToBusy != 0 || f.FromQueued != 1 || f.FromWait != 1.5 ||
+		f.PredictFrom != 1.5 || f.PredictTo != 0.5 || f.Cost != 0.25 || math.Abs(f.Gain()-2.25) > 1e-12 {
+		t.Errorf("features %+v", f)
+	}
+}
+
+func TestBadSplitsAreErrors(t *testing.T) {
+	two := []Device{{Name: "a", Lanes: 1, Memory: 4, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 1}}
+	tests := []struct {
+		name  string
+		split splitFunc
+		want  string
+	}{
+		{"sizes that do not add up", splitFunc(func(j *Job) []int32 { return []int32{1, 1} }), "summing to 2"},
+		{"one part is the whole job", splitFunc(func(j *Job) []int32 { return []int32{0, j.Batch} }), ""},
+		{"a part too big for its device", splitFunc(func(j *Job) []int32 { return []int32{j.Batch, 0} }), "cannot hold"},
+		{"too few sizes", splitFunc(func(j *Job) []int32 { return []int32{j.Batch} }), "over 1 devices"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := splitPolicy{tt.split}
+			_, err := Run(Config{Devices: two, Service: linear{Fixed: 1}, Policy: p, Split: Split{MinBatch: 2}},
+				feed(&Job{ID: 1, Batch: 6}), func(*Record) error { return nil })
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("a whole job on one device: err = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+type splitFunc func(j *Job) []int32
+
+type splitPolicy struct{ f splitFunc }
+
+func (splitPolicy) Name() string                     { return "split" }
+func (splitPolicy) Place(j *Job, s *State) int       { return 1 }
+func (p splitPolicy) Split(j *Job, s *State) []int32 { return p.f(j) }

@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+)
+
+// The options a policy spec may add to a policy, in the order a spec
+// writes them.
+const (
+	OptBatch   = "batch"
+	OptSplit   = "split"
+	OptMigrate = "migrate"
+)
+
+var options = []string{OptBatch, OptSplit, OptMigrate}
+
+// Spec is a policy with options, written "name" or "name+opt+opt", e.g.
+// "edf+batch" or "greedy+split+migrate": batch turns micro-batching on,
+// split divides large jobs across devices, migrate lets idle devices take
+// waiting jobs. A spec names one simulation and its output directory.
+type Spec struct {
+	Name string
+	// Batch is true when the simulation micro-batches: asked for, or
+	// implied by a policy that always batches.
+	Batch          bool
+	Split, Migrate bool
+}
+
+// ParseSpec reads a policy spec, checking that the policy exists, that each
+// option is known, given once and in order, and that the policy supports
+// it.
+func ParseSpec(s string) (Spec, error) {
+	parts := strings.Split(s, "+")
+	e, ok := registry[parts[0]]
+	if !ok {
+		return Spec{}, fmt.Errorf("unknown policy %q; the policies are %s", parts[0], strings.Join(Names(), ", "))
+	}
+	sp := Spec{Name: parts[0], Batch: e.batches}
+	next := 0 // options must come in the order of options
+	for _, o := range parts[1:] {
+		i := slices.Index(options, o)
+		switch {
+		case i < 0:
+			return Spec{}, fmt.Errorf("%q: unknown option %q; the options are %s", s, o, strings.Join(options, ", "))
+		case i < next:
+			return Spec{}, fmt.Errorf("%q: option %q repeated or out of order; write them in the order %s", s, o, strings.Join(options, ", "))
+		}
+		next = i + 1
+		switch o {
+		case OptBatch:
+			if e.batches {
+				return Spec{}, fmt.Errorf("%q: %s always batches; drop +%s", s, sp.Name, OptBatch)
+			}
+			sp.Batch = true
+		case OptSplit:
+			if _, ok := e.build(Options{}).(sim.Splitter); !ok {
+				return Spec{}, fmt.Errorf("%q: %s does not split jobs (%s do)", s, sp.Name, strings.Join(splitters(), ", "))
+			}
+			sp.Split = true
+		case OptMigrate:
+			sp.Migrate = true
+		}
+	}
+	return sp, nil
+}
+
+// splitters lists the policies that split jobs.
+func splitters() []string {
+	var out []string
+	for _, n := range Names() {
+		if _, ok := registry[n].build(Options{}).(sim.Splitter); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Settings are the parameters of the options, from the stage's config.
+type Settings struct {
+	Batching sim.Batching
+	Split    sim.Split
+	// MigrationCost is a move's transit time and MinGain the Threshold
+	// rule's, seconds.
+	MigrationCost, MinGain float64
+}
+
+// Configure turns on in cfg the options the spec asks for.
+func (sp Spec) Configure(cfg *sim.Config, st Settings) {
+	if sp.Batch {
+		cfg.Batching = st.Batching
+	}
+	if sp.Split {
+		cfg.Split = st.Split
+	}
+	if sp.Migrate {
+		cfg.Migration = sim.Migration{Decide: Threshold{MinGain: st.MinGain}, Cost: st.MigrationCost}
+	}
+}
