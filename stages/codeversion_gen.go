@@ -10,10 +10,10 @@ var codeVersions = map[string]string{
 	"stages/generate":         "662da5d75c5bc52eeeb2cf5ac492264b7a2fdafc1cb6cdee7a3895975174cf86",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":          "36af02dd6291837952ec8e848581c123e0c7c76f20323e391ea6afb36e0bf1cb",
-	"stages/schedule":         "8064fbcdef13d99946183271b1f3be2a65132bb69f0b6cee8f3851820a443baf",
-	"stages/schedule/policy":  "897844848093c3b14e722613ecce8fe41712cec321c21be8447fdd594a976d74",
+	"stages/schedule":         "2e9adc9fc5fecec423a6a2838445c5b8a261ea5a2376f7074d4396ca85797973",
+	"stages/schedule/policy":  "9f1562b76de607a33864e1acfd15523ec02f11148caebccb7a76134f4309db60",
 	"stages/schedule/service": "c10ab9bf4f3f09028ca070190e97fb40315554fb0077b93836c2e76aa0143934",
-	"stages/schedule/sim":     "56f21284d4b8064a4a5d30bb1b824c79229eb47f8c465e90315fc7c0b9743049",
+	"stages/schedule/sim":     "51de51b8f78bbf6eb9072495c203a867ffeabd2499c6d8a25c00a28da4060858",
 	"stages/zoo":              "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",
 	"stages/zoo/onnxpb":       "aebea41f56d4a35d7b322c9eeb2e675ccd5c9a890fe5c2f920542b8443d8adec",
 }

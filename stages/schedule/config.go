@@ -7,9 +7,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
 )
 
 // Device kinds, the values of schedule.cluster[i].kind.
@@ -32,7 +34,10 @@ const MaxLanes = 1024
 // Config is the schedule section of pipeline.yaml.
 type Config struct {
 	// Policies are simulated, each on the whole eval workload, each into its
-	// own subdirectory of the output.
+	// own subdirectory of the output. An entry is a policy spec: a policy's
+	// name, optionally followed by +batch (micro-batching), +split (large
+	// jobs divided across devices) and +migrate (idle devices take waiting
+	// jobs), in that order, e.g. "edf+batch" or "greedy+split+migrate".
 	Policies []string `koanf:"policies"`
 	// Cluster lists the devices of the virtual cluster, in the order the
 	// simulator numbers them (ties in a policy's choice go to the first).
@@ -43,6 +48,53 @@ type Config struct {
 	// Load scales the offered load: arrival times are divided by it, so 2
 	// offers the same jobs twice as fast. Each job keeps its SLO.
 	Load float64 `koanf:"load"`
+	// Batching, Splitting and Migration set the +batch, +split and +migrate
+	// options of the policy specs.
+	Batching  Batching  `koanf:"batching"`
+	Splitting Splitting `koanf:"splitting"`
+	Migration Migration `koanf:"migration"`
+	// Dynamic weighs the dynamic policy's objectives.
+	Dynamic Weights `koanf:"dynamic"`
+}
+
+// Batching is micro-batching: compatible waiting jobs (same model,
+// precision and class) on a device merge into one batch, which runs for the
+// time the profile measured at the merged size.
+type Batching struct {
+	// MaxBatch is the most samples a merged batch holds (at least 2).
+	MaxBatch int `koanf:"max_batch"`
+	// Window is how long an idle device holds a batch short of max_batch
+	// for more jobs, from the arrival of its oldest waiting job; 0 merges
+	// only the jobs already waiting.
+	Window time.Duration `koanf:"window"`
+}
+
+// Splitting divides large jobs across devices so that the parts are
+// predicted to end together.
+type Splitting struct {
+	// MinBatch is the smallest job split, in samples (at least 2).
+	MinBatch int `koanf:"min_batch"`
+}
+
+// Migration lets a device with an idle lane and nothing queued take the job
+// another device would run next, under a threshold rule.
+type Migration struct {
+	// Cost is a moved job's time in transit.
+	Cost time.Duration `koanf:"cost"`
+	// MinGain is how much sooner the move must be predicted to end the job,
+	// transit included, for it to happen.
+	MinGain time.Duration `koanf:"min_gain"`
+}
+
+// Weights weigh the dynamic policy's score (see policy.Dynamic): rewards
+// for interactive class, deadline urgency and batchability, penalties for
+// predicted batch time and memory.
+type Weights struct {
+	Class   float64 `koanf:"class"`
+	Urgency float64 `koanf:"urgency"`
+	Batch   float64 `koanf:"batch"`
+	Service float64 `koanf:"service"`
+	Memory  float64 `koanf:"memory"`
 }
 
 // Device is one device of the virtual cluster.
@@ -91,14 +143,20 @@ type Memory struct {
 // of work, at best, for 2006 s of arrivals); with an accelerator of speed
 // 4 it needed 175%, and every policy missed nearly every SLO.
 func DefaultConfig() Config {
+	w := policy.DefaultWeights()
 	return Config{
-		Policies: policy.Names(),
+		Policies: []string{"fifo", "round_robin", "random", "greedy", "edf", "batch_aware", "dynamic",
+			"edf+batch", "greedy+split", "round_robin+migrate"},
 		Cluster: []Device{
 			{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 8192, Speed: 1},
 			{Name: "accel", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 4, MemoryMiB: 16384, Speed: 10},
 		},
-		Memory: Memory{FP16Factor: 0.5, BaseMiB: map[string]float64{}, PerSampleMiB: map[string]float64{}},
-		Load:   1,
+		Memory:    Memory{FP16Factor: 0.5, BaseMiB: map[string]float64{}, PerSampleMiB: map[string]float64{}},
+		Load:      1,
+		Batching:  Batching{MaxBatch: 32, Window: 2 * time.Millisecond},
+		Splitting: Splitting{MinBatch: 32},
+		Migration: Migration{Cost: time.Millisecond},
+		Dynamic:   Weights{Class: w.Class, Urgency: w.Urgency, Batch: w.Batch, Service: w.Service, Memory: w.Memory},
 	}
 }
 
@@ -116,8 +174,8 @@ func (c Config) Validate() error {
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)
-		if !policy.Known(p) {
-			bad(key, "unknown policy %q; the policies are %s", p, strings.Join(policy.Names(), ", "))
+		if _, err := policy.ParseSpec(p); err != nil {
+			bad(key, "%v", err)
 		} else if j := slices.Index(c.Policies, p); j < i {
 			// Each policy writes its own directory: a repeat would overwrite it.
 			bad(key, "policy %q is already listed at policies[%d]", p, j)
@@ -182,5 +240,44 @@ func (c Config) Validate() error {
 	if !(c.Load > 0) || !finite(c.Load) {
 		bad("load", "must be a positive factor, got %v", c.Load)
 	}
+	if c.Batching.MaxBatch < 2 || c.Batching.MaxBatch > math.MaxInt32 {
+		bad("batching.max_batch", "must be at least 2 samples, got %d", c.Batching.MaxBatch)
+	}
+	if c.Batching.Window < 0 {
+		bad("batching.window", "must be at least 0, got %v", c.Batching.Window)
+	}
+	if c.Splitting.MinBatch < 2 || c.Splitting.MinBatch > math.MaxInt32 {
+		bad("splitting.min_batch", "must be at least 2 samples, got %d", c.Splitting.MinBatch)
+	}
+	if c.Migration.Cost < 0 {
+		bad("migration.cost", "must be at least 0, got %v", c.Migration.Cost)
+	}
+	if c.Migration.MinGain < 0 {
+		bad("migration.min_gain", "must be at least 0, got %v", c.Migration.MinGain)
+	}
+	for _, w := range []struct {
+		key string
+		v   float64
+	}{{"class", c.Dynamic.Class}, {"urgency", c.Dynamic.Urgency}, {"batch", c.Dynamic.Batch}, {"service", c.Dynamic.Service}, {"memory", c.Dynamic.Memory}} {
+		if !(w.v >= 0) || !finite(w.v) {
+			bad("dynamic."+w.key, "must be a finite weight at least 0, got %v", w.v)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// settings are the policy options' parameters.
+func (c Config) settings() policy.Settings {
+	return policy.Settings{
+		Batching:      sim.Batching{MaxBatch: int32(c.Batching.MaxBatch), Window: c.Batching.Window.Seconds()},
+		Split:         sim.Split{MinBatch: int32(c.Splitting.MinBatch)},
+		MigrationCost: c.Migration.Cost.Seconds(),
+		MinGain:       c.Migration.MinGain.Seconds(),
+	}
+}
+
+// options are the policies' own settings.
+func (c Config) options(seed uint64) policy.Options {
+	w := c.Dynamic
+	return policy.Options{Seed: seed, Weights: policy.Weights{Class: w.Class, Urgency: w.Urgency, Batch: w.Batch, Service: w.Service, Memory: w.Memory}}
 }

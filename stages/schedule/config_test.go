@@ -1,8 +1,10 @@
 package schedule
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateNamesKeyPaths(t *testing.T) {
@@ -11,9 +13,9 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		mutate func(*Config)
 		want   string
 	}{
-		{"no policies", func(c *Config) { c.Policies = nil }, "schedule.policies: must name at least one policy (edf, fifo, greedy, random, round_robin)"},
+		{"no policies", func(c *Config) { c.Policies = nil }, "schedule.policies: must name at least one policy (batch_aware, dynamic, edf, fifo, greedy, random, round_robin)"},
 		{"unknown policy", func(c *Config) { c.Policies = []string{"fifo", "sjf"} },
-			`schedule.policies[1]: unknown policy "sjf"; the policies are edf, fifo, greedy, random, round_robin`},
+			`schedule.policies[1]: unknown policy "sjf"; the policies are batch_aware, dynamic, edf, fifo, greedy, random, round_robin`},
 		{"repeated policy", func(c *Config) { c.Policies = []string{"fifo", "edf", "fifo"} }, `schedule.policies[2]: policy "fifo" is already listed at policies[0]`},
 		{"no devices", func(c *Config) { c.Cluster = nil }, "schedule.cluster: must list at least one device"},
 		{"no name", func(c *Config) { c.Cluster[1].Name = "" }, "schedule.cluster[1].name: must name the device"},
@@ -30,6 +32,17 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"base of unknown model", func(c *Config) { c.Memory.BaseMiB = map[string]float64{"gpt": 1} }, "schedule.memory.base_mib.gpt: unknown model; the catalog has mlp, resnet18, resnet50, vit"},
 		{"negative per sample", func(c *Config) { c.Memory.PerSampleMiB = map[string]float64{"vit": -2} }, "schedule.memory.per_sample_mib.vit: must be a finite number of MiB at least 0, got -2"},
 		{"load", func(c *Config) { c.Load = -1 }, "schedule.load: must be a positive factor, got -1"},
+		{"unknown option", func(c *Config) { c.Policies = []string{"edf+fast"} }, `schedule.policies[0]: "edf+fast": unknown option "fast"; the options are batch, split, migrate`},
+		{"options out of order", func(c *Config) { c.Policies = []string{"greedy+split+batch"} }, `schedule.policies[0]: "greedy+split+batch": option "batch" repeated or out of order`},
+		{"repeated option", func(c *Config) { c.Policies = []string{"edf+batch+batch"} }, `option "batch" repeated or out of order`},
+		{"split unsupported", func(c *Config) { c.Policies = []string{"fifo+split"} }, `schedule.policies[0]: "fifo+split": fifo does not split jobs (batch_aware, dynamic, edf, greedy do)`},
+		{"batch implied", func(c *Config) { c.Policies = []string{"dynamic+batch"} }, `"dynamic+batch": dynamic always batches; drop +batch`},
+		{"max batch", func(c *Config) { c.Batching.MaxBatch = 1 }, "schedule.batching.max_batch: must be at least 2 samples, got 1"},
+		{"window", func(c *Config) { c.Batching.Window = -time.Millisecond }, "schedule.batching.window: must be at least 0, got -1ms"},
+		{"min split", func(c *Config) { c.Splitting.MinBatch = 0 }, "schedule.splitting.min_batch: must be at least 2 samples, got 0"},
+		{"migration cost", func(c *Config) { c.Migration.Cost = -time.Second }, "schedule.migration.cost: must be at least 0, got -1s"},
+		{"min gain", func(c *Config) { c.Migration.MinGain = -time.Second }, "schedule.migration.min_gain: must be at least 0, got -1s"},
+		{"weight", func(c *Config) { c.Dynamic.Urgency = math.NaN() }, "schedule.dynamic.urgency: must be a finite weight at least 0, got NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

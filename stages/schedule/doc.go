@@ -51,7 +51,8 @@
 // The keys under schedule in pipeline.yaml, with DefaultConfig's values:
 //
 //	schedule:
-//	  policies: [edf, fifo, greedy, random, round_robin]   # policy.Names()
+//	  policies: [fifo, round_robin, random, greedy, edf, batch_aware, dynamic,
+//	             edf+batch, greedy+split, round_robin+migrate]
 //	  cluster:
 //	    - name: cpu
 //	      kind: measured          # measured | declared
@@ -72,6 +73,10 @@
 //	    base_mib: {}              # per-model override of the catalog's weights
 //	    per_sample_mib: {}        # per-model override of the catalog's per-sample bytes
 //	  load: 1                     # arrival times are divided by it; SLOs kept
+//	  batching: {max_batch: 32, window: 2ms}     # +batch; max_batch >= 2, window >= 0
+//	  splitting: {min_batch: 32}                 # +split; >= 2
+//	  migration: {cost: 1ms, min_gain: 0s}       # +migrate; both >= 0
+//	  dynamic: {class: 1, urgency: 2, batch: 0.5, service: 0.5, memory: 0.25}
 //
 // The default cluster is this machine's CPU, two single-threaded lanes as
 // measured, beside a declared four-lane accelerator whose lanes are each
@@ -88,6 +93,37 @@
 // load scales the offered load without regenerating the workload: a job
 // arriving at t arrives at t/load, and its deadline is its new arrival
 // plus its SLO.
+//
+// # Policy specs and options
+//
+// Each entry of policies is a spec: a policy's name, then any of +batch,
+// +split and +migrate in that order (policy.ParseSpec). A spec is one
+// simulation; its directory and the trace's policy column are the spec.
+//
+//   - +batch (micro-batching; batch_aware and dynamic always batch): when a
+//     lane of a device can start work, the job its policy picks leads a
+//     batch, and the oldest waiting jobs of the same model, precision and
+//     class on that device join it while the batch stays within max_batch
+//     samples and the free memory. The batch runs for the profile's time at
+//     the merged size (its u-quantile, as for any batch), holds the merged
+//     size's memory, and each job keeps its own arrival, so its wait and
+//     end-to-end latency are its own. A batch short of max_batch waits on
+//     an idle lane until the device's oldest waiting job has waited window.
+//     Each device keeps a FIFO group per kind of job beside its queue, so
+//     forming a batch costs O(batch), not a scan of the queue.
+//   - +split: a job of at least min_batch samples is divided across the
+//     devices that hold it so that the parts are predicted to end together
+//     (water-filling over each device's backlog and its predicted samples a
+//     second at the job's size). Each part queues on its device like a job;
+//     the job ends with its last part. Its trace row carries split_parts
+//     and the last part's device, lane and batch; devices.parquet has every
+//     part's batch.
+//   - +migrate: whenever a device has a lane free, nothing queued and no
+//     job in transit to fill it, it considers the job that the device with
+//     the longest backlog would start next. The decision is a pluggable
+//     sim.Migrator; today policy.Threshold moves the job when its predicted
+//     end comes more than min_gain sooner after cost seconds of transit.
+//     The trace marks moved jobs (migrated).
 //
 // # Seeds
 //
@@ -134,14 +170,16 @@
 //	service_s    double               end_s - start_s, contention included
 //	e2e_s        double               end_s - arrival_s
 //	slo_met      boolean              end_s <= arrival_s + slo; false if rejected
+//	migrated     boolean              moved between device queues (+migrate)
+//	split_parts  int32   dictionary   parts it ran as (+split): 1 whole; 0 if rejected
 //	rejected     boolean              fit on no device
 //	reason       string  dictionary   why it was rejected; "" otherwise
 //
 // <policy>/devices.parquet, one row per batch run in completion order
-// (BatchRow): device, device_kind, lane, batch_id, jobs, samples,
-// memory_mib (held while it ran), start_s and end_s: each lane's busy
-// intervals and memory use. Every job runs as its own batch in this
-// version (jobs is 1).
+// (BatchRow): device, device_kind, lane, batch_id, jobs, samples, model,
+// precision, memory_mib (held while it ran), start_s and end_s: each
+// lane's busy intervals and memory use. jobs counts the jobs (or parts of
+// split jobs) the batch merged: 1 without +batch.
 //
 // Every file carries the run's provenance in its footer and is written
 // with parquetio.WriterOptions.

@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, name := range cfg.Policies {
 		g.Go(func() error {
-			return runPolicy(gctx, name, cl, seed, cfg.Load, in.Jobs, bounds.Jobs, out, prog)
+			return runPolicy(gctx, name, cfg, cl, seed, in.Jobs, bounds.Jobs, out, prog)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -127,7 +127,7 @@ func seeds(global int64, policyName string) (simSeed, policySeed uint64) {
 
 // runPolicy simulates the workload under one policy and writes its trace
 // and devices files.
-func runPolicy(ctx context.Context, name string, cl *cluster, seed int64, load float64, jobsPath string, jobs int64, out Output, prog *progress) (err error) {
+func runPolicy(ctx context.Context, name string, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, out Output, prog *progress) (err error) {
 	defer func() {
 		// A goroutine's panic would take the whole process with it.
 		if p := recover(); p != nil {
@@ -135,11 +135,15 @@ func runPolicy(ctx context.Context, name string, cl *cluster, seed int64, load f
 		}
 	}()
 	simSeed, policySeed := seeds(seed, name)
-	pol, err := policy.New(name, policySeed)
+	spec, err := policy.ParseSpec(name)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
-	r, err := openJobs(jobsPath, load)
+	pol, err := policy.New(spec.Name, cfg.options(policySeed))
+	if err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	r, err := openJobs(jobsPath, cfg.Load)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
@@ -191,7 +195,9 @@ func runPolicy(ctx context.Context, name string, cl *cluster, seed int64, load f
 		}
 		return nil
 	}
-	_, err = sim.Run(sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed}, next, emit)
+	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch}
+	spec.Configure(&sc, cfg.settings())
+	_, err = sim.Run(sc, next, emit)
 	if err == nil {
 		err = stop
 	}
@@ -246,18 +252,23 @@ func (r *recorder) record(x *sim.Record) error {
 	t.BatchID, t.BatchSize = x.BatchID, x.BatchSize
 	t.WaitS, t.ServiceS, t.E2ES = x.Start-j.Arrival, x.End-x.Start, x.End-j.Arrival
 	t.SLOMet = x.End <= j.Deadline
-	if err := r.trace.commit(); err != nil {
-		return err
-	}
+	t.Migrated, t.SplitParts = x.Migrated, x.SplitParts
+	return r.trace.commit()
+}
+
+func (r *recorder) batch(x *sim.BatchRecord) error {
+	dev := &r.cl.cfg[x.Device]
 	b := r.batches.next()
 	*b = BatchRow{
 		Device:     dev.Name,
 		DeviceKind: dev.Kind,
 		Lane:       x.Lane,
 		BatchID:    x.BatchID,
-		Jobs:       1,
-		Samples:    x.BatchSize,
-		MemoryMiB:  r.cl.Memory(j.Model, j.Precision, x.BatchSize),
+		Jobs:       x.Jobs,
+		Samples:    x.Samples,
+		Model:      modelNames[x.Model],
+		Precision:  precisionNames[x.Precision],
+		MemoryMiB:  x.Memory,
 		StartS:     x.Start,
 		EndS:       x.End,
 	}

@@ -155,6 +155,7 @@ func TestHandChecked(t *testing.T) {
 		{ID: 12, ArrivalS: 0.1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
 	})
 	cfg := oneDevice(1, 1024, policy.Names()...)
+	cfg.Batching.Window = 0 // batch_aware and dynamic batch: nothing here can
 	o := runStage(t, cfg, 1, writeSamples(t, constantProfile()), jobs)
 
 	type want struct {
@@ -503,6 +504,8 @@ func TestTraceIsTheSimulation(t *testing.T) {
 	jobsPath := generateJobs(t, mlpWorkload(5_000), 9)
 	cfg := DefaultConfig()
 	cfg.Load = 100
+	cfg.Policies = append(cfg.Policies, "dynamic+split+migrate")
+	cfg.Splitting.MinBatch = 8
 	const seed = 5
 	o := runStage(t, cfg, seed, writeSamples(t, prof), jobsPath)
 
@@ -532,13 +535,19 @@ func TestTraceIsTheSimulation(t *testing.T) {
 	for _, name := range cfg.Policies {
 		t.Run(name, func(t *testing.T) {
 			simSeed, policySeed := seeds(seed, name)
-			pol, err := policy.New(name, policySeed)
+			spec, err := policy.ParseSpec(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol, err := policy.New(spec.Name, cfg.options(policySeed))
 			if err != nil {
 				t.Fatal(err)
 			}
 			i := 0
 			var recs []sim.Record
-			_, err = sim.Run(sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed},
+			sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed}
+			spec.Configure(&sc, cfg.settings())
+			_, err = sim.Run(sc,
 				func() (*sim.Job, bool) {
 					if i == len(jobs) {
 						return nil, false
@@ -558,6 +567,7 @@ func TestTraceIsTheSimulation(t *testing.T) {
 			for k, r := range recs {
 				tr := trace[k]
 				if tr.JobID != r.Job.ID || tr.Device != cl.cfg[r.Device].Name || tr.Lane != r.Lane || tr.BatchID != r.BatchID ||
+					tr.BatchSize != r.BatchSize || tr.Migrated != r.Migrated || tr.SplitParts != r.SplitParts ||
 					tr.StartS != r.Start || tr.EndS != r.End || tr.ArrivalS != r.Job.Arrival {
 					t.Fatalf("row %d = %+v, the simulation recorded job %d on device %d lane %d batch %d, %v–%v",
 						k, tr, r.Job.ID, r.Device, r.Lane, r.BatchID, r.Start, r.End)
@@ -566,6 +576,18 @@ func TestTraceIsTheSimulation(t *testing.T) {
 			}
 			if !reordered {
 				t.Errorf("jobs completed in arrival order: the test needs queues that reorder them")
+			}
+			// Each option shows in the files, and only with the option.
+			var migrated, split, merged bool
+			for _, tr := range trace {
+				migrated = migrated || tr.Migrated
+				split = split || tr.SplitParts > 1
+			}
+			for _, b := range o.batches[name] {
+				merged = merged || b.Jobs > 1
+			}
+			if migrated != spec.Migrate || split != spec.Split || merged != spec.Batch {
+				t.Errorf("migrated %v, split %v, merged %v; the spec is %+v", migrated, split, merged, spec)
 			}
 		})
 	}

@@ -57,6 +57,14 @@ type TraceRow struct {
 	// SLOMet is true when the job ended by its deadline (arrival plus its
 	// SLO); never for a rejected job.
 	SLOMet bool `parquet:"slo_met"`
+	// Migrated is true when the job moved from the queue it joined to
+	// another device's before it ran (the policy's +migrate option).
+	Migrated bool `parquet:"migrated"`
+	// SplitParts is the number of parts the job ran as across devices (the
+	// +split option): 1 for a job run whole, 0 for a rejected job. For a
+	// split job Device, Lane, BatchID, BatchSize and EndS are those of the
+	// part that finished last, StartS that of the part that started first.
+	SplitParts int32 `parquet:"split_parts,dict"`
 	// Rejected is true when the job fit on no device; Reason says why and
 	// is empty otherwise.
 	Rejected bool   `parquet:"rejected"`
@@ -64,8 +72,9 @@ type TraceRow struct {
 }
 
 // BatchRow is one row of <policy>/devices.parquet: one batch run on one
-// lane, in completion order. Each job runs as its own batch in this
-// version of the simulator, so Jobs is 1 and Samples the job's batch size.
+// lane, in completion order. Without micro-batching each job (or each part
+// of a split job) runs as its own batch, so Jobs is 1 and Samples its batch
+// size; a micro-batch merges Jobs jobs of one model, precision and class.
 type BatchRow struct {
 	// Device and DeviceKind name the device; Lane is its lane, from 0.
 	Device     string `parquet:"device,dict"`
@@ -76,6 +85,9 @@ type BatchRow struct {
 	// Jobs is the number of jobs in the batch, Samples their samples.
 	Jobs    int32 `parquet:"jobs,dict"`
 	Samples int32 `parquet:"samples,dict"`
+	// Model and Precision are the batch's.
+	Model     string `parquet:"model,dict"`
+	Precision string `parquet:"precision,dict"`
 	// MemoryMiB is what the batch held on the device while it ran.
 	MemoryMiB float64 `parquet:"memory_mib,dict"`
 	// StartS and EndS bound the lane's busy interval.
@@ -148,7 +160,7 @@ type BoundsRow struct {
 // value, and the bounds of a few category names help no reader.
 var traceWriterOptions = skipStringBounds("policy", "device", "device_kind", "class", "model", "precision", "reason")
 
-var batchWriterOptions = skipStringBounds("device", "device_kind")
+var batchWriterOptions = skipStringBounds("device", "device_kind", "model", "precision")
 
 func skipStringBounds(cols ...string) []parquet.WriterOption {
 	var opts []parquet.WriterOption
