@@ -57,7 +57,8 @@ func simulate(t *testing.T, p sim.Policy, devs []sim.Device, svc sim.Service, jo
 		if got[r.Job.ID] != nil {
 			return fmt.Errorf("job %d recorded twice", r.Job.ID)
 		}
-		got[r.Job.ID] = r
+		c := *r // the record is the simulator's until emit returns
+		got[r.Job.ID] = &c
 		return nil
 	})
 	if err != nil {

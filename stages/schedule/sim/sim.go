@@ -118,7 +118,7 @@ type Config struct {
 	Split     Split
 	Migration Migration
 	// OnBatch, if not nil, receives each batch as it ends, before the
-	// records of its jobs.
+	// records of its jobs; the record is reused once OnBatch returns.
 	OnBatch func(*BatchRecord) error
 }
 
@@ -198,7 +198,8 @@ type transfer struct {
 }
 
 // Run simulates jobs, which next returns in arrival order (ok false at the
-// end), and hands every job's record to emit in completion order. A job
+// end), and hands every job's record to emit in completion order; the
+// record is reused once emit returns, so emit copies what it keeps. A job
 // arriving before its predecessor is an error, as is an invalid cluster.
 func Run(cfg Config, next func() (*Job, bool), emit func(*Record) error) (Stats, error) {
 	s, err := newState(cfg)
@@ -230,6 +231,9 @@ type State struct {
 	batches  int64
 	emit     func(*Record) error
 	err      error
+	rec      Record      // the record being emitted
+	batch    BatchRecord // the batch being emitted
+	feat     MigrationFeatures
 	members  []*Job  // the batch being formed
 	views    []Group // the groups offered to a GroupPicker
 	viewOf   []*group
@@ -648,11 +652,13 @@ func (s *State) complete(e event) {
 	s.settle(ds)
 	if s.cfg.OnBatch != nil && s.err == nil {
 		h := r.jobs[0]
-		s.fail(s.cfg.OnBatch(&BatchRecord{Device: e.dev, Lane: e.lane, BatchID: r.batch, Model: h.Model, Precision: h.Precision,
-			Jobs: int32(len(r.jobs)), Samples: r.samples, Memory: r.memory, Start: r.start, End: s.now}))
+		s.batch = BatchRecord{Device: e.dev, Lane: e.lane, BatchID: r.batch, Model: h.Model, Precision: h.Precision,
+			Jobs: int32(len(r.jobs)), Samples: r.samples, Memory: r.memory, Start: r.start, End: s.now}
+		s.fail(s.cfg.OnBatch(&s.batch))
 	}
+	rec := &s.rec
 	for _, j := range r.jobs {
-		rec := Record{Job: j, Device: e.dev, Lane: e.lane, BatchID: r.batch, BatchSize: r.samples,
+		*rec = Record{Job: j, Device: e.dev, Lane: e.lane, BatchID: r.batch, BatchSize: r.samples,
 			Start: r.start, End: s.now, Migrated: j.migrated, SplitParts: 1}
 		if sp := j.split; sp != nil {
 			sp.migrated = sp.migrated || j.migrated
@@ -663,7 +669,7 @@ func (s *State) complete(e event) {
 			}
 			rec.Job, rec.Start, rec.Migrated, rec.SplitParts = sp.parent, sp.start, sp.migrated, sp.parts
 		}
-		s.record(&rec)
+		s.record(rec)
 	}
 	clear(r.jobs)
 	r.jobs = r.jobs[:0]
@@ -718,14 +724,15 @@ func (s *State) steal(to int) {
 			return
 		}
 		src := &s.devs[from]
-		f := MigrationFeatures{
+		f := &s.feat
+		*f = MigrationFeatures{
 			Job: j, From: from, To: to,
 			FromBusy: float64(src.busy) / float64(src.Lanes), ToBusy: float64(dst.busy) / float64(dst.Lanes),
 			FromQueued: src.waiting, FromBacklog: worst, ToBacklog: s.Backlog(to),
 			FromWait: s.laneWait(from), PredictFrom: s.Predict(from, j), PredictTo: s.Predict(to, j),
 			Cost: m.Cost,
 		}
-		if !m.Decide.Migrate(&f) {
+		if !m.Decide.Migrate(f) {
 			return
 		}
 		s.take(from, j)
