@@ -10,10 +10,10 @@ var codeVersions = map[string]string{
 	"stages/generate":         "662da5d75c5bc52eeeb2cf5ac492264b7a2fdafc1cb6cdee7a3895975174cf86",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":          "36af02dd6291837952ec8e848581c123e0c7c76f20323e391ea6afb36e0bf1cb",
-	"stages/schedule":         "b3b626ce45837162106eb688e42dab3b557a00f4cc380cd3ae67634038bf1397",
-	"stages/schedule/policy":  "904af4c6223629ae63381ab29dcce4e51d353029ba5ab3dfee812eacb6148e17",
+	"stages/schedule":         "32a440a09a40cb1808450fb9f20bbe8ad1043e9870434bcbff69f2f544e31c76",
+	"stages/schedule/policy":  "37a605a7782dff484c46349e2c0e04941c6fa087c702584a6a3b2e2b16f9db63",
 	"stages/schedule/service": "c10ab9bf4f3f09028ca070190e97fb40315554fb0077b93836c2e76aa0143934",
-	"stages/schedule/sim":     "7f97d87b5ee1edceb16c538866595e98ef3eb926e07f75d2937b35695592e994",
+	"stages/schedule/sim":     "776930df77488a45d16a6c7f899bb66da23b6283c7d33677848f3f9e80e4c87e",
 	"stages/zoo":              "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",
 	"stages/zoo/onnxpb":       "aebea41f56d4a35d7b322c9eeb2e675ccd5c9a890fe5c2f920542b8443d8adec",
 }

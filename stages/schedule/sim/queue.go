@@ -100,15 +100,23 @@ func (q *queue) peek(fits func(*Job) bool, strict bool) *Job {
 }
 
 func (q *queue) dropStaleFIFO() {
-	for q.head < len(q.fifo) && !q.fifo[q.head].live() {
-		q.fifo[q.head] = entry{}
-		q.head++
+	q.fifo, q.head = dropStale(q.fifo, q.head)
+}
+
+// dropStale advances head past the stale entries at the front of a FIFO
+// slice, and moves the rest to the start once the dead front is over half
+// of it, so a long run's memory stays with the waiting jobs.
+func dropStale(es []entry, head int) ([]entry, int) {
+	for head < len(es) && !es[head].live() {
+		es[head] = entry{}
+		head++
 	}
-	if q.head > 1024 && q.head*2 > len(q.fifo) {
-		n := copy(q.fifo, q.fifo[q.head:])
-		clear(q.fifo[n:])
-		q.fifo, q.head = q.fifo[:n], 0
+	if head > 1024 && head*2 > len(es) {
+		n := copy(es, es[head:])
+		clear(es[n:])
+		es, head = es[:n], 0
 	}
+	return es, head
 }
 
 // reset empties the queue; every entry is stale when no job waits.
@@ -191,15 +199,7 @@ type group struct {
 // first returns the group's oldest live job, dropping stale entries before
 // it.
 func (g *group) first() *Job {
-	for g.head < len(g.entries) && !g.entries[g.head].live() {
-		g.entries[g.head] = entry{}
-		g.head++
-	}
-	if g.head > 1024 && g.head*2 > len(g.entries) {
-		n := copy(g.entries, g.entries[g.head:])
-		clear(g.entries[n:])
-		g.entries, g.head = g.entries[:n], 0
-	}
+	g.entries, g.head = dropStale(g.entries, g.head)
 	if g.head == len(g.entries) {
 		return nil
 	}
