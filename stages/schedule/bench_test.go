@@ -42,7 +42,7 @@ func benchProfile() []profile.Sample {
 
 // BenchmarkScheduleStage runs the whole stage on a million eval jobs of
 // generate's default mix on the default cluster, offered at 80% of the
-// bound's capacity: each policy alone, then all five (at most GOMAXPROCS at
+// bound's capacity: each policy alone, then all of them (at most GOMAXPROCS at
 // once). Reading the jobs, simulating and writing the traces are all
 // timed. jobs/s counts simulated jobs, summed over the policies run;
 // peak-heap-MiB is the largest live heap sampled during the last run.
