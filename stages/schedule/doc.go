@@ -227,9 +227,9 @@
 // up: per running policy, the reader's few MiB, the jobs queued or running
 // in the simulator (their memory is reused once recorded), and one row
 // group (1M rows, parquetio.RowGroupRows) of compressed trace and devices
-// pages, about 65 MiB. On 3M jobs at 80% load, the peak heap was 177 MiB
-// for one policy and 471 MiB for all five (two at a time on two cores),
-// garbage included. An overloaded cluster's queues hold a growing share of
+// pages, about 65 MiB. On 1M jobs at 80% load (BenchmarkScheduleStage),
+// the peak heap was 91 MiB for one policy and 184–227 MiB for the seven
+// base policies one at a time, garbage included. An overloaded cluster's queues hold a growing share of
 // the workload, as they would in reality.
 //
 // BenchmarkScheduleStage times the stage on a million jobs.
