@@ -10,10 +10,10 @@ var codeVersions = map[string]string{
 	"stages/generate":         "662da5d75c5bc52eeeb2cf5ac492264b7a2fdafc1cb6cdee7a3895975174cf86",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":          "36af02dd6291837952ec8e848581c123e0c7c76f20323e391ea6afb36e0bf1cb",
-	"stages/schedule":         "32a440a09a40cb1808450fb9f20bbe8ad1043e9870434bcbff69f2f544e31c76",
-	"stages/schedule/policy":  "37a605a7782dff484c46349e2c0e04941c6fa087c702584a6a3b2e2b16f9db63",
+	"stages/schedule":         "14784ef29e6a25eacf92619bdda05bb2801b4da530081f3528f1971ddc42f836",
+	"stages/schedule/policy":  "cb0b7a3e9c2d256230efc7dce65cdaf4160f3b804a80a544d7d5dc9c7c0dd54f",
 	"stages/schedule/service": "c10ab9bf4f3f09028ca070190e97fb40315554fb0077b93836c2e76aa0143934",
-	"stages/schedule/sim":     "776930df77488a45d16a6c7f899bb66da23b6283c7d33677848f3f9e80e4c87e",
+	"stages/schedule/sim":     "c05c08df5fb57dc166f4bbe77e1b49826da9083cb4fc5c82d0895490085001c3",
 	"stages/zoo":              "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",
 	"stages/zoo/onnxpb":       "aebea41f56d4a35d7b322c9eeb2e675ccd5c9a890fe5c2f920542b8443d8adec",
 }

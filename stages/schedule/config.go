@@ -53,8 +53,8 @@ type Config struct {
 	Batching  Batching  `koanf:"batching"`
 	Splitting Splitting `koanf:"splitting"`
 	Migration Migration `koanf:"migration"`
-	// Dynamic weighs the dynamic policy's objectives.
-	Dynamic Weights `koanf:"dynamic"`
+	// Dynamic weighs the dynamic policy's objectives (policy.Dynamic).
+	Dynamic policy.Weights `koanf:"dynamic"`
 }
 
 // Batching is micro-batching: compatible waiting jobs (same model,
@@ -84,17 +84,6 @@ type Migration struct {
 	// MinGain is how much sooner the move must be predicted to end the job,
 	// transit included, for it to happen.
 	MinGain time.Duration `koanf:"min_gain"`
-}
-
-// Weights weigh the dynamic policy's score (see policy.Dynamic): rewards
-// for interactive class, deadline urgency and batchability, penalties for
-// predicted batch time and memory.
-type Weights struct {
-	Class   float64 `koanf:"class"`
-	Urgency float64 `koanf:"urgency"`
-	Batch   float64 `koanf:"batch"`
-	Service float64 `koanf:"service"`
-	Memory  float64 `koanf:"memory"`
 }
 
 // Device is one device of the virtual cluster.
@@ -143,7 +132,6 @@ type Memory struct {
 // of work, at best, for 2006 s of arrivals); with an accelerator of speed
 // 4 it needed 175%, and every policy missed nearly every SLO.
 func DefaultConfig() Config {
-	w := policy.DefaultWeights()
 	return Config{
 		Policies: []string{"fifo", "round_robin", "random", "greedy", "edf", "batch_aware", "dynamic",
 			"edf+batch", "greedy+split", "round_robin+migrate"},
@@ -156,7 +144,7 @@ func DefaultConfig() Config {
 		Batching:  Batching{MaxBatch: 32, Window: 2 * time.Millisecond},
 		Splitting: Splitting{MinBatch: 32},
 		Migration: Migration{Cost: time.Millisecond},
-		Dynamic:   Weights{Class: w.Class, Urgency: w.Urgency, Batch: w.Batch, Service: w.Service, Memory: w.Memory},
+		Dynamic:   policy.DefaultWeights(),
 	}
 }
 
@@ -278,6 +266,5 @@ func (c Config) settings() policy.Settings {
 
 // options are the policies' own settings.
 func (c Config) options(seed uint64) policy.Options {
-	w := c.Dynamic
-	return policy.Options{Seed: seed, Weights: policy.Weights{Class: w.Class, Urgency: w.Urgency, Batch: w.Batch, Service: w.Service, Memory: w.Memory}}
+	return policy.Options{Seed: seed, Weights: c.Dynamic}
 }

@@ -2,18 +2,19 @@ package policy
 
 import "github.com/mlsched/mlsched/stages/schedule/sim"
 
-// Weights weigh the terms of the dynamic policy's score.
+// Weights weigh the terms of the dynamic policy's score; they are the
+// schedule.dynamic section of pipeline.yaml.
 type Weights struct {
 	// Class rewards interactive work.
-	Class float64
+	Class float64 `koanf:"class"`
 	// Urgency rewards a group whose oldest job is near its deadline.
-	Urgency float64
+	Urgency float64 `koanf:"urgency"`
 	// Batch rewards a group with many samples to batch.
-	Batch float64
+	Batch float64 `koanf:"batch"`
 	// Service penalizes a long predicted batch time.
-	Service float64
+	Service float64 `koanf:"service"`
 	// Memory penalizes a batch that holds much of the device's memory.
-	Memory float64
+	Memory float64 `koanf:"memory"`
 }
 
 // DefaultWeights put class and urgency first, then batching, with light

@@ -63,19 +63,6 @@ func specs() []Spec {
 	return out
 }
 
-func (sp Spec) String() string {
-	s := sp.Name
-	for _, o := range []struct {
-		on   bool
-		name string
-	}{{sp.Batch, "batch"}, {sp.Split, "split"}, {sp.Migrate, "migrate"}} {
-		if o.on {
-			s += "+" + o.name
-		}
-	}
-	return s
-}
-
 type run struct {
 	recs    []*sim.Record
 	batches []sim.BatchRecord

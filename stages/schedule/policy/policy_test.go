@@ -259,3 +259,15 @@ func TestEDFKeyAgreesWithLess(t *testing.T) {
 		}
 	}
 }
+
+func TestSpecRoundTrips(t *testing.T) {
+	for _, in := range []string{"fifo", "edf+batch", "greedy+split+migrate", "dynamic+migrate", "edf+batch+split+migrate"} {
+		sp, err := ParseSpec(in)
+		if err != nil || sp.String() != in {
+			t.Errorf("ParseSpec(%q) = %+v, %v; written back %q", in, sp, err, sp.String())
+		}
+	}
+	if sp, _ := ParseSpec("batch_aware"); !sp.Batch {
+		t.Errorf("batch_aware does not batch: %+v", sp)
+	}
+}

@@ -79,6 +79,22 @@ func splitters() []string {
 	return out
 }
 
+// String writes the spec back, with its options in order; a policy that
+// always batches is written without +batch.
+func (sp Spec) String() string {
+	s := sp.Name
+	if sp.Batch && !registry[sp.Name].batches {
+		s += "+" + OptBatch
+	}
+	if sp.Split {
+		s += "+" + OptSplit
+	}
+	if sp.Migrate {
+		s += "+" + OptMigrate
+	}
+	return s
+}
+
 // Settings are the parameters of the options, from the stage's config.
 type Settings struct {
 	Batching sim.Batching

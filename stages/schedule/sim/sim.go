@@ -228,7 +228,6 @@ type State struct {
 	transit  []transfer
 	tHead    int
 	stats    Stats
-	batches  int64
 	emit     func(*Record) error
 	err      error
 	rec      Record      // the record being emitted
@@ -630,9 +629,8 @@ func (s *State) start(d int, samples int32) {
 			j.split.start = min(j.split.start, s.now)
 		}
 	}
-	s.batches++
 	s.stats.Batches++
-	r.batch, r.samples, r.start = s.batches, samples, s.now
+	r.batch, r.samples, r.start = s.stats.Batches, samples, s.now
 	r.remaining = s.cfg.Service.Time(d, h.Model, h.Precision, samples, s.rng.Float64())
 	r.memory = s.cfg.Service.Memory(h.Model, h.Precision, samples)
 	r.predEnd = s.now + s.cfg.Service.Predict(d, h.Model, h.Precision, samples)/ds.Speed
