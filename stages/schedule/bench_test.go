@@ -2,9 +2,13 @@ package schedule
 
 import (
 	"context"
-	"github.com/mlsched/mlsched/pipeline/memstat"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/memstat"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
@@ -48,19 +52,7 @@ func benchProfile() []profile.Sample {
 // peak-heap-MiB is the largest live heap sampled during the last run.
 func BenchmarkScheduleStage(b *testing.B) {
 	const jobs = 1_000_000
-	gen := generate.DefaultConfig()
-	gen.Train.Jobs, gen.Eval.Jobs = 1, jobs
-	jobsPath := generateJobs(b, gen, 1)
-	samplesPath := writeSamples(b, benchProfile())
-
-	cfg := DefaultConfig()
-	load, err := loadFor(cfg, samplesPath, jobsPath, 0.8)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Load = load
-	b.Logf("load %.3f puts the workload at 80%% of the cluster's capacity", load)
-
+	cfg, in := stageWorkload(b, jobs)
 	sets := [][]string{}
 	for _, p := range policy.Names() {
 		sets = append(sets, []string{p})
@@ -71,23 +63,74 @@ func BenchmarkScheduleStage(b *testing.B) {
 		if len(ps) > 1 {
 			name = "all=" + strings.Join(ps, "+")
 		}
-		b.Run(name, func(b *testing.B) {
-			c := cfg
-			c.Policies = ps
-			dir := b.TempDir()
-			var peak uint64
-			for b.Loop() {
-				peak = memstat.PeakHeap(func() {
-					err = Run(context.Background(), c, 1, Inputs{Samples: samplesPath, Jobs: jobsPath}, Output{Dir: dir, Metadata: testMeta})
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
+		b.Run(name, func(b *testing.B) { runStageBench(b, cfg, in, ps, jobs) })
+	}
+}
+
+// BenchmarkScheduleStageScale shows how the whole stage's cost grows with
+// the workload: ns/job should stay flat from 10⁵ to 10⁷ jobs (each at 80%
+// load, so queues stay bounded), and so should the peak heap.
+func BenchmarkScheduleStageScale(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000, 10_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			cfg, in := stageWorkload(b, n)
+			for _, p := range []string{"fifo", "edf"} {
+				b.Run(p, func(b *testing.B) { runStageBench(b, cfg, in, []string{p}, n) })
 			}
-			b.ReportMetric(float64(jobs*len(ps))*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 		})
 	}
+}
+
+// stageWorkload generates n eval jobs of generate's default mix and a
+// benchmark profile, and returns the default config with the load that
+// offers them at 80% of the default cluster's capacity.
+func stageWorkload(b *testing.B, n int) (Config, Inputs) {
+	gen := generate.DefaultConfig()
+	gen.Train.Jobs, gen.Eval.Jobs = 1, int64(n)
+	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: writeSamples(b, benchProfile())}
+	cfg := DefaultConfig()
+	load, err := loadFor(cfg, in.Samples, in.Jobs, 0.8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Load = load
+	b.Logf("load %.3f puts %d jobs at 80%% of the cluster's capacity", load, n)
+	return cfg, in
+}
+
+// runStageBench times the stage running the given policies on jobs jobs.
+func runStageBench(b *testing.B, cfg Config, in Inputs, policies []string, jobs int) {
+	cfg.Policies = policies
+	dir := b.TempDir()
+	var peak uint64
+	var err error
+	for b.Loop() {
+		peak = memstat.PeakHeap(func() {
+			err = Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	total := float64(jobs * len(policies))
+	b.ReportMetric(total*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/total, "ns/job")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(policyFileBytes(b, dir, policies, TraceFile))/total, "trace-B/job")
+	b.ReportMetric(float64(policyFileBytes(b, dir, policies, DevicesFile))/total, "devices-B/job")
+}
+
+// policyFileBytes sums the sizes of one file of each policy.
+func policyFileBytes(b *testing.B, dir string, policies []string, name string) int64 {
+	var n int64
+	for _, p := range policies {
+		st, err := os.Stat(filepath.Join(dir, PolicyFile(p, name)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += st.Size()
+	}
+	return n
 }
 
 // loadFor returns the load factor that offers the workload at the given

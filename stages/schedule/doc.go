@@ -161,25 +161,35 @@
 //	batch_id     int64   delta        from 1 in start order; 0 if rejected
 //	batch_size   int32   dictionary   samples in the batch as run; 0 if rejected
 //	class        string  dictionary   interactive | batch
-//	model        string  dictionary
-//	precision    string  dictionary   fp32 | fp16
-//	arrival_s    double               seconds, as simulated (after load)
-//	start_s      double
-//	end_s        double
-//	wait_s       double               start_s - arrival_s
-//	service_s    double               end_s - start_s, contention included
-//	e2e_s        double               end_s - arrival_s
+//	arrival_s    double  split        seconds, as simulated (after load)
+//	start_s      double  split
+//	end_s        double  split
+//	wait_s       double  plain        start_s - arrival_s
+//	service_s    double  plain        end_s - start_s, contention included
+//	e2e_s        double  plain        end_s - arrival_s
 //	slo_met      boolean              end_s <= arrival_s + slo; false if rejected
 //	migrated     boolean              moved between device queues (+migrate)
 //	split_parts  int32   dictionary   parts it ran as (+split): 1 whole; 0 if rejected
 //	rejected     boolean              fit on no device
-//	reason       string  dictionary   why it was rejected; "" otherwise
+//	reason       string  dictionary   why it was rejected; null otherwise
+//
+// A job's model, precision and batch size are in the eval workload, by
+// job_id; the trace does not repeat them.
+//
+// Every column but the durations is zstd-compressed; the times are stored
+// byte-stream-split, which compresses them well. The durations are stored
+// uncompressed: they are nearly random doubles, which zstd shrank by an
+// eighth in about a third of the time it took to write a trace. Neither
+// these nor the string columns carry min/max statistics (no reader would
+// prune by them); the times do. Together with the indexed event heap this
+// took the stage past a million jobs a second per core (see the benchmark).
 //
 // <policy>/devices.parquet, one row per batch run in completion order
-// (BatchRow): device, device_kind, lane, batch_id, jobs, samples, model,
-// precision, memory_mib (held while it ran), start_s and end_s: each
-// lane's busy intervals and memory use. jobs counts the jobs (or parts of
-// split jobs) the batch merged: 1 without +batch.
+// (BatchRow): device, device_kind, lane, batch_id, jobs, samples,
+// memory_mib (held while it ran), start_s and end_s: each lane's busy
+// intervals and memory use. jobs counts the jobs (or parts of split jobs)
+// the batch merged: 1 without +batch. A batch's model and precision are
+// those of its jobs (the trace's rows with its batch_id).
 //
 // Every file carries the run's provenance in its footer and is written
 // with parquetio.WriterOptions.
@@ -228,9 +238,14 @@
 // in the simulator (their memory is reused once recorded), and one row
 // group (1M rows, parquetio.RowGroupRows) of compressed trace and devices
 // pages, about 65 MiB. On 1M jobs at 80% load (BenchmarkScheduleStage),
-// the peak heap was 91 MiB for one policy and 184–227 MiB for the seven
-// base policies one at a time, garbage included. An overloaded cluster's queues hold a growing share of
-// the workload, as they would in reality.
+// the peak heap was 88 MiB for one policy and 182 MiB for the seven base
+// policies (two at a time on two cores), garbage included; on 10M jobs it
+// was 101 MiB for one policy (BenchmarkScheduleStageScale). An overloaded
+// cluster's queues hold a growing share of the workload, as they would in
+// reality: round_robin and random, which ignore device speed, peak at
+// about 140 MiB on 1M jobs.
 //
-// BenchmarkScheduleStage times the stage on a million jobs.
+// BenchmarkScheduleStage times the stage on a million jobs, and
+// BenchmarkScheduleStageScale at 10⁵, 10⁶ and 10⁷ (the cost per job stays
+// flat).
 package schedule

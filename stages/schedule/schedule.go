@@ -233,15 +233,13 @@ func (r *recorder) record(x *sim.Record) error {
 	j := x.Job
 	t := r.trace.next()
 	*t = TraceRow{
-		JobID:     j.ID,
-		Policy:    r.policy,
-		Lane:      -1,
-		Class:     classNames[j.Class],
-		Model:     modelNames[j.Model],
-		Precision: precisionNames[j.Precision],
-		ArrivalS:  j.Arrival,
-		StartS:    x.Start,
-		EndS:      x.End,
+		JobID:    j.ID,
+		Policy:   r.policy,
+		Lane:     -1,
+		Class:    classNames[j.Class],
+		ArrivalS: j.Arrival,
+		StartS:   x.Start,
+		EndS:     x.End,
 	}
 	if x.Rejected() {
 		t.Rejected, t.Reason = true, x.Reason
@@ -266,8 +264,6 @@ func (r *recorder) batch(x *sim.BatchRecord) error {
 		BatchID:    x.BatchID,
 		Jobs:       x.Jobs,
 		Samples:    x.Samples,
-		Model:      modelNames[x.Model],
-		Precision:  precisionNames[x.Precision],
 		MemoryMiB:  x.Memory,
 		StartS:     x.Start,
 		EndS:       x.End,

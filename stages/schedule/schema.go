@@ -38,22 +38,21 @@ type TraceRow struct {
 	// rejected job, which ran in none.
 	BatchID   int64 `parquet:"batch_id,delta"`
 	BatchSize int32 `parquet:"batch_size,dict"`
-	// Class, Model and Precision are the job's.
-	Class     string `parquet:"class,dict"`
-	Model     string `parquet:"model,dict"`
-	Precision string `parquet:"precision,dict"`
+	// Class is the job's (its model, precision and batch size are in the
+	// eval workload, by JobID).
+	Class string `parquet:"class,dict"`
 	// ArrivalS is the arrival time as simulated: the workload's divided by
 	// schedule.load.
-	ArrivalS float64 `parquet:"arrival_s"`
+	ArrivalS float64 `parquet:"arrival_s,split"`
 	// StartS and EndS bound the job's run; both equal ArrivalS for a
 	// rejected job.
-	StartS float64 `parquet:"start_s"`
-	EndS   float64 `parquet:"end_s"`
+	StartS float64 `parquet:"start_s,split"`
+	EndS   float64 `parquet:"end_s,split"`
 	// WaitS is StartS - ArrivalS, ServiceS is EndS - StartS (including any
 	// slowdown from lanes sharing the device), and E2ES is EndS - ArrivalS.
-	WaitS    float64 `parquet:"wait_s"`
-	ServiceS float64 `parquet:"service_s"`
-	E2ES     float64 `parquet:"e2e_s"`
+	WaitS    float64 `parquet:"wait_s,uncompressed"`
+	ServiceS float64 `parquet:"service_s,uncompressed"`
+	E2ES     float64 `parquet:"e2e_s,uncompressed"`
 	// SLOMet is true when the job ended by its deadline (arrival plus its
 	// SLO); never for a rejected job.
 	SLOMet bool `parquet:"slo_met"`
@@ -66,9 +65,9 @@ type TraceRow struct {
 	// part that finished last, StartS that of the part that started first.
 	SplitParts int32 `parquet:"split_parts,dict"`
 	// Rejected is true when the job fit on no device; Reason says why and
-	// is empty otherwise.
+	// is null otherwise.
 	Rejected bool   `parquet:"rejected"`
-	Reason   string `parquet:"reason,dict"`
+	Reason   string `parquet:"reason,optional,dict"`
 }
 
 // BatchRow is one row of <policy>/devices.parquet: one batch run on one
@@ -85,9 +84,6 @@ type BatchRow struct {
 	// Jobs is the number of jobs in the batch, Samples their samples.
 	Jobs    int32 `parquet:"jobs,dict"`
 	Samples int32 `parquet:"samples,dict"`
-	// Model and Precision are the batch's.
-	Model     string `parquet:"model,dict"`
-	Precision string `parquet:"precision,dict"`
 	// MemoryMiB is what the batch held on the device while it ran.
 	MemoryMiB float64 `parquet:"memory_mib,dict"`
 	// StartS and EndS bound the lane's busy interval.
@@ -106,7 +102,7 @@ type ClusterRow struct {
 	Threads       int32  `parquet:"threads"`
 	// Lanes, MemoryMiB and Speed are as configured.
 	Lanes     int32   `parquet:"lanes"`
-	MemoryMiB float64 `parquet:"memory_mib"`
+	MemoryMiB float64 `parquet:"memory_mib,dict"`
 	Speed     float64 `parquet:"speed"`
 	// ContentionMeasured is true when the lanes' slowdown comes from the
 	// profile's contention rows; false for a declared device and for a
@@ -131,7 +127,7 @@ type ClusterRow struct {
 type BoundsRow struct {
 	// Jobs is the workload's size; UnfitJobs of them fit on no device
 	// (every policy rejects them) and are left out of the bounds.
-	Jobs      int64 `parquet:"jobs"`
+	Jobs      int64 `parquet:"jobs,dict"`
 	UnfitJobs int64 `parquet:"unfit_jobs"`
 	// WorkS is the sum over jobs of the job's predicted time alone on its
 	// fastest device (mean / speed); EffectiveLanes is the sum of the
@@ -155,14 +151,17 @@ type BoundsRow struct {
 	MeanLatencyLBS float64 `parquet:"mean_latency_lb_s"`
 }
 
-// traceWriterOptions skip min/max statistics of the string columns, as
-// generate does for its jobs: parquet-go computes them by comparing every
-// value, and the bounds of a few category names help no reader.
-var traceWriterOptions = skipStringBounds("policy", "device", "device_kind", "class", "model", "precision", "reason")
+// traceWriterOptions skip min/max statistics where no reader would prune
+// by them: the string columns (as generate does for its jobs), whose bounds
+// are a few category names, and the durations, whose pages all span nearly
+// the same range. parquet-go computes them by comparing every value, which
+// cost about a twentieth of writing a trace. The times keep theirs, so a
+// reader can skip to a window of the simulation.
+var traceWriterOptions = skipBounds("policy", "device", "device_kind", "class", "reason", "wait_s", "service_s", "e2e_s")
 
-var batchWriterOptions = skipStringBounds("device", "device_kind", "model", "precision")
+var batchWriterOptions = skipBounds("device", "device_kind", "memory_mib")
 
-func skipStringBounds(cols ...string) []parquet.WriterOption {
+func skipBounds(cols ...string) []parquet.WriterOption {
 	var opts []parquet.WriterOption
 	for _, c := range cols {
 		opts = append(opts, parquet.SkipPageBounds(c), parquet.SkipPageStatistics(c))

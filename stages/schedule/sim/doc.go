@@ -23,6 +23,14 @@
 // job's remaining work and re-times its completion. This is exact for the
 // model (piecewise-constant rates), so small cases can be checked by hand.
 //
+// Pending events live in an indexed heap with one slot per lane (its
+// batch's completion) and one per device (its batching timer). Re-timing a
+// completion moves its slot in place, so the heap never holds more entries
+// than the cluster has lanes and devices. (Pushing a new event and skipping
+// the stale one later cost twice as much on the default cluster: a long
+// batch on a shared device was re-timed by every short batch beside it, and
+// each re-timing left an entry behind.)
+//
 // # Options
 //
 // Micro-batching (Config.Batching) merges, whenever a lane starts work, the
@@ -47,8 +55,8 @@
 //
 // Time is virtual; nothing reads the wall clock. Events at the same time are
 // handled in a fixed order: completions and batching timers first, in the
-// order they were scheduled, then migrated jobs arriving, then new jobs. Arrivals are handled in input
-// order. Ties between devices in a policy's choice go to the lowest index.
+// order they were last set, then migrated jobs arriving, then new jobs.
+// Arrivals are handled in input order. Ties between devices in a policy's choice go to the lowest index.
 // Every random draw comes from one PCG generator seeded by the caller, in
 // event order, so the same inputs give the same records.
 package sim

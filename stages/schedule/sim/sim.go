@@ -170,7 +170,6 @@ type lane struct {
 	remaining float64 // work left, in seconds at rate 1
 	memory    float64
 	predEnd   float64
-	gen       uint32 // bumped whenever the completion is re-timed
 }
 
 type deviceState struct {
@@ -213,7 +212,8 @@ func Run(cfg Config, next func() (*Job, bool), emit func(*Record) error) (Stats,
 type State struct {
 	cfg      Config
 	devs     []deviceState
-	events   eventHeap
+	events   timers
+	slot     []int32 // device d's timer slot; its lane i is slot[d]+1+i
 	seq      uint64
 	stamps   uint64
 	now      float64
@@ -276,6 +276,7 @@ func newState(cfg Config) (*State, error) {
 	if c := cfg.Migration.Cost; !(c >= 0) || math.IsInf(c, 0) {
 		return nil, fmt.Errorf("sim: migration: want a finite cost >= 0, got %v", c)
 	}
+	var lanes []int
 	for i, d := range cfg.Devices {
 		if d.Lanes < 1 || !(d.Speed > 0) || !(d.Memory > 0) || math.IsInf(d.Speed, 0) {
 			return nil, fmt.Errorf("sim: device %d (%s): want lanes >= 1, speed > 0 and memory > 0, got %d, %v, %v", i, d.Name, d.Lanes, d.Speed, d.Memory)
@@ -286,7 +287,9 @@ func newState(cfg Config) (*State, error) {
 			ds.groups = map[kind]*group{}
 		}
 		s.devs = append(s.devs, ds)
+		lanes = append(lanes, d.Lanes)
 	}
+	s.slot = s.events.init(lanes)
 	return s, nil
 }
 
@@ -304,14 +307,15 @@ func (s *State) run(next func() (*Job, bool), emit func(*Record) error) (Stats, 
 			tIn = s.transit[s.tHead].at
 		}
 		switch {
-		case len(s.events) > 0 && s.events[0].time <= min(tArr, tIn):
+		case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn):
 			e := s.events.pop()
+			d, lane := int(e.dev), int(e.lane)
 			s.now = e.time
 			s.stats.Events++
-			if e.lane < 0 {
-				s.fire(int(e.dev), e.time)
+			if lane < 0 {
+				s.fire(d)
 			} else {
-				s.complete(e)
+				s.complete(d, lane)
 			}
 		case tIn <= tArr && s.tHead < len(s.transit):
 			t := s.transit[s.tHead]
@@ -594,19 +598,16 @@ func (s *State) oldest(d int) float64 {
 // setTimer makes device d dispatch again at time at.
 func (s *State) setTimer(d int, at float64) {
 	ds := &s.devs[d]
-	if ds.timer <= at && ds.timer > s.now {
-		return // an earlier timer will look again
+	if ds.timer == at || ds.timer <= at && ds.timer > s.now {
+		return // the timer set will look again, as soon or sooner
 	}
 	ds.timer = at
 	s.seq++
-	s.events.push(event{time: at, seq: s.seq, dev: int32(d), lane: -1})
+	s.events.set(s.slot[d], at, s.seq)
 }
 
-// fire handles device d's batching timer set for time at.
-func (s *State) fire(d int, at float64) {
-	if s.devs[d].timer != at {
-		return // superseded
-	}
+// fire handles device d's batching timer.
+func (s *State) fire(d int) {
 	s.devs[d].timer = math.Inf(1)
 	s.dispatch(d)
 }
@@ -639,24 +640,20 @@ func (s *State) start(d int, samples int32) {
 	s.retime(d, i)
 }
 
-// complete ends the batch of a lane if the event is still current.
-func (s *State) complete(e event) {
-	d := int(e.dev)
+// complete ends the batch running on lane i of device d.
+func (s *State) complete(d, i int) {
 	ds := &s.devs[d]
-	r := &ds.lanes[e.lane]
-	if len(r.jobs) == 0 || r.gen != e.gen {
-		return // re-timed since this event was scheduled
-	}
+	r := &ds.lanes[i]
 	s.settle(ds)
 	if s.cfg.OnBatch != nil && s.err == nil {
 		h := r.jobs[0]
-		s.batch = BatchRecord{Device: e.dev, Lane: e.lane, BatchID: r.batch, Model: h.Model, Precision: h.Precision,
+		s.batch = BatchRecord{Device: int32(d), Lane: int32(i), BatchID: r.batch, Model: h.Model, Precision: h.Precision,
 			Jobs: int32(len(r.jobs)), Samples: r.samples, Memory: r.memory, Start: r.start, End: s.now}
 		s.fail(s.cfg.OnBatch(&s.batch))
 	}
 	rec := &s.rec
 	for _, j := range r.jobs {
-		*rec = Record{Job: j, Device: e.dev, Lane: e.lane, BatchID: r.batch, BatchSize: r.samples,
+		*rec = Record{Job: j, Device: int32(d), Lane: int32(i), BatchID: r.batch, BatchSize: r.samples,
 			Start: r.start, End: s.now, Migrated: j.migrated, SplitParts: 1}
 		if sp := j.split; sp != nil {
 			sp.migrated = sp.migrated || j.migrated
@@ -671,7 +668,6 @@ func (s *State) complete(e event) {
 	}
 	clear(r.jobs)
 	r.jobs = r.jobs[:0]
-	r.gen++
 	ds.memUsed -= r.memory
 	ds.busy--
 	if ds.busy == 0 {
@@ -794,14 +790,11 @@ func (s *State) retime(d, started int) {
 	}
 }
 
-// schedule (re)schedules the completion of lane i of device d at its rate;
-// an earlier event of the lane becomes stale.
+// schedule (re)schedules the completion of lane i of device d at its rate.
 func (s *State) schedule(d, i int) {
 	ds := &s.devs[d]
-	r := &ds.lanes[i]
-	r.gen++
 	s.seq++
-	s.events.push(event{time: s.now + r.remaining/ds.rate, seq: s.seq, dev: int32(d), lane: int32(i), gen: r.gen})
+	s.events.set(s.slot[d]+1+int32(i), s.now+ds.lanes[i].remaining/ds.rate, s.seq)
 }
 
 func (s *State) record(r *Record) {
