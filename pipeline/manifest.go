@@ -38,6 +38,9 @@ type Manifest struct {
 	Tool string `json:"tool"`
 	// Notes holds what the stage reported about its run (Env.Notes).
 	Notes map[string]string `json:"notes,omitempty"`
+	// Memo lists the memo entries the run used (Env.Memo), which gc keeps
+	// as long as this version.
+	Memo []string `json:"memo,omitempty"`
 }
 
 // KeyInputs lists what determines a stage's output, exactly as hashed.

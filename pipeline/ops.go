@@ -85,11 +85,13 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 type Removed struct {
 	Stage, Version string
 	Bytes          int64
+	// Memo is true for a memo entry (Version is then its key).
+	Memo bool
 }
 
 // GC removes every stored version that neither the lock file references nor
-// is among the newest keep versions of its stage, and leftovers of
-// interrupted runs. With dryRun it only reports what it would remove.
+// is among the newest keep versions of its stage, the memo entries no kept
+// version used, and leftovers of interrupted runs. With dryRun it only reports what it would remove.
 func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, error) {
 	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, nil)
 	if err != nil {
@@ -110,6 +112,7 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 		return nil, err
 	}
 	var out []Removed
+	var kept []*Manifest
 	for _, st := range stages {
 		vs, err := p.Store.Versions(st)
 		if err != nil {
@@ -117,6 +120,7 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 		}
 		for i, m := range vs {
 			if lock.Stages[st].Version == m.Version || i >= len(vs)-keep {
+				kept = append(kept, m)
 				continue
 			}
 			r := Removed{Stage: st, Version: m.Version}
@@ -131,7 +135,8 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	memo, err := p.Store.gcMemo(kept, dryRun)
+	return append(out, memo...), err
 }
 
 // Verify re-hashes every file of every stored version and reports each

@@ -391,6 +391,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
 		},
 		Notes: map[string]string{},
+		Memo:  p.Store.memo(s.Name),
 	}
 	var prov []string
 	for _, u := range ups {
@@ -419,6 +420,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 	if len(env.Notes) > 0 {
 		m.Notes = env.Notes
 	}
+	m.Memo = env.Memo.Used()
 	if err := writeManifest(staging, m); err != nil {
 		return nil, fmt.Errorf("write manifest: %w", err)
 	}

@@ -86,6 +86,8 @@ type Env struct {
 	// outputs (for example the machine a profile was measured on). The stage
 	// may fill it from its own goroutine.
 	Notes map[string]string
+	// Memo keeps intermediate results across runs of the stage, by key.
+	Memo *Memo
 }
 
 // Input is an upstream artifact as seen by a running stage.

@@ -103,18 +103,25 @@ func (a *app) gcCmd() *cobra.Command {
 			}
 			removed, err := l.p.GC(cmd.Context(), keep, dryRun)
 			var total int64
+			var versions, memos int
 			verb := "removed"
 			if dryRun {
 				verb = "would remove"
 			}
 			for _, r := range removed {
 				total += r.Bytes
+				if r.Memo {
+					memos++
+					fmt.Fprintf(a.stdout, "%s %s memo entry %s (%s)\n", verb, r.Stage, r.Version, formatBytes(r.Bytes))
+					continue
+				}
+				versions++
 				fmt.Fprintf(a.stdout, "%s %s@%s (%s)\n", verb, r.Stage, r.Version, formatBytes(r.Bytes))
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "%s %d version(s), %s\n", strings.ToUpper(verb[:1])+verb[1:], len(removed), formatBytes(total))
+			fmt.Fprintf(a.stdout, "%s %d version(s) and %d memo entries, %s\n", strings.ToUpper(verb[:1])+verb[1:], versions, memos, formatBytes(total))
 			return nil
 		}),
 	}
