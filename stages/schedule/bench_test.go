@@ -10,12 +10,10 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
 
-	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/service"
 )
 
 // benchProfile is a plausible single-threaded CPU profile of every catalog
@@ -137,19 +135,8 @@ func policyFileBytes(b *testing.B, dir string, policies []string, name string) i
 // fraction of what the cluster can do: the bound's work over the span of
 // arrivals.
 func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (float64, error) {
-	s, err := parquetio.ReadAll[profile.Sample](samplesPath)
-	if err != nil {
-		return 0, err
-	}
-	tab, err := service.NewTable(s)
-	if err != nil {
-		return 0, err
-	}
-	cl, err := newCluster(cfg, tab)
-	if err != nil {
-		return 0, err
-	}
-	bd, err := computeBounds(context.Background(), cl, jobsPath, 1)
+	cfg.Load = 1
+	bd, err := Bounds(context.Background(), cfg, Inputs{Samples: samplesPath, Jobs: jobsPath})
 	if err != nil {
 		return 0, err
 	}

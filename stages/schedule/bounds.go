@@ -2,7 +2,31 @@ package schedule
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule/service"
 )
+
+// Bounds computes the lower bounds (bounds.parquet's row) of the jobs in
+// in.Jobs on cfg's cluster at cfg.Load, from the profile in in.Samples,
+// without simulating: what the evaluate stage's load sweep scales by.
+func Bounds(ctx context.Context, cfg Config, in Inputs) (BoundsRow, error) {
+	samples, err := parquetio.ReadAll[profile.Sample](in.Samples)
+	if err != nil {
+		return BoundsRow{}, fmt.Errorf("schedule: read profile samples: %w", err)
+	}
+	table, err := service.NewTable(samples)
+	if err != nil {
+		return BoundsRow{}, fmt.Errorf("schedule: %w", err)
+	}
+	cl, err := newCluster(cfg, table)
+	if err != nil {
+		return BoundsRow{}, fmt.Errorf("schedule: %w", err)
+	}
+	return computeBounds(ctx, cl, in.Jobs, cfg.Load)
+}
 
 // computeBounds reads the jobs once, resolving the cluster's curves for
 // every (model, precision) among the jobs that fit somewhere, and returns
