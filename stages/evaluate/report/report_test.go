@@ -1,0 +1,145 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const testSVG = `<?xml version="1.0"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><path d="M0 0L10 10"/></svg>`
+
+func testDoc() *Document {
+	cdf := Chart{Name: "latency-cdf.svg", SVG: []byte(testSVG)}
+	return &Document{
+		Title: "mlsched evaluation",
+		Intro: "Two policies on a tiny workload.",
+		Sections: []Section{
+			{Title: "Summary", Markdown: "| policy | mean (s) |\n|---|---:|\n| fifo | 0.120 |\n| edf | 0.095 |\n"},
+			{Title: "Latency: CDFs", Markdown: "The end-to-end latency of every job.\n\n" + cdf.Link("CDF of end-to-end latency"), Charts: []Chart{cdf}},
+			{Title: "Summary", Markdown: "A second section with the same title."},
+		},
+	}
+}
+
+// TestMarkdownGolden keeps the Markdown of a fixed document; refresh with
+// go test ./stages/evaluate/report -update.
+func TestMarkdownGolden(t *testing.T) {
+	got := testDoc().Markdown()
+	golden := filepath.Join("testdata", "report.md")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("Markdown differs from %s (rerun with -update if the change is intended):\n%s", golden, got)
+	}
+}
+
+// TestHTMLIsSelfContained parses the page and checks that every chart is
+// inline, that nothing points outside the page, and that the contents'
+// links land on headings.
+func TestHTMLIsSelfContained(t *testing.T) {
+	page, err := testDoc().HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatalf("HTML does not parse: %v", err)
+	}
+	ids := map[string]bool{}
+	var links []string
+	var svgs, imgs, tables int
+	for n := range root.Descendants() {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		switch n.Data {
+		case "svg":
+			svgs++
+		case "img", "script", "link", "iframe":
+			imgs++
+		case "table":
+			tables++
+		}
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "id":
+				ids[a.Val] = true
+			case "href", "src":
+				links = append(links, a.Val)
+			}
+		}
+	}
+	if svgs != 1 || imgs != 0 || tables != 1 {
+		t.Errorf("%d inline svg, %d img/script/link/iframe, %d tables; want 1, 0, 1", svgs, imgs, tables)
+	}
+	for _, l := range links {
+		if !strings.HasPrefix(l, "#") || !ids[l[1:]] {
+			t.Errorf("link %q does not land on a heading of the page (ids %v)", l, ids)
+		}
+	}
+	if want := []string{"#summary", "#latency-cdfs", "#summary-1"}; !slices.Equal(links, want) {
+		t.Errorf("links %v, want the contents' %v", links, want)
+	}
+	for _, ext := range []string{"http://", "https://", "//"} {
+		if i := bytes.Index(bytes.ReplaceAll(page, []byte(`xmlns="http://www.w3.org/2000/svg"`), nil), []byte(ext)); i >= 0 {
+			t.Errorf("page references %q at byte %d", ext, i)
+		}
+	}
+	if bytes.Contains(page, []byte("<?xml")) {
+		t.Error("the chart's XML declaration was left inside the page")
+	}
+}
+
+func TestBadDocuments(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  Document
+		want string
+	}{
+		{"foreign image", Document{Title: "t", Sections: []Section{{Title: "s", Markdown: "![x](https://example.com/x.png)"}}}, `image "https://example.com/x.png" is not one of the report's charts`},
+		{"missing chart", Document{Title: "t", Sections: []Section{{Title: "s", Markdown: "![x](charts/a.svg)"}}}, `image "charts/a.svg" is not one of the report's charts`},
+		{"bad name", Document{Title: "t", Sections: []Section{{Title: "s", Charts: []Chart{{Name: "../a.svg", SVG: []byte(testSVG)}}}}}, `chart name "../a.svg"`},
+		{"empty chart", Document{Title: "t", Sections: []Section{{Title: "s", Charts: []Chart{{Name: "a.svg"}}}}}, "chart a.svg is empty"},
+		{"twice", Document{Title: "t", Sections: []Section{{Title: "s", Charts: []Chart{{Name: "a.svg", SVG: []byte(testSVG)}, {Name: "a.svg", SVG: []byte(testSVG)}}}}}, "chart a.svg appears twice"},
+		{"untitled", Document{Title: "t", Sections: []Section{{Markdown: "x"}}}, "a section has no title"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.doc.HTML()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("HTML() error %v, want one containing %q", err, tt.want)
+			}
+			if err := tt.doc.Write(t.TempDir(), "r.md", "r.html"); err == nil {
+				t.Error("Write accepted the document")
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	if err := testDoc().Write(dir, "report.md", "report.html"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.md", "report.html", "charts/latency-cdf.svg"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
