@@ -101,6 +101,10 @@ type Input struct {
 // Path returns the absolute path of one of the input's files.
 func (in Input) Path(name string) string { return filepath.Join(in.Dir, filepath.FromSlash(name)) }
 
+// Manifest reads the input's manifest: its provenance and the notes its
+// stage recorded.
+func (in Input) Manifest() (*Manifest, error) { return readManifest(in.Dir, in.Stage, in.Version) }
+
 // StageError is the error of one stage; the runner wraps every stage failure
 // in it so that messages name the stage at fault.
 type StageError struct {

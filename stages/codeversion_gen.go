@@ -11,7 +11,7 @@ var codeVersions = map[string]string{
 	"stages/generate":         "662da5d75c5bc52eeeb2cf5ac492264b7a2fdafc1cb6cdee7a3895975174cf86",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":          "36af02dd6291837952ec8e848581c123e0c7c76f20323e391ea6afb36e0bf1cb",
-	"stages/schedule":         "0bd9dafa0aad3e5cd18fad47f5c7a76ff51cd70b59c5dea8b17a9c14c64321d9",
+	"stages/schedule":         "2f36acebb248534e98cf744a0a4da95a4025996c7ded8aa69fd528d9af07d673",
 	"stages/schedule/policy":  "d66258fe3ff4b02d5fb9ddb56925ee8db2a9c682fb60bf98e255a24280a28225",
 	"stages/schedule/service": "c10ab9bf4f3f09028ca070190e97fb40315554fb0077b93836c2e76aa0143934",
 	"stages/schedule/sim":     "14d5d930f88cd1ce77872d632b89676977237e873e3912d9619f11edd3d5c5ef",

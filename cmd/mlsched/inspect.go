@@ -260,12 +260,12 @@ func (a *app) versionCmd() *cobra.Command {
 
 // printFlat prints a canonical config as sorted "key = value" lines.
 func printFlat(w io.Writer, prefix string, canonical []byte) error {
-	flat, err := config.Flatten(canonical)
+	lines, err := config.Lines(prefix, canonical)
 	if err != nil {
 		return err
 	}
-	for _, k := range slices.Sorted(maps.Keys(flat)) {
-		fmt.Fprintf(w, "%s%s = %s\n", prefix, k, flat[k])
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 	return nil
 }

@@ -5,8 +5,10 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -306,4 +308,18 @@ func flattenOrEmpty(doc []byte) (map[string]string, error) {
 		return map[string]string{}, nil
 	}
 	return Flatten(doc)
+}
+
+// Lines returns a canonical document flattened into sorted "key = value"
+// lines, each key preceded by prefix: how people read a configuration.
+func Lines(prefix string, canonical []byte) ([]string, error) {
+	flat, err := Flatten(canonical)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, 0, len(flat))
+	for _, k := range slices.Sorted(maps.Keys(flat)) {
+		lines = append(lines, prefix+k+" = "+flat[k])
+	}
+	return lines, nil
 }

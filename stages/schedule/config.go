@@ -55,7 +55,16 @@ type Config struct {
 	Migration Migration `koanf:"migration"`
 	// Dynamic weighs the dynamic policy's objectives (policy.Dynamic).
 	Dynamic policy.Weights `koanf:"dynamic"`
+	// Replications is how many times each policy is simulated on the
+	// workload, each time with other seeds (ground-truth draws and random
+	// placement): replication 1 in <policy>/, replication k in
+	// <policy>/rep-<k>/. More than one gives evaluate intervals across
+	// replications.
+	Replications int `koanf:"replications"`
 }
+
+// MaxReplications bounds schedule.replications.
+const MaxReplications = 100
 
 // Batching is micro-batching: compatible waiting jobs (same model,
 // precision and class) on a device merge into one batch, which runs for the
@@ -139,12 +148,13 @@ func DefaultConfig() Config {
 			{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 8192, Speed: 1},
 			{Name: "accel", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 4, MemoryMiB: 16384, Speed: 10},
 		},
-		Memory:    Memory{FP16Factor: 0.5, BaseMiB: map[string]float64{}, PerSampleMiB: map[string]float64{}},
-		Load:      1,
-		Batching:  Batching{MaxBatch: 32, Window: 2 * time.Millisecond},
-		Splitting: Splitting{MinBatch: 32},
-		Migration: Migration{Cost: time.Millisecond},
-		Dynamic:   policy.DefaultWeights(),
+		Memory:       Memory{FP16Factor: 0.5, BaseMiB: map[string]float64{}, PerSampleMiB: map[string]float64{}},
+		Load:         1,
+		Batching:     Batching{MaxBatch: 32, Window: 2 * time.Millisecond},
+		Splitting:    Splitting{MinBatch: 32},
+		Migration:    Migration{Cost: time.Millisecond},
+		Dynamic:      policy.DefaultWeights(),
+		Replications: 1,
 	}
 }
 
@@ -170,6 +180,9 @@ func (c Config) Validate() error {
 		}
 	}
 
+	if c.Replications < 1 || c.Replications > MaxReplications {
+		bad("replications", "must be from 1 to %d, got %d", MaxReplications, c.Replications)
+	}
 	if len(c.Cluster) == 0 {
 		bad("cluster", "must list at least one device")
 	}

@@ -18,6 +18,8 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 			`schedule.policies[1]: unknown policy "sjf"; the policies are batch_aware, dynamic, edf, fifo, greedy, random, round_robin`},
 		{"repeated policy", func(c *Config) { c.Policies = []string{"fifo", "edf", "fifo"} }, `schedule.policies[2]: policy "fifo" is already listed at policies[0]`},
 		{"no devices", func(c *Config) { c.Cluster = nil }, "schedule.cluster: must list at least one device"},
+		{"no replication", func(c *Config) { c.Replications = 0 }, "schedule.replications: must be from 1 to 100, got 0"},
+		{"too many replications", func(c *Config) { c.Replications = 101 }, "schedule.replications: must be from 1 to 100, got 101"},
 		{"no name", func(c *Config) { c.Cluster[1].Name = "" }, "schedule.cluster[1].name: must name the device"},
 		{"repeated name", func(c *Config) { c.Cluster[1].Name = "cpu" }, `schedule.cluster[1].name: device "cpu" is already listed`},
 		{"unknown kind", func(c *Config) { c.Cluster[0].Kind = "gpu" }, `schedule.cluster[0].kind: unknown kind "gpu"; want measured or declared`},

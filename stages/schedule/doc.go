@@ -133,8 +133,9 @@
 //
 //	SHA-256("mlsched/schedule/v1" NUL policy NUL stream NUL ‖ le64(global seed))
 //
-// with stream "sim" or "policy". A policy's trace therefore does not
-// change when another policy is added or removed. The files are a pure
+// with stream "sim" or "policy", and "sim#k" and "policy#k" for
+// replication k from the second on. A policy's trace therefore does not
+// change when another policy or replication is added or removed. The files are a pure
 // function of the config, the global seed and the two input files: the
 // same inputs give byte-identical files. The wall clock is read only to
 // pace progress reports.
@@ -149,7 +150,9 @@
 //
 // bounds.parquet has one row (BoundsRow), below.
 //
-// Each policy writes into a directory named after it:
+// Each policy writes into a directory named after it, and with
+// replications: k > 1, its k-th run (other seeds, see below) into
+// <policy>/rep-<k>/ (ReplicationFile):
 //
 // <policy>/trace.parquet, one row per job in completion order (TraceRow):
 //

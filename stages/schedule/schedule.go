@@ -90,13 +90,19 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		return fmt.Errorf("schedule: write %s: %w", BoundsFile, err)
 	}
 
-	prog := &progress{report: out.Progress, total: int64(len(cfg.Policies)) * bounds.Jobs}
+	prog := &progress{report: out.Progress, total: int64(len(cfg.Policies)*cfg.Replications) * bounds.Jobs}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, name := range cfg.Policies {
-		g.Go(func() error {
-			return runPolicy(gctx, name, cfg, cl, seed, in.Jobs, bounds.Jobs, out, prog)
-		})
+		for k := 1; k <= cfg.Replications; k++ {
+			g.Go(func() error {
+				err := runPolicy(gctx, name, k, cfg, cl, seed, in.Jobs, bounds.Jobs, out, prog)
+				if err != nil && k > 1 {
+					return fmt.Errorf("replication %d: %w", k, err)
+				}
+				return err
+			})
+		}
 	}
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
@@ -108,13 +114,19 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	return nil
 }
 
-// seeds derives a policy's two seeds from the global seed: the simulator's
-// (ground-truth draws) and the policy's own (random placement). Each is the
-// first 8 bytes, little-endian, of SHA-256("mlsched/schedule/v1" NUL policy
-// NUL stream NUL ‖ le64(seed)) with stream "sim" or "policy", so each
-// policy replays on its own and adding a policy changes no other's trace.
-func seeds(global int64, policyName string) (simSeed, policySeed uint64) {
+// seeds derives the two seeds of a policy's replication k from the global
+// seed: the simulator's (ground-truth draws) and the policy's own (random
+// placement). Each is the first 8 bytes, little-endian, of
+// SHA-256("mlsched/schedule/v1" NUL policy NUL stream NUL ‖ le64(seed))
+// with stream "sim" or "policy", followed by "#k" from the second
+// replication on, so each policy replays on its own, adding a policy or a
+// replication changes no other's trace, and the first replication is the
+// one a single run gives.
+func seeds(global int64, policyName string, k int) (simSeed, policySeed uint64) {
 	derive := func(stream string) uint64 {
+		if k > 1 {
+			stream += fmt.Sprintf("#%d", k)
+		}
 		h := sha256.New()
 		h.Write([]byte("mlsched/schedule/v1\x00" + policyName + "\x00" + stream + "\x00"))
 		var b [8]byte
@@ -127,14 +139,14 @@ func seeds(global int64, policyName string) (simSeed, policySeed uint64) {
 
 // runPolicy simulates the workload under one policy and writes its trace
 // and devices files.
-func runPolicy(ctx context.Context, name string, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, out Output, prog *progress) (err error) {
+func runPolicy(ctx context.Context, name string, rep int, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, out Output, prog *progress) (err error) {
 	defer func() {
 		// A goroutine's panic would take the whole process with it.
 		if p := recover(); p != nil {
 			err = fmt.Errorf("schedule: policy %s: %v", name, p)
 		}
 	}()
-	simSeed, policySeed := seeds(seed, name)
+	simSeed, policySeed := seeds(seed, name, rep)
 	spec, err := policy.ParseSpec(name)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
@@ -148,7 +160,7 @@ func runPolicy(ctx context.Context, name string, cfg Config, cl *cluster, seed i
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	defer r.Close()
-	dir := filepath.Join(out.Dir, name)
+	dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(name, rep, TraceFile))))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}

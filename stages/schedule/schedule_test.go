@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,14 +128,26 @@ func runStage(t testing.TB, cfg Config, seed int64, samplesPath, jobsPath string
 	}
 	o.bounds = b[0]
 	for _, p := range cfg.Policies {
-		if o.traces[p], err = parquetio.ReadAll[TraceRow](filepath.Join(dir, PolicyFile(p, TraceFile))); err != nil {
-			t.Fatal(err)
-		}
-		if o.batches[p], err = parquetio.ReadAll[BatchRow](filepath.Join(dir, PolicyFile(p, DevicesFile))); err != nil {
-			t.Fatal(err)
+		for k := 1; k <= cfg.Replications; k++ {
+			key := replicationKey(p, k)
+			if o.traces[key], err = parquetio.ReadAll[TraceRow](filepath.Join(dir, ReplicationFile(p, k, TraceFile))); err != nil {
+				t.Fatal(err)
+			}
+			if o.batches[key], err = parquetio.ReadAll[BatchRow](filepath.Join(dir, ReplicationFile(p, k, DevicesFile))); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return o
+}
+
+// replicationKey names replication k of a policy in output's maps: the
+// policy itself for the first.
+func replicationKey(policy string, k int) string {
+	if k == 1 {
+		return policy
+	}
+	return fmt.Sprintf("%s#%d", policy, k)
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(a), math.Abs(b)) }
@@ -506,6 +519,7 @@ func TestTraceIsTheSimulation(t *testing.T) {
 	cfg.Load = 100
 	cfg.Policies = append(cfg.Policies, "dynamic+split+migrate")
 	cfg.Splitting.MinBatch = 8
+	cfg.Replications = 2
 	const seed = 5
 	o := runStage(t, cfg, seed, writeSamples(t, prof), jobsPath)
 
@@ -532,64 +546,76 @@ func TestTraceIsTheSimulation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	replay := replayer(o, cfg, cl, jobs, seed)
 	for _, name := range cfg.Policies {
-		t.Run(name, func(t *testing.T) {
-			simSeed, policySeed := seeds(seed, name)
-			spec, err := policy.ParseSpec(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pol, err := policy.New(spec.Name, cfg.options(policySeed))
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := 0
-			var recs []sim.Record
-			sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed}
-			spec.Configure(&sc, cfg.settings())
-			_, err = sim.Run(sc,
-				func() (*sim.Job, bool) {
-					if i == len(jobs) {
-						return nil, false
-					}
-					i++
-					return jobs[i-1], true
-				},
-				func(r *sim.Record) error { recs = append(recs, *r); return nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			trace := o.traces[name]
-			if len(trace) != len(recs) {
-				t.Fatalf("trace has %d rows, the simulation %d records", len(trace), len(recs))
-			}
-			var reordered bool
-			for k, r := range recs {
-				tr := trace[k]
-				if tr.JobID != r.Job.ID || tr.Device != cl.cfg[r.Device].Name || tr.Lane != r.Lane || tr.BatchID != r.BatchID ||
-					tr.BatchSize != r.BatchSize || tr.Migrated != r.Migrated || tr.SplitParts != r.SplitParts ||
-					tr.StartS != r.Start || tr.EndS != r.End || tr.ArrivalS != r.Job.Arrival {
-					t.Fatalf("row %d = %+v, the simulation recorded job %d on device %d lane %d batch %d, %v–%v",
-						k, tr, r.Job.ID, r.Device, r.Lane, r.BatchID, r.Start, r.End)
+		for rep := 1; rep <= cfg.Replications; rep++ {
+			t.Run(replicationKey(name, rep), func(t *testing.T) { replay(t, name, rep) })
+		}
+		if slices.EqualFunc(o.traces[name], o.traces[replicationKey(name, 2)], func(a, b TraceRow) bool { return a.EndS == b.EndS }) {
+			t.Errorf("%s: the second replication ended every job when the first did; its seeds should differ", name)
+		}
+	}
+}
+
+// replayer returns a function that checks one replication of a policy
+// against sim.Run on the same jobs.
+func replayer(o output, cfg Config, cl *cluster, jobs []*sim.Job, seed int64) func(t *testing.T, name string, rep int) {
+	return func(t *testing.T, name string, rep int) {
+		simSeed, policySeed := seeds(seed, name, rep)
+		spec, err := policy.ParseSpec(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := policy.New(spec.Name, cfg.options(policySeed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		var recs []sim.Record
+		sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed}
+		spec.Configure(&sc, cfg.settings())
+		_, err = sim.Run(sc,
+			func() (*sim.Job, bool) {
+				if i == len(jobs) {
+					return nil, false
 				}
-				reordered = reordered || (k > 0 && tr.JobID < trace[k-1].JobID)
+				i++
+				return jobs[i-1], true
+			},
+			func(r *sim.Record) error { recs = append(recs, *r); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := o.traces[replicationKey(name, rep)]
+		if len(trace) != len(recs) {
+			t.Fatalf("trace has %d rows, the simulation %d records", len(trace), len(recs))
+		}
+		var reordered bool
+		for k, r := range recs {
+			tr := trace[k]
+			if tr.JobID != r.Job.ID || tr.Device != cl.cfg[r.Device].Name || tr.Lane != r.Lane || tr.BatchID != r.BatchID ||
+				tr.BatchSize != r.BatchSize || tr.Migrated != r.Migrated || tr.SplitParts != r.SplitParts ||
+				tr.StartS != r.Start || tr.EndS != r.End || tr.ArrivalS != r.Job.Arrival {
+				t.Fatalf("row %d = %+v, the simulation recorded job %d on device %d lane %d batch %d, %v–%v",
+					k, tr, r.Job.ID, r.Device, r.Lane, r.BatchID, r.Start, r.End)
 			}
-			if !reordered {
-				t.Errorf("jobs completed in arrival order: the test needs queues that reorder them")
-			}
-			// Each option shows in the files, and only with the option.
-			var migrated, split, merged bool
-			for _, tr := range trace {
-				migrated = migrated || tr.Migrated
-				split = split || tr.SplitParts > 1
-			}
-			for _, b := range o.batches[name] {
-				merged = merged || b.Jobs > 1
-			}
-			if migrated != spec.Migrate || split != spec.Split || merged != spec.Batch {
-				t.Errorf("migrated %v, split %v, merged %v; the spec is %+v", migrated, split, merged, spec)
-			}
-		})
+			reordered = reordered || (k > 0 && tr.JobID < trace[k-1].JobID)
+		}
+		if !reordered {
+			t.Errorf("jobs completed in arrival order: the test needs queues that reorder them")
+		}
+		// Each option shows in the files, and only with the option.
+		var migrated, split, merged bool
+		for _, tr := range trace {
+			migrated = migrated || tr.Migrated
+			split = split || tr.SplitParts > 1
+		}
+		for _, b := range o.batches[replicationKey(name, rep)] {
+			merged = merged || b.Jobs > 1
+		}
+		if migrated != spec.Migrate || split != spec.Split || merged != spec.Batch {
+			t.Errorf("migrated %v, split %v, merged %v; the spec is %+v", migrated, split, merged, spec)
+		}
 	}
 }
 

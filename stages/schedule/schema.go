@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"path"
 
 	"github.com/parquet-go/parquet-go"
@@ -18,6 +19,15 @@ const (
 // PolicyFile returns the path, relative to the stage's output, of one of a
 // policy's files (TraceFile or DevicesFile).
 func PolicyFile(policy, name string) string { return path.Join(policy, name) }
+
+// ReplicationFile returns the path of one of a policy's files in
+// replication k (from 1) of schedule.replications.
+func ReplicationFile(policy string, k int, name string) string {
+	if k == 1 {
+		return PolicyFile(policy, name)
+	}
+	return path.Join(policy, fmt.Sprintf("rep-%d", k), name)
+}
 
 // TraceRow is one row of <policy>/trace.parquet: what happened to one job.
 // Rows are in completion order (rejected jobs at their arrival). Times are
