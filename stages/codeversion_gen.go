@@ -7,6 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
+	"stages/evaluate/chart":   "851ef00e2f576250cf8ba6d0cf2d39a4a44b4bcd0206e0ecbed180f1ce6d1056",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",
 	"stages/generate":         "662da5d75c5bc52eeeb2cf5ac492264b7a2fdafc1cb6cdee7a3895975174cf86",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",

@@ -1,0 +1,138 @@
+package chart
+
+import (
+	"fmt"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// refLine is the style of reference lines: dashed mid grey, thinner than data.
+var refLine = draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{4, 3}}
+
+// LineOptions adjusts a [Lines] chart. The zero value draws linear axes
+// fitted to the data and no reference line.
+type LineOptions struct {
+	// LogX and LogY put the axis on a log scale; every finite value on it
+	// must then be positive.
+	LogX, LogY bool
+	// HLine, when set, draws a dashed horizontal reference line at that y
+	// (the SLO target, say); the y axis is extended to include it.
+	HLine *float64
+	// HLineLabel names the reference line in the legend; empty leaves it
+	// out of the legend.
+	HLineLabel string
+	// YMin and YMax, when set, fix the ends of the y axis (for SLO
+	// attainment, 0 and 1); data beyond them is clipped.
+	YMin, YMax *float64
+}
+
+// Lines draws each series as a line through its points (X[i], Y[i]) with a
+// marker at every point: load-sweep curves, with x the offered load and y
+// the SLO attainment or the P99 latency.
+//
+// Points are joined in the order given. A point with a non-finite
+// coordinate is left out and the line breaks there. Series i gets
+// [Color](i) and the i-th marker shape.
+func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out []byte, err error) {
+	defer guard(title, &out, &err)
+	if len(series) == 0 {
+		return nil, chartError(title, ErrNoSeries)
+	}
+	xr, yr := emptyExtent(), emptyExtent()
+	curves := make([][][]xy, len(series))
+	for i, s := range series {
+		ref := seriesRef(i, s.Name)
+		if len(s.X) == 0 && len(s.Y) == 0 {
+			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrEmpty))
+		}
+		if err := checkLen(ref, "Y", len(s.Y), "X", len(s.X)); err != nil {
+			return nil, chartError(title, err)
+		}
+		if err := checkAxes(ref, s.X, s.Y, opts.LogX, opts.LogY); err != nil {
+			return nil, chartError(title, err)
+		}
+		for _, run := range runs(len(s.X), func(k int) bool { return finite(s.X[k]) && finite(s.Y[k]) }) {
+			pts := make([]xy, len(run))
+			for j, k := range run {
+				pts[j] = xy{s.X[k], s.Y[k]}
+				xr.add(s.X[k])
+				yr.add(s.Y[k])
+			}
+			curves[i] = append(curves[i], pts)
+		}
+		if len(curves[i]) == 0 {
+			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrNoFinite))
+		}
+	}
+	if h := opts.HLine; h != nil {
+		if !finite(*h) || (opts.LogY && *h <= 0) {
+			return nil, chartError(title, fmt.Errorf("HLine = %g: %w", *h, ErrInvalid))
+		}
+		yr.add(*h)
+	}
+	yr, err = fixRange(yr, opts.YMin, opts.YMax, opts.LogY)
+	if err != nil {
+		return nil, chartError(title, err)
+	}
+
+	p := newPlot(xLabel, yLabel)
+	setRange(&p.X, xr, opts.LogX)
+	setRange(&p.Y, yr, opts.LogY)
+	p.Add(grid(true, true))
+	var legend []legendEntry
+	if opts.HLine != nil {
+		p.Add(&hline{y: *opts.HLine, style: refLine})
+	}
+	for i, c := range curves {
+		l := &polyline{runs: c, line: lineStyle(i, 1.5), marker: markerStyle(i)}
+		p.Add(l)
+		if series[i].Name != "" {
+			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{line: l.line, marker: l.marker}}})
+		}
+	}
+	if opts.HLine != nil && opts.HLineLabel != "" {
+		legend = append(legend, legendEntry{opts.HLineLabel, []plot.Thumbnailer{sample{line: refLine}}})
+	}
+	doc, err := (&frame{title: title, plot: p, legend: legend}).svg()
+	if err != nil {
+		return nil, chartError(title, err)
+	}
+	return doc, nil
+}
+
+// checkAxes checks that the finite values on log axes are positive.
+func checkAxes(ref string, xs, ys []float64, logX, logY bool) error {
+	if logX {
+		if err := checkLog(ref, "X", xs); err != nil {
+			return err
+		}
+	}
+	if logY {
+		if err := checkLog(ref, "Y", ys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fixRange applies explicit axis ends to the data extent e.
+func fixRange(e extent, lo, hi *float64, log bool) (extent, error) {
+	if lo != nil {
+		if !finite(*lo) || (log && *lo <= 0) {
+			return e, fmt.Errorf("YMin = %g: %w", *lo, ErrInvalid)
+		}
+		e.lo = *lo
+	}
+	if hi != nil {
+		if !finite(*hi) || (log && *hi <= 0) {
+			return e, fmt.Errorf("YMax = %g: %w", *hi, ErrInvalid)
+		}
+		e.hi = *hi
+	}
+	if e.lo > e.hi || (lo != nil && hi != nil && e.lo == e.hi) {
+		return e, fmt.Errorf("y axis from %g to %g is empty: %w", e.lo, e.hi, ErrInvalid)
+	}
+	return e, nil
+}
