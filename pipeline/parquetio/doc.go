@@ -1,7 +1,8 @@
 // Package parquetio holds the conventions every mlsched artifact follows when
 // it is a Parquet file: how it is written (WriterOptions, WriteFile), where
 // its provenance lives (the footer keys KeyStage, KeyVersion, KeyUpstream),
-// and how the runner fingerprints it (DigestFile).
+// how the runner fingerprints it (DigestFile), and how stages read it back
+// (ReadAll for small tables, ColumnFile for large ones, a column at a time).
 //
 // Provenance in the footer says which stage and version produced a file and
 // from which upstream outputs. It must not defeat the runner's early cutoff:

@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -40,19 +39,10 @@ func CDF(title, xLabel string, series []Series, logX bool) (out []byte, err erro
 	curves := make([][]xy, len(series))
 	xr := emptyExtent()
 	for i, s := range series {
-		ref := seriesRef(i, s.Name)
-		if len(s.X) == 0 {
-			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrEmpty))
-		}
-		if logX {
-			if err := checkLog(ref, "X", s.X); err != nil {
-				return nil, chartError(title, err)
-			}
+		if err := checkValues(i, s, logX); err != nil {
+			return nil, chartError(title, err)
 		}
 		vals := sortedFinite(s.X)
-		if len(vals) == 0 {
-			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrNoFinite))
-		}
 		curves[i] = ecdf(vals)
 		xr.add(vals[0])
 		xr.add(vals[len(vals)-1])

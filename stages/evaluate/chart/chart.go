@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 )
 
 // Series is one named line or set of values.
@@ -121,4 +122,22 @@ func emptyExtent() extent { return extent{math.Inf(1), math.Inf(-1)} }
 func (e *extent) add(v float64) {
 	e.lo = math.Min(e.lo, v)
 	e.hi = math.Max(e.hi, v)
+}
+
+// checkValues checks the raw values (X) of series i of a distribution
+// chart: some values, at least one finite, all positive on a log axis.
+func checkValues(i int, s Series, logX bool) error {
+	ref := seriesRef(i, s.Name)
+	if len(s.X) == 0 {
+		return fmt.Errorf("%s has %w", ref, ErrEmpty)
+	}
+	if logX {
+		if err := checkLog(ref, "X", s.X); err != nil {
+			return err
+		}
+	}
+	if !slices.ContainsFunc(s.X, finite) {
+		return fmt.Errorf("%s has %w", ref, ErrNoFinite)
+	}
+	return nil
 }

@@ -27,24 +27,13 @@ func Histogram(title, xLabel string, series []Series, bins int, logX bool) (out 
 	}
 	xr := emptyExtent()
 	for i, s := range series {
-		ref := seriesRef(i, s.Name)
-		if len(s.X) == 0 {
-			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrEmpty))
+		if err := checkValues(i, s, logX); err != nil {
+			return nil, chartError(title, err)
 		}
-		if logX {
-			if err := checkLog(ref, "X", s.X); err != nil {
-				return nil, chartError(title, err)
-			}
-		}
-		n := 0
 		for _, v := range s.X {
 			if finite(v) {
 				xr.add(v)
-				n++
 			}
-		}
-		if n == 0 {
-			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrNoFinite))
 		}
 	}
 	edges := binEdges(xr, bins, logX)

@@ -1,0 +1,154 @@
+package parquetio
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// typed has a column of every type Column reads, dictionary-encoded and
+// plain.
+type typed struct {
+	ID       int64   `parquet:"id,delta"`
+	Size     int32   `parquet:"size,dict"`
+	Plain32  int32   `parquet:"plain32"`
+	Value    float64 `parquet:"value"`
+	Level    float64 `parquet:"level,dict"`
+	Flag     bool    `parquet:"flag"`
+	DictFlag bool    `parquet:"dict_flag,dict"`
+	Kind     string  `parquet:"kind,dict"`
+	Name     string  `parquet:"name"`
+	Optional *int64  `parquet:"optional,optional"`
+}
+
+func typedRows(n int) []typed {
+	kinds := []string{"cpu", "gpu", "tpu"}
+	rows := make([]typed, n)
+	for i := range rows {
+		rows[i] = typed{
+			ID: int64(i) * 3, Size: int32(i % 5), Plain32: int32(i), Value: float64(i) / 7, Level: float64(i%4) / 2,
+			Flag: i%3 == 0, DictFlag: i%5 == 1, Kind: kinds[i%len(kinds)], Name: kinds[(i/2)%len(kinds)],
+		}
+	}
+	return rows
+}
+
+// TestColumnRead reads every column back in chunks that straddle pages,
+// dictionaries and row groups, and checks it against the rows written.
+func TestColumnRead(t *testing.T) {
+	const n = 20_000
+	rows := typedRows(n)
+	path := filepath.Join(t.TempDir(), "typed.parquet")
+	if err := WriteFile(path, rows, nil, parquet.PageBufferSize(1500), parquet.MaxRowsPerRowGroup(7000)); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := OpenColumns(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cf.Close()
+	if cf.NumRows() != n {
+		t.Fatalf("NumRows = %d, want %d", cf.NumRows(), n)
+	}
+	col := func(name string, kind parquet.Kind) *Column {
+		c, err := cf.Column(name, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	id, size, plain32 := col("id", parquet.Int64), col("size", parquet.Int32), col("plain32", parquet.Int32)
+	value, level, flag := col("value", parquet.Double), col("level", parquet.Double), col("flag", parquet.Boolean)
+	dictFlag := col("dict_flag", parquet.Boolean)
+	kind, name := col("kind", parquet.ByteArray), col("name", parquet.ByteArray)
+	lookup := func(b []byte) int32 { return int32(slices.Index([]string{"cpu", "gpu", "tpu"}, string(b))) }
+
+	var got []typed
+	for done := 0; done < n; {
+		k := min(777, n-done) // not a divisor of any page or group size
+		ids, sizes, p32 := make([]int64, k), make([]int32, k), make([]int32, k)
+		values, levels, flags, dictFlags := make([]float64, k), make([]float64, k), make([]bool, k), make([]bool, k)
+		kinds, names := make([]int32, k), make([]int32, k)
+		for _, err := range []error{
+			id.Int64s(ids), size.Int32s(sizes), plain32.Int32s(p32), value.Float64s(values),
+			level.Float64s(levels), flag.Bools(flags), dictFlag.Bools(dictFlags),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			col *Column
+			dst []int32
+		}{{kind, kinds}, {name, names}} {
+			bad, err := c.col.Codes(c.dst, lookup)
+			if err != nil || bad >= 0 {
+				t.Fatalf("%s: Codes = %d, %v", c.col.Name(), bad, err)
+			}
+		}
+		for i := range k {
+			got = append(got, typed{ids[i], sizes[i], p32[i], values[i], levels[i], flags[i], dictFlags[i],
+				[]string{"cpu", "gpu", "tpu"}[kinds[i]], []string{"cpu", "gpu", "tpu"}[names[i]], nil})
+		}
+		done += k
+	}
+	for i := range rows {
+		if got[i] != rows[i] {
+			t.Fatalf("row %d: read %+v, want %+v", i, got[i], rows[i])
+		}
+	}
+	if err := id.Int64s(make([]int64, 1)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "column id: ") {
+		t.Errorf("reading past the end: %v, want a corrupt-file error naming column id", err)
+	}
+}
+
+func TestColumnErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typed.parquet")
+	if err := WriteFile(path, typedRows(10), nil); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := OpenColumns(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cf.Close()
+	for _, tt := range []struct {
+		name string
+		kind parquet.Kind
+		want string
+	}{
+		{"missing", parquet.Int64, "no column missing"},
+		{"id", parquet.Int32, "column id: want a required INT32 column, got"},
+		{"optional", parquet.Int64, "column optional: want a required INT64 column, got"},
+	} {
+		if _, err := cf.Column(tt.name, tt.kind); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Column(%s, %s) = %v, want an error containing %q", tt.name, tt.kind, err, tt.want)
+		}
+	}
+
+	kind, err := cf.Column("kind", parquet.ByteArray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kind.Float64s(make([]float64, 1)); err == nil || !strings.Contains(err.Error(), "column kind: read as DOUBLE, but it holds BYTE_ARRAY") {
+		t.Errorf("Float64s on a string column = %v", err)
+	}
+	codes := make([]int32, 10)
+	bad, err := kind.Codes(codes, func(b []byte) int32 {
+		if string(b) == "tpu" {
+			return -1
+		}
+		return int32(len(b))
+	})
+	if err != nil || bad != 2 || kind.BadValue() != "tpu" || codes[0] != 3 {
+		t.Errorf("Codes with tpu unknown = %d, %v (value %q, codes %v); want 2, nil, tpu", bad, err, kind.BadValue(), codes)
+	}
+
+	if _, err := OpenColumns(filepath.Join(t.TempDir(), "none.parquet")); err == nil || !strings.Contains(err.Error(), "none.parquet") {
+		t.Errorf("OpenColumns on no file = %v, want an error naming it", err)
+	}
+}
