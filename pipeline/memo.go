@@ -40,6 +40,12 @@ func (s *Store) memo(stage string) *Memo {
 	return &Memo{root: filepath.Join(s.Root, memoDir, stage), tmp: filepath.Join(s.Root, tmpDir)}
 }
 
+// NewMemo returns a memo whose entries live in dir (built in dir/.tmp),
+// outside any store: for a stage run by a test or a tool.
+func NewMemo(dir string) *Memo {
+	return &Memo{root: dir, tmp: filepath.Join(dir, tmpDir)}
+}
+
 // Get returns the directory of the entry with the given key (lower-case
 // hex), building it first with build when it is not there. build writes
 // into an empty directory; if it fails, nothing is kept. Get may be called

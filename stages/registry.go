@@ -13,8 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/stages/evaluate"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/profile"
@@ -34,6 +37,8 @@ type Config struct {
 	Generate generate.Config `koanf:"generate"`
 	// Schedule is the schedule stage's section.
 	Schedule schedule.Config `koanf:"schedule"`
+	// Evaluate is the evaluate stage's section.
+	Evaluate evaluate.Config `koanf:"evaluate"`
 }
 
 // Runtime holds what the stages need from the command line and the
@@ -54,7 +59,7 @@ type Runtime struct {
 // DefaultConfig returns the configuration used for every key the file does
 // not set.
 func DefaultConfig() Config {
-	return Config{Seed: 1, Store: "data", Profile: profile.DefaultConfig(), Generate: generate.DefaultConfig(), Schedule: schedule.DefaultConfig()}
+	return Config{Seed: 1, Store: "data", Profile: profile.DefaultConfig(), Generate: generate.DefaultConfig(), Schedule: schedule.DefaultConfig(), Evaluate: evaluate.DefaultConfig()}
 }
 
 // Validate checks every value; each error names its full key path.
@@ -63,7 +68,8 @@ func (c Config) Validate() error {
 	if c.Store == "" {
 		errs = append(errs, errors.New("store: must name a directory"))
 	}
-	errs = append(errs, c.Profile.Validate(), c.Generate.Validate(), c.Schedule.Validate())
+	errs = append(errs, c.Profile.Validate(), c.Generate.Validate(), c.Schedule.Validate(), c.Evaluate.Validate(),
+		c.Evaluate.CheckBaselines(c.Schedule.Policies))
 	return errors.Join(errs...)
 }
 
@@ -76,6 +82,7 @@ var registry = map[string]factory{
 	"generate": generateStage,
 	"profile":  profileStage,
 	"schedule": scheduleStage,
+	"evaluate": evaluateStage,
 }
 
 // Registry returns mlsched's stages configured by cfg.
@@ -168,6 +175,75 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 				schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
 		},
 	}, nil
+}
+
+// evaluateKey is what the evaluate stage's output depends on besides its
+// inputs: its own section, and the schedule section, which its load sweep
+// simulates again at other loads.
+type evaluateKey struct {
+	Evaluate evaluate.Config `koanf:"evaluate"`
+	Schedule schedule.Config `koanf:"schedule"`
+}
+
+func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
+	code := codeVersions["stages/evaluate"]
+	flat, err := configLines(cfg)
+	if err != nil {
+		return pipeline.Stage{}, err
+	}
+	return pipeline.Stage{
+		Name:     "evaluate",
+		Deps:     []string{"generate", "profile", "schedule"},
+		Config:   evaluateKey{Evaluate: cfg.Evaluate, Schedule: cfg.Schedule},
+		UsesSeed: true,
+		// The fingerprint covers the metrics, charts and report packages and
+		// the schedule stage, which the sweep runs.
+		Code: code,
+		Publish: []pipeline.Publish{
+			{Glob: "report.*", Dir: "reports"},
+			{Glob: evaluate.ChartsDir + "/*.svg", Dir: "reports/" + evaluate.ChartsDir},
+		},
+		Run: func(ctx context.Context, env *pipeline.Env) error {
+			prof := env.Inputs["profile"]
+			pm, err := prof.Manifest()
+			if err != nil {
+				return err
+			}
+			prov := evaluate.Provenance{
+				Versions: []string{"evaluate@" + env.Version},
+				Config:   flat,
+				Machine:  pm.Notes,
+				Commands: []string{
+					"mlsched pin profile " + prof.Version + "   # the measured profile this report rests on",
+					"mlsched run                                   # with this pipeline.yaml",
+				},
+			}
+			for _, name := range slices.Sorted(maps.Keys(env.Inputs)) {
+				prov.Versions = append(prov.Versions, name+"@"+env.Inputs[name].Version)
+			}
+			in := evaluate.Inputs{
+				Schedule: env.Inputs["schedule"].Dir,
+				Jobs:     env.Inputs["generate"].Path(generate.JobsFile(generate.WorkloadEval)),
+				Samples:  prof.Path(profile.SamplesFile),
+			}
+			return evaluate.Run(ctx, cfg.Evaluate, cfg.Schedule, env.Seed, in, evaluate.Output{
+				Dir: env.Dir, Metadata: env.Metadata, Memo: env.Memo, Code: code, Provenance: prov, Progress: env.Progress})
+		},
+	}, nil
+}
+
+// configLines is the configuration as used, one "key = value" line per
+// setting, as 'mlsched config' prints it.
+func configLines(cfg Config) (string, error) {
+	b, err := config.Canonical(cfg)
+	if err != nil {
+		return "", err
+	}
+	lines, err := config.Lines("", b)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "\n") + "\n", nil
 }
 
 // path resolves a path from the config against the config's directory.

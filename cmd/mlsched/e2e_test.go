@@ -205,11 +205,16 @@ func TestPinLockedAndGC(t *testing.T) {
 	}
 	p.mustCLI("run", "--set", "generate.eval.jobs=10")
 	p.mustCLI("run", "--locked", "--set", "generate.eval.jobs=10")
-	// The first generate version and the schedule version made from it
-	// are no longer in the lock file.
-	if out := p.mustCLI("gc", "--keep", "0"); !strings.Contains(out, "Removed 2 version") ||
-		!strings.Contains(out, "removed generate@") || !strings.Contains(out, "removed schedule@") {
+	// The first generate version and the schedule and evaluate versions
+	// made from it are no longer in the lock file, nor are the load
+	// sweep's points (5 policies at 2 loads) that only that evaluate used.
+	if out := p.mustCLI("gc", "--keep", "0"); !strings.Contains(out, "Removed 3 version(s) and 10 memo entries") ||
+		!strings.Contains(out, "removed generate@") || !strings.Contains(out, "removed schedule@") ||
+		!strings.Contains(out, "removed evaluate@") || !strings.Contains(out, "removed evaluate memo entry") {
 		t.Errorf("gc:\n%s", out)
+	}
+	if out := p.mustCLI("gc", "--keep", "0"); !strings.Contains(out, "Removed 0 version(s) and 0 memo entries") {
+		t.Errorf("a second gc removed more:\n%s", out)
 	}
 }
 

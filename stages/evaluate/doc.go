@@ -1,0 +1,55 @@
+// Package evaluate is mlsched's evaluate stage: it turns the schedule
+// stage's traces into metrics with confidence intervals, runs a load sweep,
+// and writes the report people read and share.
+//
+// # What it computes
+//
+// For every policy spec the schedule stage simulated (package metrics has
+// the exact definitions):
+//
+//   - end-to-end, wait and service latency: mean, P50, P95, P99 and max,
+//     overall and per class, with a bootstrap interval on the P99;
+//   - SLO violations per class and overall (a rejected job counts as a
+//     violation), goodput (jobs within SLO per second of makespan), and
+//     throughput in jobs and samples per second;
+//   - the makespan and its gap to schedule's lower bound, the mean latency's
+//     gap to its bound;
+//   - each device's utilization (busy lane-seconds over lanes × makespan),
+//     Jain's index over the utilizations, and fairness (the batch jobs' mean
+//     wait over the interactive jobs');
+//   - against each baseline (evaluate.baselines): the difference in mean and
+//     P99 latency, SLO violations and goodput with a paired bootstrap
+//     interval over jobs, and the speedup in mean latency and makespan. A
+//     difference whose interval contains zero is reported as no difference.
+//
+// Traces are read column by column and released once summarized; only the
+// baselines' stay loaded for the paired comparisons, so memory is a few
+// traces' columns whatever the number of policies.
+//
+// # The load sweep
+//
+// evaluate.sweep.loads are offered loads as fractions of the cluster's
+// capacity: a load u sets schedule.load to u × (arrival span / work bound),
+// both taken from schedule.Bounds on the jobs swept at load 1, so u = 1
+// offers exactly the work the cluster can do in the span of the arrivals.
+// Each (policy, load) point simulates the first sweep.jobs eval jobs with
+// the schedule section's settings, summarizes them, and keeps only the
+// summary, in the runner's memo under a key of everything it depends on
+// except the lists of loads and policies: adding a load or a policy
+// simulates just the new points. A policy sustains a load when its
+// interactive SLO attainment is at least sweep.target there and at every
+// lower load.
+//
+// # Outputs
+//
+// metrics.parquet holds every number of the report in long form
+// (MetricRow): scope (policy, class, device, difference, sweep, sustained,
+// bound), the names that apply (policy, baseline, class, device, load),
+// metric, value, the interval's lo and hi (null without one) and
+// significant. report.md and report.html are the same report from one
+// Markdown source (package report); charts/ holds its SVG charts, which
+// report.html carries inline. The stage publishes all three to reports/.
+//
+// The report is deterministic given its inputs: it contains versions and
+// the configuration, never the time it was written.
+package evaluate

@@ -1,0 +1,205 @@
+package evaluate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/schedule"
+)
+
+// Inputs are the files evaluate reads.
+type Inputs struct {
+	// Schedule is the schedule artifact's directory.
+	Schedule string
+	// Jobs is generate's eval workload; Samples the profile's samples.
+	Jobs, Samples string
+}
+
+// Output is where evaluate writes and what it needs from the runner.
+type Output struct {
+	Dir      string
+	Metadata map[string]string
+	// Memo keeps the load sweep's points across runs.
+	Memo Memo
+	// Code is the stage's code version, part of every memo key.
+	Code string
+	// Provenance is what the report's last section says of the run.
+	Provenance Provenance
+	Progress   func(done, total int64)
+}
+
+// Memo is the runner's per-stage memo (pipeline.Memo).
+type Memo interface {
+	Get(key string, build func(dir string) error) (string, error)
+}
+
+// Provenance describes the run for the report's reproducibility section.
+type Provenance struct {
+	// Versions lists "stage@version" of every artifact the report rests on,
+	// its own included.
+	Versions []string
+	// Config is the pipeline configuration as used, as YAML.
+	Config string
+	// Machine describes the profiled machine (the profile's notes).
+	Machine map[string]string
+	// Commands reproduce the run.
+	Commands []string
+}
+
+// policyResult is what the report needs of one policy once its trace is
+// released: the summary, its differences from each baseline, and samples
+// of its latency distributions for the charts.
+type policyResult struct {
+	summary     metrics.Summary
+	diffs       []metrics.Difference
+	e2e, wait   []float64 // distribution sketches: equally spaced quantiles
+	interactive []float64 // the interactive jobs' end-to-end sketch
+}
+
+// sketchPoints is how many quantiles stand for a latency distribution in
+// the charts: enough for a smooth CDF and histogram, few enough that every
+// policy's fits in memory whatever the workload's size.
+const sketchPoints = 2000
+
+// Run evaluates the schedule artifact: it summarizes every policy's trace,
+// compares each with the baselines, runs the load sweep, and writes
+// metrics.parquet and the report.
+func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in Inputs, out Output) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("evaluate: invalid config: %w", err)
+	}
+	if err := cfg.CheckBaselines(sched.Policies); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if out.Memo == nil {
+		return fmt.Errorf("evaluate: no memo for the load sweep")
+	}
+	cl, err := metrics.ReadCluster(filepath.Join(in.Schedule, schedule.ClusterFile))
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	bounds, err := metrics.ReadBounds(filepath.Join(in.Schedule, schedule.BoundsFile))
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	samples, err := metrics.JobSamples(in.Jobs)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
+
+	load := func(spec string) (*metrics.Trace, []float64, error) {
+		t, err := metrics.ReadTrace(filepath.Join(in.Schedule, schedule.PolicyFile(spec, schedule.TraceFile)), cl.Devices)
+		if err != nil {
+			return nil, nil, err
+		}
+		busy, err := metrics.ReadBusy(filepath.Join(in.Schedule, schedule.PolicyFile(spec, schedule.DevicesFile)), cl.Devices)
+		return t, busy, err
+	}
+	// The baselines' traces stay loaded for the comparisons; every other
+	// trace is read, summarized, compared and released, at most GOMAXPROCS
+	// at once.
+	baselines := make([]*metrics.Trace, len(cfg.Baselines))
+	for i, b := range cfg.Baselines {
+		if baselines[i], _, err = load(b); err != nil {
+			return fmt.Errorf("evaluate: %w", err)
+		}
+	}
+	results := make([]policyResult, len(sched.Policies))
+	var done sync.WaitGroup
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, spec := range sched.Policies {
+		done.Add(1)
+		g.Go(func() error {
+			defer done.Done()
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			t, busy, err := load(spec)
+			if err != nil {
+				return err
+			}
+			r := policyResult{summary: metrics.Summarize(t, busy, cl, bounds, samples, bs)}
+			for j, b := range cfg.Baselines {
+				if b == spec {
+					continue
+				}
+				d, err := metrics.Compare(t, baselines[j], bs)
+				if err != nil {
+					return fmt.Errorf("compare %s with %s: %w", spec, b, err)
+				}
+				r.diffs = append(r.diffs, d...)
+			}
+			r.e2e, r.wait, r.interactive = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
+			results[i] = r
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	sw, err := runSweep(ctx, cfg, sched, seed, in, out.Code, out.Memo)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	rows := metricRows(sched.Policies, results, bounds, sw)
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, MetricsFile), rows, out.Metadata); err != nil {
+		return fmt.Errorf("evaluate: write %s: %w", MetricsFile, err)
+	}
+
+	d := &reportData{cfg: cfg, sched: sched, policies: sched.Policies, results: results, bounds: bounds,
+		cluster: cl, sweep: sw, prov: out.Provenance}
+	best := sched.Policies[d.ranked(objectives[2])[0]]
+	from := cfg.Timeline.Start * bounds.MakespanLBS
+	if d.timeline, err = readTimeline(in.Schedule, best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if d.profile, err = profileCurves(in.Samples, sched); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	doc, err := d.document()
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := doc.Write(out.Dir, ReportMD, ReportHTML); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	return nil
+}
+
+// sketch returns sketchPoints equally spaced quantiles of the completed
+// jobs' values (of the interactive class only when class is given): a
+// sample of the distribution that draws the same CDF and histogram.
+func sketch(values []float64, rejected []bool, class []uint8) []float64 {
+	var v []float64
+	for i, x := range values {
+		if !rejected[i] && (class == nil || class[i] == metrics.Interactive) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	slices.Sort(v)
+	n := min(sketchPoints, len(v))
+	out := make([]float64, n)
+	for k := range n {
+		pos := float64(k) / float64(max(n-1, 1)) * float64(len(v)-1)
+		out[k] = v[int(math.Round(pos))]
+	}
+	return out
+}

@@ -1,0 +1,316 @@
+package evaluate
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const ms = 1e-3
+
+func inference(model, precision string, batch int, latMS ...float64) []profile.Sample {
+	return runs(profile.KindInference, model, precision, batch, 1, latMS...)
+}
+
+func runs(kind, model, precision string, batch, concurrency int, latMS ...float64) []profile.Sample {
+	out := make([]profile.Sample, len(latMS))
+	for i, l := range latMS {
+		out[i] = profile.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider", Device: "cpu",
+			Model: model, Precision: precision, Batch: int32(batch), Threads: 1, Concurrency: int32(concurrency),
+			Repeat: int32(i), LatencyS: l * ms, Source: profile.SourceMeasured}
+	}
+	return out
+}
+
+// fixture is a tiny fixed run: a hand-made profile of the mlp and
+// resnet18, 2000 generated eval jobs, and four policies simulated on the
+// default cluster at about 70% of its capacity.
+type fixture struct {
+	in    Inputs
+	sched schedule.Config
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	dir := t.TempDir()
+	var s []profile.Sample
+	for _, p := range []string{profile.FP32, profile.FP16} {
+		s = append(s, inference("mlp", p, 1, 1.0, 1.2, 0.9, 1.5, 1.1)...)
+		s = append(s, inference("mlp", p, 8, 3, 3.5, 4, 3.2)...)
+		s = append(s, inference("resnet18", p, 1, 20, 22, 19, 25)...)
+		s = append(s, inference("resnet18", p, 8, 120, 130, 118, 140)...)
+	}
+	s = append(s, runs(profile.KindContention, "mlp", profile.FP32, 1, 1, 1, 1.1, 0.9)...)
+	s = append(s, runs(profile.KindContention, "mlp", profile.FP32, 1, 2, 1.3, 1.4, 1.2)...)
+	samples := filepath.Join(dir, profile.SamplesFile)
+	if err := parquetio.WriteFile(samples, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	gen := generate.DefaultConfig()
+	gen.Train.Jobs, gen.Eval.Jobs = 1, 2000
+	gen.Models = map[string]float64{"mlp": 0.8, "resnet18": 0.2}
+	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	in := Inputs{Schedule: filepath.Join(dir, "schedule"), Jobs: filepath.Join(dir, generate.JobsFile(generate.WorkloadEval)), Samples: samples}
+	sched := schedule.DefaultConfig()
+	sched.Policies = []string{"fifo", "round_robin", "edf", "greedy+split"}
+	sched.Splitting.MinBatch = 16
+	bd, err := schedule.Bounds(context.Background(), sched, schedule.Inputs{Samples: samples, Jobs: in.Jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched.Load = 0.7 * bd.ArrivalLBS / bd.WorkLBS
+	if err := os.Mkdir(in.Schedule, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := schedule.Run(context.Background(), sched, 1, schedule.Inputs{Samples: samples, Jobs: in.Jobs}, schedule.Output{Dir: in.Schedule}); err != nil {
+		t.Fatal(err)
+	}
+	return fixture{in: in, sched: sched}
+}
+
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Bootstrap.Resamples = 200
+	cfg.Sweep = Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99}
+	cfg.Timeline.Span = 200 * time.Millisecond
+	return cfg
+}
+
+var testProvenance = Provenance{
+	Versions: []string{"evaluate@0000000000000004", "generate@0000000000000001", "profile@0000000000000002", "schedule@0000000000000003"},
+	Config:   "seed = 1\n",
+	Machine:  map[string]string{"cpu": "test CPU", "cores": "2"},
+	Commands: []string{"mlsched run"},
+}
+
+// countingMemo counts the entries it builds.
+type countingMemo struct {
+	*pipeline.Memo
+	builds atomic.Int32
+}
+
+func (c *countingMemo) Get(key string, build func(string) error) (string, error) {
+	return c.Memo.Get(key, func(dir string) error { c.builds.Add(1); return build(dir) })
+}
+
+func run(t *testing.T, f fixture, cfg Config, memo Memo) string {
+	t.Helper()
+	out := t.TempDir()
+	err := Run(context.Background(), cfg, f.sched, 1, f.in, Output{Dir: out, Memo: memo, Code: "test", Provenance: testProvenance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTinyRun runs the stage on the fixture and checks the report against
+// its golden Markdown (go test ./stages/evaluate -update refreshes it),
+// the HTML page, metrics.parquet, the sweep's memo and determinism.
+func TestTinyRun(t *testing.T) {
+	f := newFixture(t)
+	memo := &countingMemo{Memo: pipeline.NewMemo(t.TempDir())}
+	cfg := testConfig()
+	out := run(t, f, cfg, memo)
+	// The first 1000 jobs, and 4 policies at 3 loads.
+	if got := memo.builds.Load(); got != 1+4*3 {
+		t.Errorf("first run built %d memo entries, want 13", got)
+	}
+
+	md, err := os.ReadFile(filepath.Join(out, ReportMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "tiny-report.md")
+	if *update {
+		if err := os.WriteFile(golden, md, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(md, want) {
+		t.Errorf("report.md differs from %s; if the change is intended, rerun with -update and read the diff", golden)
+	}
+
+	t.Run("html", func(t *testing.T) { checkHTML(t, out) })
+	t.Run("metrics", func(t *testing.T) { checkMetrics(t, out, f.sched.Policies, cfg) })
+
+	t.Run("one more load", func(t *testing.T) {
+		memo.builds.Store(0)
+		more := cfg
+		more.Sweep.Loads = []float64{0.5, 0.7, 0.9, 1.3}
+		run(t, f, more, memo)
+		if got := memo.builds.Load(); got != 4 {
+			t.Errorf("adding a load built %d memo entries, want 4 (one per policy)", got)
+		}
+	})
+	t.Run("deterministic", func(t *testing.T) {
+		again := run(t, f, cfg, pipeline.NewMemo(t.TempDir()))
+		for _, name := range []string{ReportMD, ReportHTML, MetricsFile} {
+			a, _ := os.ReadFile(filepath.Join(out, name))
+			b, _ := os.ReadFile(filepath.Join(again, name))
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s differs between two runs, one from the memo and one afresh", name)
+			}
+		}
+	})
+}
+
+// checkHTML parses report.html and checks that it is one self-contained
+// page: every chart inline with data drawn in it, no reference outside
+// the page, every contents link landing on a heading.
+func checkHTML(t *testing.T, out string) {
+	page, err := os.ReadFile(filepath.Join(out, ReportHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatalf("report.html does not parse: %v", err)
+	}
+	ids := map[string]bool{}
+	var links []string
+	charts := 0
+	for n := range root.Descendants() {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		switch n.Data {
+		case "img", "script", "link", "iframe", "object", "embed":
+			t.Errorf("report.html has a <%s> element", n.Data)
+		case "svg":
+			charts++
+			shapes := 0
+			for c := range n.Descendants() {
+				if c.Type == html.ElementNode && (c.Data == "path" || c.Data == "rect" || c.Data == "polyline" || c.Data == "circle") {
+					shapes++
+				}
+			}
+			if shapes < 10 {
+				t.Errorf("chart %d has %d shapes: no data drawn?", charts, shapes)
+			}
+		}
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "id":
+				ids[a.Val] = true
+			case "href", "src":
+				links = append(links, a.Val)
+			}
+		}
+	}
+	if charts < 9 {
+		t.Errorf("%d inline charts, want the 9 of the report", charts)
+	}
+	for _, l := range links {
+		if !strings.HasPrefix(l, "#") || !ids[l[1:]] {
+			t.Errorf("link %q does not land on the page", l)
+		}
+	}
+	clean := page
+	for _, ns := range []string{"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"} {
+		clean = bytes.ReplaceAll(clean, []byte(ns), nil)
+	}
+	for _, ext := range []string{"http://", "https://", "url(", "@import", "@font-face"} {
+		if bytes.Contains(clean, []byte(ext)) {
+			t.Errorf("report.html contains %q", ext)
+		}
+	}
+	chartFiles, _ := filepath.Glob(filepath.Join(out, ChartsDir, "*.svg"))
+	if len(chartFiles) != charts {
+		t.Errorf("%d chart files for %d inline charts", len(chartFiles), charts)
+	}
+}
+
+// checkMetrics reads metrics.parquet and checks that it holds the numbers
+// the report shows: each policy's summary with its P99 interval, each
+// difference against each baseline, and the sweep.
+func checkMetrics(t *testing.T, out string, policies []string, cfg Config) {
+	rows, err := parquetio.ReadAll[MetricRow](filepath.Join(out, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(scope, policy, baseline, metric string, load float64) *MetricRow {
+		i := slices.IndexFunc(rows, func(r MetricRow) bool {
+			return r.Scope == scope && r.Policy == policy && r.Baseline == baseline && r.Metric == metric && r.Load == load
+		})
+		if i < 0 {
+			t.Errorf("no %s row for %s/%s %s at %v", scope, policy, baseline, metric, load)
+			return nil
+		}
+		return &rows[i]
+	}
+	for _, p := range policies {
+		if r := find(ScopePolicy, p, "", "p99_e2e_s", 0); r != nil && (r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Value && r.Value <= *r.Hi)) {
+			t.Errorf("%s: P99 %v outside its interval %v … %v", p, r.Value, r.Lo, r.Hi)
+		}
+		if r := find(ScopePolicy, p, "", "slo_violation", 0); r != nil && !(r.Value >= 0 && r.Value <= 1) {
+			t.Errorf("%s: SLO violation rate %v", p, r.Value)
+		}
+		for _, b := range cfg.Baselines {
+			if b != p {
+				find(ScopeDifference, p, b, "mean_e2e_s", 0)
+				find(ScopeDifference, p, b, "ratio_makespan_s", 0)
+			}
+		}
+		for _, u := range cfg.Sweep.Loads {
+			find(ScopeSweep, p, "", metricInteractiveSLO, u)
+		}
+		find(ScopeSustained, p, "", metricSustained, 0)
+	}
+	if r := find(ScopeDifference, "edf", "round_robin", "mean_e2e_s", 0); r != nil && (r.Value >= 0 || !r.Significant) {
+		t.Errorf("edf against round_robin: mean latency difference %v (significant %v); round_robin ignores device speed and should lose clearly", r.Value, r.Significant)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"unknown baseline", func(c *Config) { c.Baselines = []string{"fifo", "sjf"} }, `evaluate.baselines[1]: unknown policy "sjf"`},
+		{"repeated baseline", func(c *Config) { c.Baselines = []string{"fifo", "fifo"} }, `evaluate.baselines[1]: baseline "fifo" is already listed`},
+		{"few resamples", func(c *Config) { c.Bootstrap.Resamples = 10 }, "evaluate.bootstrap.resamples: must be at least 100"},
+		{"confidence", func(c *Config) { c.Bootstrap.Confidence = 1 }, "evaluate.bootstrap.confidence: must be in (0, 1)"},
+		{"negative load", func(c *Config) { c.Sweep.Loads = []float64{-1} }, "evaluate.sweep.loads[0]: must be a positive fraction"},
+		{"unsorted loads", func(c *Config) { c.Sweep.Loads = []float64{0.5, 0.3} }, "evaluate.sweep.loads[1]: loads must ascend"},
+		{"negative jobs", func(c *Config) { c.Sweep.Jobs = -1 }, "evaluate.sweep.jobs: must be at least 0"},
+		{"target", func(c *Config) { c.Sweep.Target = 0 }, "evaluate.sweep.target: must be an SLO attainment in (0, 1]"},
+		{"timeline start", func(c *Config) { c.Timeline.Start = 1 }, "evaluate.timeline.start"},
+		{"timeline span", func(c *Config) { c.Timeline.Span = 0 }, "evaluate.timeline.span: must be a positive duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mutate(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if err := DefaultConfig().CheckBaselines([]string{"fifo", "edf"}); err == nil || !strings.Contains(err.Error(), `evaluate.baselines[1]: "round_robin" is not among schedule.policies`) {
+		t.Errorf("CheckBaselines = %v", err)
+	}
+}

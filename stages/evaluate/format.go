@@ -1,0 +1,103 @@
+package evaluate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// table builds a GitHub-style Markdown table; numeric columns (align
+// right) are marked by a leading '>' in their header.
+type table struct {
+	head  []string
+	right []bool
+	rows  [][]string
+}
+
+func newTable(head ...string) *table {
+	t := &table{}
+	for _, h := range head {
+		r := strings.HasPrefix(h, ">")
+		t.head = append(t.head, strings.TrimPrefix(h, ">"))
+		t.right = append(t.right, r)
+	}
+	return t
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) String() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(t.head, " | ") + " |\n|")
+	for _, r := range t.right {
+		if r {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, row := range t.rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = strings.ReplaceAll(c, "|", `\|`)
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// secs formats a duration in seconds with a unit that keeps three
+// significant digits readable: µs, ms or s.
+func secs(s float64) string {
+	switch a := math.Abs(s); {
+	case math.IsNaN(s) || math.IsInf(s, 0):
+		return "–"
+	case a == 0:
+		return "0 s"
+	case a < 1e-3:
+		return fmt.Sprintf("%.3g µs", s*1e6)
+	case a < 1:
+		return fmt.Sprintf("%.3g ms", s*1e3)
+	case a < 1000:
+		return fmt.Sprintf("%.3g s", s)
+	default:
+		return fmt.Sprintf("%.0f s", s)
+	}
+}
+
+// pct formats a fraction as a percentage with one decimal.
+func pct(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+// pctPts formats a difference of fractions in percentage points.
+func pctPts(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f pp", 100*f)
+}
+
+// num formats a plain number with three significant digits, and a large
+// one whole.
+func num(f float64) string {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return "–"
+	case math.Abs(f) >= 1000:
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%.3g", f)
+}
+
+// ratio formats a speedup.
+func ratio(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", f)
+}

@@ -1,0 +1,151 @@
+package evaluate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/chart"
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule"
+)
+
+// timeline is the Gantt chart's data: every lane's batches in a window.
+type timeline struct {
+	policy     string
+	from, to   float64
+	rows       []string
+	categories []string
+	spans      []chart.Span
+}
+
+// sizeClasses colour a timeline's batches by their samples.
+var sizeClasses = []struct {
+	name string
+	max  int32
+}{{"1 sample", 1}, {"2–8", 8}, {"9–32", 32}, {"33+", 1 << 30}}
+
+// readTimeline reads the batches of policy that overlap [from, to) from
+// its devices.parquet, streaming it a row group at a time.
+func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*timeline, error) {
+	tl := &timeline{policy: policy, from: from, to: to}
+	first := make(map[string]int, len(cl.Devices))
+	for d, name := range cl.Devices {
+		first[name] = len(tl.rows)
+		for l := range cl.Lanes[d] {
+			tl.rows = append(tl.rows, fmt.Sprintf("%s/%d", name, l))
+		}
+	}
+	for _, s := range sizeClasses {
+		tl.categories = append(tl.categories, s.name)
+	}
+	path := filepath.Join(dir, schedule.PolicyFile(policy, schedule.DevicesFile))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := parquet.NewGenericReader[schedule.BatchRow](f)
+	defer r.Close()
+	buf := make([]schedule.BatchRow, 4096)
+	for {
+		n, err := r.Read(buf)
+		for _, b := range buf[:n] {
+			if b.StartS >= to || b.EndS <= from {
+				continue
+			}
+			base, ok := first[b.Device]
+			if !ok || b.Lane < 0 || int(b.Lane) >= int(cl.Lanes[slices.Index(cl.Devices, b.Device)]) {
+				return nil, fmt.Errorf("read %s: batch %d on unknown lane %s/%d", schedule.PolicyFile(policy, schedule.DevicesFile), b.BatchID, b.Device, b.Lane)
+			}
+			cat := slices.IndexFunc(sizeClasses, func(s struct {
+				name string
+				max  int32
+			}) bool {
+				return b.Samples <= s.max
+			})
+			tl.spans = append(tl.spans, chart.Span{Row: base + int(b.Lane), Start: max(b.StartS, from), End: min(b.EndS, to), Category: cat})
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", schedule.PolicyFile(policy, schedule.DevicesFile), err)
+		}
+	}
+	slices.SortFunc(tl.spans, func(a, b chart.Span) int { return cmp.Or(cmp.Compare(a.Row, b.Row), cmp.Compare(a.Start, b.Start)) })
+	return tl, nil
+}
+
+// profileCurve is one model's measured latency vs batch size, alone on a
+// profiled device at one thread count.
+type profileCurve struct {
+	device, model, precision string
+	threads                  int32
+	batch                    []float64
+	runs                     []int
+	p5, p50, p95             []float64
+}
+
+func (c profileCurve) label() string {
+	return fmt.Sprintf("%s %s (%d thr)", c.model, c.precision, c.threads)
+}
+
+// profileCurves reads the profile's inference samples run alone on the
+// (device, threads) pairs the cluster uses.
+func profileCurves(samplesPath string, sched schedule.Config) ([]profileCurve, error) {
+	samples, err := parquetio.ReadAll[profile.Sample](samplesPath)
+	if err != nil {
+		return nil, fmt.Errorf("read profile samples: %w", err)
+	}
+	type key struct {
+		device, model, precision string
+		threads, batch           int32
+	}
+	used := map[[2]string]bool{}
+	for _, d := range sched.Cluster {
+		used[[2]string{d.ProfileDevice, fmt.Sprint(d.Threads)}] = true
+	}
+	runs := map[key][]float64{}
+	for _, s := range samples {
+		if s.Kind != profile.KindInference || s.Concurrency != 1 || !used[[2]string{s.Device, fmt.Sprint(s.Threads)}] {
+			continue
+		}
+		k := key{s.Device, s.Model, s.Precision, s.Threads, s.Batch}
+		runs[k] = append(runs[k], s.LatencyS)
+	}
+	keys := slices.SortedFunc(func(yield func(key) bool) {
+		for k := range runs {
+			if !yield(k) {
+				return
+			}
+		}
+	}, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.model, b.model), cmp.Compare(a.precision, b.precision),
+			cmp.Compare(a.threads, b.threads), cmp.Compare(a.batch, b.batch))
+	})
+	var out []profileCurve
+	for _, k := range keys {
+		v := runs[k]
+		slices.Sort(v)
+		if n := len(out); n == 0 || out[n-1].device != k.device || out[n-1].model != k.model || out[n-1].precision != k.precision || out[n-1].threads != k.threads {
+			out = append(out, profileCurve{device: k.device, model: k.model, precision: k.precision, threads: k.threads})
+		}
+		c := &out[len(out)-1]
+		c.batch = append(c.batch, float64(k.batch))
+		c.runs = append(c.runs, len(v))
+		c.p5 = append(c.p5, stat.Quantile(0.05, stat.Empirical, v, nil))
+		c.p50 = append(c.p50, stat.Quantile(0.5, stat.Empirical, v, nil))
+		c.p95 = append(c.p95, stat.Quantile(0.95, stat.Empirical, v, nil))
+	}
+	return out, nil
+}

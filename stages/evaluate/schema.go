@@ -1,0 +1,48 @@
+package evaluate
+
+// Output file names.
+const (
+	MetricsFile = "metrics.parquet"
+	ReportMD    = "report.md"
+	ReportHTML  = "report.html"
+	// ChartsDir holds the report's charts as SVG files; report.md links
+	// them and report.html carries them inline.
+	ChartsDir = "charts"
+)
+
+// Scopes of metrics.parquet's rows: what a row's number is about.
+const (
+	ScopePolicy     = "policy"     // a policy over all its jobs
+	ScopeClass      = "class"      // a policy's jobs of one class
+	ScopeDevice     = "device"     // a policy's use of one device
+	ScopeDifference = "difference" // a policy against a baseline
+	ScopeSweep      = "sweep"      // a policy at one offered load
+	ScopeSustained  = "sustained"  // the highest load a policy sustains
+	ScopeBound      = "bound"      // the workload's lower bounds
+)
+
+// MetricRow is one row of metrics.parquet, which holds every number of the
+// report in long form: the scope and the fields that apply to it name the
+// number, Metric says what it measures, Value is it, and Lo and Hi bound
+// its confidence interval where it has one.
+type MetricRow struct {
+	Scope string `parquet:"scope,dict"`
+	// Policy is the policy spec ("" for bounds); Baseline the spec it is
+	// compared with (differences only).
+	Policy   string `parquet:"policy,dict"`
+	Baseline string `parquet:"baseline,dict"`
+	// Class and Device name the class or device of class and device rows.
+	Class  string `parquet:"class,dict"`
+	Device string `parquet:"device,dict"`
+	// Load is the offered load of a sweep point, as a fraction of the
+	// cluster's capacity; 0 elsewhere.
+	Load   float64 `parquet:"load"`
+	Metric string  `parquet:"metric,dict"`
+	Value  float64 `parquet:"value"`
+	// Lo and Hi bound the bootstrap interval (evaluate.bootstrap); null
+	// for a number without one.
+	Lo *float64 `parquet:"lo,optional"`
+	Hi *float64 `parquet:"hi,optional"`
+	// Significant is true for a difference whose interval excludes zero.
+	Significant bool `parquet:"significant"`
+}
