@@ -185,17 +185,38 @@ type evaluateKey struct {
 	Schedule schedule.Config `koanf:"schedule"`
 }
 
-func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
+func evaluateStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	code := codeVersions["stages/evaluate"]
 	flat, err := configLines(cfg)
 	if err != nil {
 		return pipeline.Stage{}, err
+	}
+	// The earlier run compare_to names is read from the store; its
+	// metrics' digest enters the key, so the report follows it.
+	var previous, previousVersion string
+	extern := map[string]string{}
+	if v := cfg.Evaluate.CompareTo; v != "" {
+		st, err := pipeline.OpenStore(rt.path(cfg.Store))
+		if err != nil {
+			return pipeline.Stage{}, fmt.Errorf("evaluate.compare_to: %w", err)
+		}
+		m, err := st.Resolve("evaluate", v)
+		if err != nil {
+			return pipeline.Stage{}, fmt.Errorf("evaluate.compare_to: %w", err)
+		}
+		i := slices.IndexFunc(m.Files, func(f pipeline.File) bool { return f.Path == evaluate.MetricsFile })
+		if i < 0 {
+			return pipeline.Stage{}, fmt.Errorf("evaluate.compare_to: evaluate@%s has no %s", m.Version, evaluate.MetricsFile)
+		}
+		previous, previousVersion = filepath.Join(st.Dir("evaluate", m.Version), evaluate.MetricsFile), m.Version
+		extern["evaluate@"+m.Version+"/"+evaluate.MetricsFile] = m.Files[i].Content
 	}
 	return pipeline.Stage{
 		Name:     "evaluate",
 		Deps:     []string{"generate", "profile", "schedule"},
 		Config:   evaluateKey{Evaluate: cfg.Evaluate, Schedule: cfg.Schedule},
 		UsesSeed: true,
+		Extern:   extern,
 		// The fingerprint covers the metrics, charts and report packages and
 		// the schedule stage, which the sweep runs.
 		Code: code,
@@ -225,6 +246,7 @@ func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 				Schedule: env.Inputs["schedule"].Dir,
 				Jobs:     env.Inputs["generate"].Path(generate.JobsFile(generate.WorkloadEval)),
 				Samples:  prof.Path(profile.SamplesFile),
+				Previous: previous, PreviousVersion: previousVersion,
 			}
 			return evaluate.Run(ctx, cfg.Evaluate, cfg.Schedule, env.Seed, in, evaluate.Output{
 				Dir: env.Dir, Metadata: env.Metadata, Memo: env.Memo, Code: code, Provenance: prov, Progress: env.Progress})

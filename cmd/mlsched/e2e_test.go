@@ -241,6 +241,8 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"bad -j", []string{"run", "-j", "0"}, nil, "", "-j 0"},
 		{"missing config", []string{"run", "--config", "nope.yaml"}, nil, "", "nope.yaml"},
 		{"bad dag format", []string{"dag", "--format", "svg"}, nil, "", "svg"},
+		{"unknown compare_to", []string{"run", "--set", "evaluate.compare_to=ffff"}, nil, "", "evaluate.compare_to: evaluate@ffff: no such version"},
+		{"baseline not simulated", []string{"run", "--set", "evaluate.baselines=fifo,round_robin"}, nil, "", `evaluate.baselines[1]: "round_robin" is not among schedule.policies`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,6 +265,40 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 				t.Errorf("bad input still wrote an artifact")
 			}
 		})
+	}
+}
+
+// TestReportAndCompareTo runs the pipeline through evaluate, opens the
+// published report, then reruns at another load against the first
+// evaluate version.
+func TestReportAndCompareTo(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	md, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
+	if err != nil || !strings.HasPrefix(string(md), "# mlsched evaluation") {
+		t.Fatalf("reports/report.md: %v\n%.200s", err, md)
+	}
+	page, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.html"))
+	if err != nil || !bytes.Contains(page, []byte("<svg")) {
+		t.Fatalf("reports/report.html: %v", err)
+	}
+	for _, chart := range []string{"latency-cdf.svg", "timeline.svg", "sweep-slo.svg", "profile.svg"} {
+		if _, err := os.Stat(filepath.Join(p.dir, "reports", "charts", chart)); err != nil {
+			t.Errorf("reports/charts: %v", err)
+		}
+	}
+	vs, _ := filepath.Glob(filepath.Join(p.dir, "data", "evaluate", "*"))
+	if len(vs) != 1 {
+		t.Fatalf("evaluate versions %v", vs)
+	}
+	first := filepath.Base(vs[0])
+	got := outcomes(p.mustCLI("run", "--set", "evaluate.compare_to="+first[:8], "--set", "schedule.load=1.5"))
+	if got["schedule"] != "ran" || got["evaluate"] != "ran" {
+		t.Errorf("run against the first version: %v", got)
+	}
+	md, _ = os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
+	if !strings.Contains(string(md), "## Since evaluate@"+first) || !strings.Contains(string(md), "| fifo | mean_e2e_s |") {
+		t.Errorf("the report has no change section against %s:\n%s", first, md)
 	}
 }
 

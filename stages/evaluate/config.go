@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"time"
 
@@ -21,6 +22,10 @@ type Config struct {
 	Sweep Sweep `koanf:"sweep"`
 	// Timeline sets the utilization timeline's window.
 	Timeline Timeline `koanf:"timeline"`
+	// CompareTo names an earlier evaluate version (a unique prefix, as
+	// 'mlsched ls evaluate' lists them): the report then gives every
+	// metric's change since that run, and metrics.parquet its value then.
+	CompareTo string `koanf:"compare_to"`
 }
 
 // Bootstrap sets the percentile bootstrap over jobs.
@@ -54,6 +59,8 @@ type Timeline struct {
 	Start float64       `koanf:"start"`
 	Span  time.Duration `koanf:"span"`
 }
+
+var versionPrefix = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
 
 // DefaultConfig returns the evaluate section's defaults.
 func DefaultConfig() Config {
@@ -104,6 +111,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.Timeline.Start >= 0 && c.Timeline.Start < 1) {
 		bad("timeline.start", "must be a fraction of the makespan in [0, 1), got %v", c.Timeline.Start)
+	}
+	if c.CompareTo != "" && !versionPrefix.MatchString(c.CompareTo) {
+		bad("compare_to", "must be an evaluate version or a prefix of one (hex digits), got %q", c.CompareTo)
 	}
 	if c.Timeline.Span <= 0 {
 		bad("timeline.span", "must be a positive duration, got %v", c.Timeline.Span)

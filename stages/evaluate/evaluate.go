@@ -22,6 +22,9 @@ type Inputs struct {
 	Schedule string
 	// Jobs is generate's eval workload; Samples the profile's samples.
 	Jobs, Samples string
+	// Previous is the metrics.parquet of the run evaluate.compare_to names,
+	// and PreviousVersion that run's version; both empty without one.
+	Previous, PreviousVersion string
 }
 
 // Output is where evaluate writes and what it needs from the runner.
@@ -157,12 +160,20 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	rows := metricRows(sched.Policies, results, bounds, sw)
+	var since *change
+	if in.Previous != "" {
+		old, err := parquetio.ReadAll[MetricRow](in.Previous)
+		if err != nil {
+			return fmt.Errorf("evaluate: compare_to %s: %w", in.PreviousVersion, err)
+		}
+		since = compareRuns(rows, old, in.PreviousVersion)
+	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, MetricsFile), rows, out.Metadata); err != nil {
 		return fmt.Errorf("evaluate: write %s: %w", MetricsFile, err)
 	}
 
 	d := &reportData{cfg: cfg, sched: sched, policies: sched.Policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, prov: out.Provenance}
+		cluster: cl, sweep: sw, since: since, prov: out.Provenance}
 	best := sched.Policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
 	if d.timeline, err = readTimeline(in.Schedule, best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,6 +164,50 @@ func TestTinyRun(t *testing.T) {
 		run(t, f, more, memo)
 		if got := memo.builds.Load(); got != 4 {
 			t.Errorf("adding a load built %d memo entries, want 4 (one per policy)", got)
+		}
+	})
+	t.Run("compare_to", func(t *testing.T) {
+		// An earlier run that differed in one number, lacked one and had
+		// one this run does not.
+		old, err := parquetio.ReadAll[MetricRow](filepath.Join(out, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(old, func(r MetricRow) bool { return r.Scope == ScopePolicy && r.Policy == "edf" && r.Metric == "mean_e2e_s" })
+		old[i].Value *= 2
+		now := old[i].Value / 2
+		j := slices.IndexFunc(old, func(r MetricRow) bool { return r.Scope == ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s" })
+		old = slices.Delete(old, j, j+1)
+		old = append(old, MetricRow{Scope: ScopePolicy, Policy: "sjf", Metric: "mean_e2e_s", Value: 1})
+		prev := filepath.Join(t.TempDir(), MetricsFile)
+		if err := parquetio.WriteFile(prev, old, nil); err != nil {
+			t.Fatal(err)
+		}
+		in := f.in
+		in.Previous, in.PreviousVersion = prev, "00000000000000ff"
+		dir := t.TempDir()
+		if err := Run(context.Background(), cfg, f.sched, 1, in, Output{Dir: dir, Memo: memo, Code: "test", Provenance: testProvenance}); err != nil {
+			t.Fatal(err)
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, ReportMD))
+		for _, want := range []string{
+			"## Since evaluate@00000000000000ff",
+			fmt.Sprintf("| edf | mean_e2e_s | %s | %s | -50.0%% |", num(2*now), num(now)),
+			"1 numbers are new in this run and 1 of the earlier run's are gone",
+		} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report.md lacks %q", want)
+			}
+		}
+		rows, err := parquetio.ReadAll[MetricRow](filepath.Join(dir, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			isNew := r.Scope == ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s"
+			if (r.Previous == nil) != isNew {
+				t.Errorf("%s %s %s: previous %v", r.Scope, where(r), r.Metric, r.Previous)
+			}
 		}
 	})
 	t.Run("deterministic", func(t *testing.T) {

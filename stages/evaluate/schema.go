@@ -45,4 +45,17 @@ type MetricRow struct {
 	Hi *float64 `parquet:"hi,optional"`
 	// Significant is true for a difference whose interval excludes zero.
 	Significant bool `parquet:"significant"`
+	// Previous is the same number in the run evaluate.compare_to names;
+	// null without one, or when that run did not have it.
+	Previous *float64 `parquet:"previous,optional"`
+}
+
+// key names a row's number across runs: everything but its values.
+type rowKey struct {
+	scope, policy, baseline, class, device, metric string
+	load                                           float64
+}
+
+func (r MetricRow) key() rowKey {
+	return rowKey{r.Scope, r.Policy, r.Baseline, r.Class, r.Device, r.Metric, r.Load}
 }

@@ -25,11 +25,13 @@ type reportData struct {
 	sweep    *sweepResult
 	timeline *timeline
 	profile  []profileCurve
+	since    *change
 	prov     Provenance
 }
 
-// section builds one part of the report. Each is a small unit: a later
-// stage's section is one more function in sections.
+// section builds one part of the report, or returns a section without a
+// title when it has nothing to say in this run. Each is a small unit: a
+// later stage's section is one more function in sections.
 type section func(*reportData) (report.Section, error)
 
 var sections = []section{
@@ -41,6 +43,7 @@ var sections = []section{
 	devicesSection,
 	sweepSection,
 	profileSection,
+	changeSection,
 	provenanceSection,
 }
 
@@ -56,6 +59,9 @@ func (d *reportData) document() (*report.Document, error) {
 		sec, err := s(d)
 		if err != nil {
 			return nil, err
+		}
+		if sec.Title == "" {
+			continue // nothing to say in this run
 		}
 		doc.Sections = append(doc.Sections, sec)
 	}
