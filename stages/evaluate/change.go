@@ -47,6 +47,8 @@ var scopeTitles = []struct{ scope, title string }{
 	{ScopeClass, "Classes"},
 	{ScopeDevice, "Devices"},
 	{ScopeDifference, "Against the baselines"},
+	{ScopeReplications, "Across replications"},
+	{ScopeReplicationDiff, "Against the baselines, across replications"},
 	{ScopeSweep, "Load sweep"},
 	{ScopeSustained, "Sustained load"},
 	{ScopeBound, "Lower bounds"},

@@ -63,6 +63,7 @@ type Provenance struct {
 // of its latency distributions for the charts.
 type policyResult struct {
 	summary     metrics.Summary
+	reps        []metrics.Summary // every replication's, the first being summary
 	diffs       []metrics.Difference
 	e2e, wait   []float64 // distribution sketches: equally spaced quantiles
 	interactive []float64 // the interactive jobs' end-to-end sketch
@@ -100,14 +101,15 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	}
 	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
 
-	load := func(spec string) (*metrics.Trace, []float64, error) {
-		t, err := metrics.ReadTrace(filepath.Join(in.Schedule, schedule.PolicyFile(spec, schedule.TraceFile)), cl.Devices)
+	loadRep := func(spec string, k int) (*metrics.Trace, []float64, error) {
+		t, err := metrics.ReadTrace(filepath.Join(in.Schedule, schedule.ReplicationFile(spec, k, schedule.TraceFile)), cl.Devices)
 		if err != nil {
 			return nil, nil, err
 		}
-		busy, err := metrics.ReadBusy(filepath.Join(in.Schedule, schedule.PolicyFile(spec, schedule.DevicesFile)), cl.Devices)
+		busy, err := metrics.ReadBusy(filepath.Join(in.Schedule, schedule.ReplicationFile(spec, k, schedule.DevicesFile)), cl.Devices)
 		return t, busy, err
 	}
+	load := func(spec string) (*metrics.Trace, []float64, error) { return loadRep(spec, 1) }
 	// The baselines' traces stay loaded for the comparisons; every other
 	// trace is read, summarized, compared and released, at most GOMAXPROCS
 	// at once.
@@ -144,6 +146,15 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 				r.diffs = append(r.diffs, d...)
 			}
 			r.e2e, r.wait, r.interactive = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
+			r.reps = []metrics.Summary{r.summary}
+			for k := 2; k <= sched.Replications; k++ {
+				t, busy, err := loadRep(spec, k)
+				if err != nil {
+					return err
+				}
+				point := metrics.Bootstrap{Confidence: bs.Confidence} // no resamples: the runs give the interval
+				r.reps = append(r.reps, metrics.Summarize(t, busy, cl, bounds, samples, point))
+			}
 			results[i] = r
 			return nil
 		})
@@ -159,7 +170,8 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	rows := metricRows(sched.Policies, results, bounds, sw)
+	reps := replicationRows(sched.Policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
+	rows := append(metricRows(sched.Policies, results, bounds, sw), reps...)
 	var since *change
 	if in.Previous != "" {
 		old, err := parquetio.ReadAll[MetricRow](in.Previous)
@@ -173,7 +185,7 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	}
 
 	d := &reportData{cfg: cfg, sched: sched, policies: sched.Policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, since: since, prov: out.Provenance}
+		cluster: cl, sweep: sw, since: since, replications: reps, prov: out.Provenance}
 	best := sched.Policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
 	if d.timeline, err = readTimeline(in.Schedule, best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -48,7 +51,9 @@ type fixture struct {
 	sched schedule.Config
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t *testing.T) fixture { return newFixtureReps(t, 1) }
+
+func newFixtureReps(t *testing.T, replications int) fixture {
 	t.Helper()
 	dir := t.TempDir()
 	var s []profile.Sample
@@ -74,6 +79,7 @@ func newFixture(t *testing.T) fixture {
 	sched := schedule.DefaultConfig()
 	sched.Policies = []string{"fifo", "round_robin", "edf", "greedy+split"}
 	sched.Splitting.MinBatch = 16
+	sched.Replications = replications
 	bd, err := schedule.Bounds(context.Background(), sched, schedule.Inputs{Samples: samples, Jobs: in.Jobs})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +182,9 @@ func TestTinyRun(t *testing.T) {
 		i := slices.IndexFunc(old, func(r MetricRow) bool { return r.Scope == ScopePolicy && r.Policy == "edf" && r.Metric == "mean_e2e_s" })
 		old[i].Value *= 2
 		now := old[i].Value / 2
-		j := slices.IndexFunc(old, func(r MetricRow) bool { return r.Scope == ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s" })
+		j := slices.IndexFunc(old, func(r MetricRow) bool {
+			return r.Scope == ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s"
+		})
 		old = slices.Delete(old, j, j+1)
 		old = append(old, MetricRow{Scope: ScopePolicy, Policy: "sjf", Metric: "mean_e2e_s", Value: 1})
 		prev := filepath.Join(t.TempDir(), MetricsFile)
@@ -326,6 +334,70 @@ func checkMetrics(t *testing.T, out string, policies []string, cfg Config) {
 	}
 	if r := find(ScopeDifference, "edf", "round_robin", "mean_e2e_s", 0); r != nil && (r.Value >= 0 || !r.Significant) {
 		t.Errorf("edf against round_robin: mean latency difference %v (significant %v); round_robin ignores device speed and should lose clearly", r.Value, r.Significant)
+	}
+}
+
+// TestReplications runs three replications and checks the means and
+// intervals across them against the per-run traces' own summaries.
+func TestReplications(t *testing.T) {
+	f := newFixtureReps(t, 3)
+	cfg := testConfig()
+	cfg.Sweep.Loads = nil
+	out := run(t, f, cfg, pipeline.NewMemo(t.TempDir()))
+	rows, err := parquetio.ReadAll[MetricRow](filepath.Join(out, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := metrics.ReadCluster(filepath.Join(f.in.Schedule, schedule.ClusterFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.sched.Policies {
+		var means []float64
+		for k := 1; k <= 3; k++ {
+			tr, err := metrics.ReadTrace(filepath.Join(f.in.Schedule, schedule.ReplicationFile(p, k, schedule.TraceFile)), cl.Devices)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum float64
+			var n int
+			for i, e := range tr.E2E {
+				if !tr.Rejected[i] {
+					sum, n = sum+e, n+1
+				}
+			}
+			means = append(means, sum/float64(n))
+		}
+		if means[0] == means[1] {
+			t.Errorf("%s: replications 1 and 2 have the same mean latency %v", p, means[0])
+		}
+		want := (means[0] + means[1] + means[2]) / 3
+		i := slices.IndexFunc(rows, func(r MetricRow) bool {
+			return r.Scope == ScopeReplications && r.Policy == p && r.Metric == metrics.MetricMeanE2E
+		})
+		if i < 0 {
+			t.Fatalf("%s: no mean latency across replications", p)
+		}
+		r := rows[i]
+		if math.Abs(r.Value-want) > 1e-12*want || !(*r.Lo < r.Value && r.Value < *r.Hi) {
+			t.Errorf("%s: mean across replications %v (%v … %v), want %v within its interval", p, r.Value, *r.Lo, *r.Hi, want)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, ReportMD))
+	if !strings.Contains(string(md), "## Across replications") || !strings.Contains(string(md), "### Against round_robin, across runs") {
+		t.Errorf("the report has no replications section")
+	}
+}
+
+func TestTInterval(t *testing.T) {
+	// Mean 2, sd 1, n 3: t(0.975, 2) = 4.302653, half-width 4.302653/√3.
+	mean, lo, hi := tInterval([]float64{1, 2, 3}, 0.95)
+	half := 4.302652729911275 / math.Sqrt(3)
+	if mean != 2 || math.Abs(lo-(2-half)) > 1e-9 || math.Abs(hi-(2+half)) > 1e-9 {
+		t.Errorf("tInterval = %v (%v … %v), want 2 (%v … %v)", mean, lo, hi, 2-half, 2+half)
+	}
+	if _, lo, _ := tInterval([]float64{5}, 0.95); !math.IsNaN(lo) {
+		t.Errorf("one value gave an interval from %v", lo)
 	}
 }
 

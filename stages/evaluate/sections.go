@@ -26,7 +26,10 @@ type reportData struct {
 	timeline *timeline
 	profile  []profileCurve
 	since    *change
-	prov     Provenance
+	// replications are the rows across schedule.replications; none for
+	// a single run.
+	replications []MetricRow
+	prov         Provenance
 }
 
 // section builds one part of the report, or returns a section without a
@@ -38,6 +41,7 @@ var sections = []section{
 	summarySection,
 	policiesSection,
 	baselinesSection,
+	replicationSection,
 	latencySection,
 	classSection,
 	devicesSection,

@@ -1,0 +1,152 @@
+package evaluate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/generate"
+)
+
+// Scopes of the rows across replications (schedule.replications > 1).
+const (
+	ScopeReplications    = "replications"           // a metric's mean over the replications
+	ScopeReplicationDiff = "replication_difference" // its difference from a baseline, paired by replication
+)
+
+// replicated is what the report gives across replications: each of these
+// metrics of a summary.
+var replicated = []struct {
+	metric string
+	value  func(metrics.Summary) float64
+	format func(float64) string
+	delta  func(float64) string
+}{
+	{metrics.MetricMeanE2E, func(s metrics.Summary) float64 { return s.E2E.Mean }, secs, secs},
+	{metrics.MetricP99E2E, func(s metrics.Summary) float64 { return s.E2E.P99 }, secs, secs},
+	{metrics.MetricSLOViolation, func(s metrics.Summary) float64 { return s.SLOViolation }, pct, pctPts},
+	{metrics.MetricInteractiveSLOViolation, func(s metrics.Summary) float64 {
+		return classOf(s, generate.ClassInteractive).SLOViolation
+	}, pct, pctPts},
+	{metrics.MetricGoodput, func(s metrics.Summary) float64 { return s.Goodput }, num, num},
+	{metrics.MetricMakespan, func(s metrics.Summary) float64 { return s.Makespan }, secs, secs},
+}
+
+// tInterval is the mean of x and its Student-t interval at the given
+// confidence: mean ± t(1-(1-c)/2, n-1)·sd/√n. With fewer than two values
+// the interval is NaN.
+func tInterval(x []float64, confidence float64) (mean, lo, hi float64) {
+	n := float64(len(x))
+	for _, v := range x {
+		mean += v
+	}
+	mean /= n
+	if len(x) < 2 {
+		return mean, math.NaN(), math.NaN()
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(1 - (1-confidence)/2)
+	half := t * sd / math.Sqrt(n)
+	return mean, mean - half, mean + half
+}
+
+// replicationRows are the means over the replications, with their
+// intervals, and each policy's paired difference from each baseline.
+func replicationRows(policies []string, results []policyResult, baselines []string, confidence float64) []MetricRow {
+	if len(results) == 0 || len(results[0].reps) < 2 {
+		return nil
+	}
+	var rows []MetricRow
+	index := map[string]int{}
+	for i, p := range policies {
+		index[p] = i
+	}
+	for i, p := range policies {
+		for _, m := range replicated {
+			x := make([]float64, len(results[i].reps))
+			for k, s := range results[i].reps {
+				x[k] = m.value(s)
+			}
+			mean, lo, hi := tInterval(x, confidence)
+			rows = append(rows, MetricRow{Scope: ScopeReplications, Policy: p, Metric: m.metric, Value: mean, Lo: ptr(lo), Hi: ptr(hi)})
+			for _, b := range baselines {
+				j, ok := index[b]
+				if !ok || b == p {
+					continue
+				}
+				d := make([]float64, len(x))
+				for k := range x {
+					d[k] = x[k] - m.value(results[j].reps[k])
+				}
+				mean, lo, hi := tInterval(d, confidence)
+				rows = append(rows, MetricRow{Scope: ScopeReplicationDiff, Policy: p, Baseline: b, Metric: m.metric, Value: mean,
+					Lo: ptr(lo), Hi: ptr(hi), Significant: lo > 0 || hi < 0})
+			}
+		}
+	}
+	return rows
+}
+
+// replicationSection shows the replication rows: each metric's mean over
+// the replications with its interval, and the paired differences.
+func replicationSection(d *reportData) (report.Section, error) {
+	if len(d.replications) == 0 {
+		return report.Section{}, nil
+	}
+	n := len(d.results[0].reps)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Each policy was simulated %d times on the same jobs with other seeds (ground-truth draws and random placement; "+
+		"schedule.replications). Each cell is the mean over the runs with its %.0f%% Student-t interval; "+
+		"a difference is paired by run and reads \"no difference\" when its interval contains zero.\n\n", n, 100*d.cfg.Bootstrap.Confidence)
+	head := []string{"policy"}
+	for _, m := range replicated {
+		head = append(head, ">"+m.metric)
+	}
+	t := newTable(head...)
+	find := func(scope, p, base, metric string) (MetricRow, bool) {
+		for _, r := range d.replications {
+			if r.Scope == scope && r.Policy == p && r.Baseline == base && r.Metric == metric {
+				return r, true
+			}
+		}
+		return MetricRow{}, false
+	}
+	for _, p := range d.policies {
+		row := []string{p}
+		for _, m := range replicated {
+			r, _ := find(ScopeReplications, p, "", m.metric)
+			row = append(row, fmt.Sprintf("%s (%s … %s)", m.format(r.Value), m.format(*r.Lo), m.format(*r.Hi)))
+		}
+		t.add(row...)
+	}
+	b.WriteString(t.String())
+	for _, base := range d.cfg.Baselines {
+		fmt.Fprintf(&b, "\n### Against %s, across runs\n\n", base)
+		t := newTable(head...)
+		for _, p := range d.policies {
+			if p == base {
+				continue
+			}
+			row := []string{p}
+			for _, m := range replicated {
+				r, ok := find(ScopeReplicationDiff, p, base, m.metric)
+				if !ok {
+					row = append(row, "–")
+					continue
+				}
+				row = append(row, diffText(metrics.Difference{Value: r.Value, Lo: *r.Lo, Hi: *r.Hi, Significant: r.Significant}, m.delta))
+			}
+			t.add(row...)
+		}
+		b.WriteString(t.String())
+	}
+	return report.Section{Title: "Across replications", Markdown: b.String()}, nil
+}
