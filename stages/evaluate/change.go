@@ -52,18 +52,22 @@ var scopeTitles = []struct{ scope, title string }{
 	{ScopeSweep, "Load sweep"},
 	{ScopeSustained, "Sustained load"},
 	{ScopeBound, "Lower bounds"},
+	{ScopeProfile, "Profile"},
 }
 
 // where names the number a row holds, without its metric.
 func where(r MetricRow) string {
 	var parts []string
-	for _, p := range []string{r.Policy, r.Baseline, r.Class, r.Device} {
+	for _, p := range []string{r.Policy, r.Baseline, r.Class, r.Device, r.Model, r.Precision} {
 		if p != "" {
 			parts = append(parts, p)
 		}
 	}
 	if r.Baseline != "" {
-		parts[len(parts)-1] = "vs " + r.Baseline
+		parts[1] = "vs " + r.Baseline
+	}
+	if r.Scope == ScopeProfile {
+		parts = append(parts, fmt.Sprintf("%d thr batch %d", r.Threads, r.Batch))
 	}
 	if r.Scope == ScopeSweep {
 		parts = append(parts, "at "+pct(r.Load))

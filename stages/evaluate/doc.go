@@ -43,10 +43,15 @@
 // # Outputs
 //
 // metrics.parquet holds every number of the report in long form
-// (MetricRow): scope (policy, class, device, difference, sweep, sustained,
-// bound), the names that apply (policy, baseline, class, device, load),
-// metric, value, the interval's lo and hi (null without one) and
-// significant. report.md and report.html are the same report from one
+// (MetricRow): scope (policy, class, device, difference, replications,
+// replication_difference, sweep, sustained, bound, profile), the names
+// that apply (policy, baseline, class, device, model, precision, threads,
+// batch, load), metric, value, the interval's lo and hi (null without
+// one), significant, and previous (the value in evaluate.compare_to's run).
+//
+// With schedule.replications N > 1, every policy's N runs are summarized
+// too, and the report gives each headline metric's mean over the runs with
+// a Student-t interval, and each difference from a baseline paired by run. report.md and report.html are the same report from one
 // Markdown source (package report); charts/ holds its SVG charts, which
 // report.html carries inline. The stage publishes all three to reports/.
 //

@@ -170,8 +170,13 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	curves, err := profileCurves(in.Samples, sched)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
 	reps := replicationRows(sched.Policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
 	rows := append(metricRows(sched.Policies, results, bounds, sw), reps...)
+	rows = append(rows, profileRows(curves)...)
 	var since *change
 	if in.Previous != "" {
 		old, err := parquetio.ReadAll[MetricRow](in.Previous)
@@ -185,13 +190,10 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	}
 
 	d := &reportData{cfg: cfg, sched: sched, policies: sched.Policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, since: since, replications: reps, prov: out.Provenance}
+		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, prov: out.Provenance}
 	best := sched.Policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
 	if d.timeline, err = readTimeline(in.Schedule, best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if d.profile, err = profileCurves(in.Samples, sched); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	doc, err := d.document()

@@ -332,6 +332,12 @@ func checkMetrics(t *testing.T, out string, policies []string, cfg Config) {
 		}
 		find(ScopeSustained, p, "", metricSustained, 0)
 	}
+	if !slices.ContainsFunc(rows, func(r MetricRow) bool {
+		return r.Scope == ScopeProfile && r.Model == "resnet18" && r.Precision == profile.FP32 && r.Batch == 8 &&
+			r.Metric == "p50_latency_s" && math.Abs(r.Value-0.120) < 1e-12
+	}) {
+		t.Error("no profile row for resnet18 in fp32 at batch 8 with its median (nearest rank of 118, 120, 130, 140 ms) of 120 ms")
+	}
 	if r := find(ScopeDifference, "edf", "round_robin", "mean_e2e_s", 0); r != nil && (r.Value >= 0 || !r.Significant) {
 		t.Errorf("edf against round_robin: mean latency difference %v (significant %v); round_robin ignores device speed and should lose clearly", r.Value, r.Significant)
 	}

@@ -83,12 +83,35 @@ func metricRows(policies []string, results []policyResult, b metrics.Bounds, sw 
 			rows = append(rows, r)
 		}
 	}
+	if len(sw.loads) > 0 {
+		rows = append(rows, MetricRow{Scope: ScopeSweep, Metric: "jobs", Value: float64(sw.jobs)})
+	}
 	for _, p := range policies {
 		rows = append(rows, sw.points[p]...)
 	}
 	if len(sw.loads) > 0 {
 		for _, p := range policies {
 			rows = append(rows, MetricRow{Scope: ScopeSustained, Policy: p, Metric: metricSustained, Value: sw.sustains[p]})
+		}
+	}
+	return rows
+}
+
+// profileRows are the profile section's numbers: each curve's runs and
+// percentiles at each batch size.
+func profileRows(curves []profileCurve) []MetricRow {
+	var rows []MetricRow
+	for _, c := range curves {
+		for i, b := range c.batch {
+			base := MetricRow{Scope: ScopeProfile, Device: c.device, Model: c.model, Precision: c.precision, Threads: c.threads, Batch: int32(b)}
+			for _, m := range []struct {
+				name string
+				v    float64
+			}{{"runs", float64(c.runs[i])}, {"p5_latency_s", c.p5[i]}, {"p50_latency_s", c.p50[i]}, {"p95_latency_s", c.p95[i]}} {
+				r := base
+				r.Metric, r.Value = m.name, m.v
+				rows = append(rows, r)
+			}
 		}
 	}
 	return rows

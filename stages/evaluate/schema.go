@@ -19,6 +19,7 @@ const (
 	ScopeSweep      = "sweep"      // a policy at one offered load
 	ScopeSustained  = "sustained"  // the highest load a policy sustains
 	ScopeBound      = "bound"      // the workload's lower bounds
+	ScopeProfile    = "profile"    // a measured latency curve's point
 )
 
 // MetricRow is one row of metrics.parquet, which holds every number of the
@@ -31,9 +32,16 @@ type MetricRow struct {
 	// compared with (differences only).
 	Policy   string `parquet:"policy,dict"`
 	Baseline string `parquet:"baseline,dict"`
-	// Class and Device name the class or device of class and device rows.
+	// Class and Device name the class or device of class and device rows
+	// (for profile rows, the profiled device).
 	Class  string `parquet:"class,dict"`
 	Device string `parquet:"device,dict"`
+	// Model, Precision, Threads and Batch name a profile row's
+	// configuration; empty or 0 elsewhere.
+	Model     string `parquet:"model,dict"`
+	Precision string `parquet:"precision,dict"`
+	Threads   int32  `parquet:"threads"`
+	Batch     int32  `parquet:"batch"`
 	// Load is the offered load of a sweep point, as a fraction of the
 	// cluster's capacity; 0 elsewhere.
 	Load   float64 `parquet:"load"`
@@ -52,10 +60,11 @@ type MetricRow struct {
 
 // key names a row's number across runs: everything but its values.
 type rowKey struct {
-	scope, policy, baseline, class, device, metric string
-	load                                           float64
+	scope, policy, baseline, class, device, model, precision, metric string
+	threads, batch                                                   int32
+	load                                                             float64
 }
 
 func (r MetricRow) key() rowKey {
-	return rowKey{r.Scope, r.Policy, r.Baseline, r.Class, r.Device, r.Metric, r.Load}
+	return rowKey{r.Scope, r.Policy, r.Baseline, r.Class, r.Device, r.Model, r.Precision, r.Metric, r.Threads, r.Batch, r.Load}
 }
