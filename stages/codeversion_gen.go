@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":         "c4a0510ed23d5ba6d1ff92996f4cf05859fdf993940d9e97bb7b048428f89bbc",
+	"stages/evaluate":         "08d4cadfa58a70d5a8e0b79dd0c1fe113da3fbbb5349d71d9cb4f06fa5312bd8",
 	"stages/evaluate/chart":   "fa55a4d9bc55990ad05ece574da9ab1424a30c2c77a090afb7022449fecfee81",
 	"stages/evaluate/metrics": "6e4137d4061f26d3b1fd406964a3fa68fbf8fd241ac89af870ed4fd6e64ee90a",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",

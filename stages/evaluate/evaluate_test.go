@@ -437,3 +437,21 @@ func TestBadConfig(t *testing.T) {
 		t.Errorf("CheckBaselines = %v", err)
 	}
 }
+
+func TestFormats(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{secs(0.000012), "12 µs"}, {secs(0.0123), "12.3 ms"}, {secs(1.5), "1.5 s"}, {secs(4227.4), "4227 s"}, {secs(math.NaN()), "–"},
+		{pct(0.1234), "12.3%"}, {signed(0.278, pctPts), "+27.8 pp"}, {signed(-0.05, pctPts), "-5.0 pp"},
+		{ratio(1.18), "1.18×"}, {ratio(32793.4), "32793×"}, {ratio(0.0000301), "3e-05×"}, {ratio(0), "–"},
+		{num(7530.4), "7530"}, {num(0.0657), "0.0657"},
+		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: 0.5}, secs), "no difference (-2 s … +500 ms)"},
+		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: -0.5, Significant: true}, secs), "-1 s (-2 s … -500 ms)"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}

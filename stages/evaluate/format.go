@@ -74,12 +74,13 @@ func pct(f float64) string {
 	return fmt.Sprintf("%.1f%%", 100*f)
 }
 
-// pctPts formats a difference of fractions in percentage points.
+// pctPts formats a difference of fractions in percentage points (signed
+// by the caller, as every difference is).
 func pctPts(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
-	return fmt.Sprintf("%+.1f pp", 100*f)
+	return fmt.Sprintf("%.1f pp", 100*f)
 }
 
 // num formats a plain number with three significant digits, and a large
@@ -94,10 +95,16 @@ func num(f float64) string {
 	return fmt.Sprintf("%.3g", f)
 }
 
-// ratio formats a speedup.
+// ratio formats a speedup: two decimals near 1, three significant digits
+// far from it (round_robin can be ten thousand times slower).
 func ratio(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0) || f == 0:
 		return "–"
+	case f >= 100:
+		return fmt.Sprintf("%.0f×", f)
+	case f < 0.1:
+		return fmt.Sprintf("%.2g×", f)
 	}
 	return fmt.Sprintf("%.2f×", f)
 }
