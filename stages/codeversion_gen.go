@@ -7,14 +7,14 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":         "08d4cadfa58a70d5a8e0b79dd0c1fe113da3fbbb5349d71d9cb4f06fa5312bd8",
+	"stages/evaluate":         "6816fa5c882c8df90fabfeac01b9f39092d42fae67e3ca785b16618f595871aa",
 	"stages/evaluate/chart":   "fa55a4d9bc55990ad05ece574da9ab1424a30c2c77a090afb7022449fecfee81",
 	"stages/evaluate/metrics": "6e4137d4061f26d3b1fd406964a3fa68fbf8fd241ac89af870ed4fd6e64ee90a",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",
 	"stages/generate":         "5a4b92a743d8161ac90f8e0cd9c31a9bc56d7a52348011bb178924e07f9201e5",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":          "68a045d493ec1c07e201804d72eab93b112571393275b5aaa7ca4893c0898487",
-	"stages/schedule":         "f5bf83e9646c3539cfafc80ddbaab0761962c9d993dca49596cc02a80af0b511",
+	"stages/schedule":         "73cad98d3dd083b8133c973df2eac94fb59293b49438faff9820548c7ba8ccdb",
 	"stages/schedule/policy":  "d66258fe3ff4b02d5fb9ddb56925ee8db2a9c682fb60bf98e255a24280a28225",
 	"stages/schedule/service": "3cb7a37e3a4cb7375e8ab9d3ccb567e0c831eb9fdc6043d009314da539c56fbc",
 	"stages/schedule/sim":     "14d5d930f88cd1ce77872d632b89676977237e873e3912d9619f11edd3d5c5ef",

@@ -183,9 +183,11 @@
 // byte-stream-split, which compresses them well. The durations are stored
 // uncompressed: they are nearly random doubles, which zstd shrank by an
 // eighth in about a third of the time it took to write a trace. Neither
-// these nor the string columns carry min/max statistics (no reader would
-// prune by them); the times do. Together with the indexed event heap this
-// took the stage past a million jobs a second per core (see the benchmark).
+// these nor the string columns nor start_s and end_s carry min/max
+// statistics (no reader would prune by them); arrival_s does, and so does
+// devices.parquet's start_s, so a reader can skip to a window of time.
+// Together with the indexed event heap this took the stage past a million
+// jobs a second per core (see the benchmark).
 //
 // <policy>/devices.parquet, one row per batch run in completion order
 // (BatchRow): device, device_kind, lane, batch_id, jobs, samples,
