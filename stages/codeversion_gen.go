@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":         "6816fa5c882c8df90fabfeac01b9f39092d42fae67e3ca785b16618f595871aa",
+	"stages/evaluate":         "4025450ad50c66243b8224e8247bf7e8082d9d36a2e622ccf7d9e8d9c341e8e4",
 	"stages/evaluate/chart":   "fa55a4d9bc55990ad05ece574da9ab1424a30c2c77a090afb7022449fecfee81",
 	"stages/evaluate/metrics": "6e4137d4061f26d3b1fd406964a3fa68fbf8fd241ac89af870ed4fd6e64ee90a",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",

@@ -37,7 +37,9 @@ type Output struct {
 	Code string
 	// Provenance is what the report's last section says of the run.
 	Provenance Provenance
-	Progress   func(done, total int64)
+	// Progress, if not nil, is called with the steps done (a policy
+	// summarized, a sweep point simulated or found) out of the total.
+	Progress func(done, total int64)
 }
 
 // Memo is the runner's per-stage memo (pipeline.Memo).
@@ -99,6 +101,18 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	total := int64(len(sched.Policies) * (1 + len(cfg.Sweep.Loads)))
+	var (
+		mu   sync.Mutex // keeps the reports in order
+		done int64
+	)
+	step := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done++; out.Progress != nil {
+			out.Progress(done, total)
+		}
+	}
 	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
 
 	loadRep := func(spec string, k int) (*metrics.Trace, []float64, error) {
@@ -120,13 +134,10 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 		}
 	}
 	results := make([]policyResult, len(sched.Policies))
-	var done sync.WaitGroup
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, spec := range sched.Policies {
-		done.Add(1)
 		g.Go(func() error {
-			defer done.Done()
 			if err := gctx.Err(); err != nil {
 				return err
 			}
@@ -156,6 +167,7 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 				r.reps = append(r.reps, metrics.Summarize(t, busy, cl, bounds, samples, point))
 			}
 			results[i] = r
+			step()
 			return nil
 		})
 	}
@@ -166,7 +178,7 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 		return err
 	}
 
-	sw, err := runSweep(ctx, cfg, sched, seed, in, out.Code, out.Memo)
+	sw, err := runSweep(ctx, cfg, sched, seed, in, out.Code, out.Memo, step)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}

@@ -122,9 +122,20 @@ func (c *countingMemo) Get(key string, build func(string) error) (string, error)
 func run(t *testing.T, f fixture, cfg Config, memo Memo) string {
 	t.Helper()
 	out := t.TempDir()
-	err := Run(context.Background(), cfg, f.sched, 1, f.in, Output{Dir: out, Memo: memo, Code: "test", Provenance: testProvenance})
+	var last, total atomic.Int64
+	progress := func(done, all int64) {
+		if done <= last.Load() {
+			t.Errorf("progress went from %d to %d", last.Load(), done)
+		}
+		last.Store(done)
+		total.Store(all)
+	}
+	err := Run(context.Background(), cfg, f.sched, 1, f.in, Output{Dir: out, Memo: memo, Code: "test", Provenance: testProvenance, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := int64(len(f.sched.Policies) * (1 + len(cfg.Sweep.Loads))); last.Load() != want || total.Load() != want {
+		t.Errorf("progress ended at %d of %d, want %d of %d", last.Load(), total.Load(), want, want)
 	}
 	return out
 }

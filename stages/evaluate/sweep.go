@@ -64,7 +64,7 @@ func (s *sweepResult) at(policy string, i int, metric string) float64 {
 // at every load, each point from the memo when it is there. A load u
 // offers the jobs at u times the cluster's capacity: schedule.load is u
 // times the arrivals' span over the work's lower bound, both at load 1.
-func runSweep(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in Inputs, code string, memo Memo) (*sweepResult, error) {
+func runSweep(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in Inputs, code string, memo Memo, step func()) (*sweepResult, error) {
 	res := &sweepResult{loads: cfg.Sweep.Loads, points: map[string][]MetricRow{}, sustains: map[string]float64{}}
 	if len(cfg.Sweep.Loads) == 0 {
 		return res, nil
@@ -133,6 +133,7 @@ func runSweep(ctx context.Context, cfg Config, sched schedule.Config, seed int64
 				return fmt.Errorf("sweep %s at load %g: %w", pt.policy, pt.load, err)
 			}
 			pt.rows, err = parquetio.ReadAll[MetricRow](filepath.Join(dir, pointFile))
+			step()
 			return err
 		})
 	}
