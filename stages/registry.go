@@ -177,14 +177,6 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	}, nil
 }
 
-// evaluateKey is what the evaluate stage's output depends on besides its
-// inputs: its own section, and the schedule section, which its load sweep
-// simulates again at other loads.
-type evaluateKey struct {
-	Evaluate evaluate.Config `koanf:"evaluate"`
-	Schedule schedule.Config `koanf:"schedule"`
-}
-
 func evaluateStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	code := codeVersions["stages/evaluate"]
 	flat, err := configLines(cfg)
@@ -214,7 +206,11 @@ func evaluateStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
 		Name:     "evaluate",
 		Deps:     []string{"generate", "profile", "schedule"},
-		Config:   evaluateKey{Evaluate: cfg.Evaluate, Schedule: cfg.Schedule},
+		// The schedule section, which the load sweep simulates again at
+		// other loads, needs no place in the key: every setting of it that
+		// could change the sweep changes the schedule stage's output too,
+		// which the key holds.
+		Config:   cfg.Evaluate,
 		UsesSeed: true,
 		Extern:   extern,
 		// The fingerprint covers the metrics, charts and report packages and
