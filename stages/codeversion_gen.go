@@ -7,9 +7,9 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":         "4025450ad50c66243b8224e8247bf7e8082d9d36a2e622ccf7d9e8d9c341e8e4",
+	"stages/evaluate":         "35f40080fd71efa12fe60b26b2d84cbf3a3f920d2c44e9e077ae6948292e4e09",
 	"stages/evaluate/chart":   "fa55a4d9bc55990ad05ece574da9ab1424a30c2c77a090afb7022449fecfee81",
-	"stages/evaluate/metrics": "6e4137d4061f26d3b1fd406964a3fa68fbf8fd241ac89af870ed4fd6e64ee90a",
+	"stages/evaluate/metrics": "77ec284e9f4b2fea0633f1fab624a6b2c5b1a7083639d686ec30307ba4228209",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",
 	"stages/generate":         "5a4b92a743d8161ac90f8e0cd9c31a9bc56d7a52348011bb178924e07f9201e5",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",

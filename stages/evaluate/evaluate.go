@@ -123,17 +123,12 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 		busy, err := metrics.ReadBusy(filepath.Join(in.Schedule, schedule.ReplicationFile(spec, k, schedule.DevicesFile)), cl.Devices)
 		return t, busy, err
 	}
-	load := func(spec string) (*metrics.Trace, []float64, error) { return loadRep(spec, 1) }
-	// The baselines' traces stay loaded for the comparisons; every other
-	// trace is read, summarized, compared and released, at most GOMAXPROCS
-	// at once.
-	baselines := make([]*metrics.Trace, len(cfg.Baselines))
-	for i, b := range cfg.Baselines {
-		if baselines[i], _, err = load(b); err != nil {
-			return fmt.Errorf("evaluate: %w", err)
-		}
-	}
+	// Each trace is read, summarized and released, at most GOMAXPROCS at
+	// once; what the comparisons need of it (a metrics.Side, about a third
+	// of the trace) stays for them, which run together afterwards on one
+	// set of resamples.
 	results := make([]policyResult, len(sched.Policies))
+	sides := make([]*metrics.Side, len(sched.Policies))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, spec := range sched.Policies {
@@ -141,21 +136,12 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			t, busy, err := load(spec)
+			t, busy, err := loadRep(spec, 1)
 			if err != nil {
 				return err
 			}
 			r := policyResult{summary: metrics.Summarize(t, busy, cl, bounds, samples, bs)}
-			for j, b := range cfg.Baselines {
-				if b == spec {
-					continue
-				}
-				d, err := metrics.Compare(t, baselines[j], bs)
-				if err != nil {
-					return fmt.Errorf("compare %s with %s: %w", spec, b, err)
-				}
-				r.diffs = append(r.diffs, d...)
-			}
+			sides[i] = metrics.NewSide(t)
 			r.e2e, r.wait, r.interactive = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
 			r.reps = []metrics.Summary{r.summary}
 			for k := 2; k <= sched.Replications; k++ {
@@ -177,6 +163,24 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var pairs []metrics.Pair
+	var of []int // the policy of each pair
+	for i, spec := range sched.Policies {
+		for _, b := range cfg.Baselines {
+			if b != spec {
+				pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[slices.Index(sched.Policies, b)]})
+				of = append(of, i)
+			}
+		}
+	}
+	diffs, err := metrics.CompareAll(pairs, bs)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	for k, d := range diffs {
+		results[of[k]].diffs = append(results[of[k]].diffs, d...)
+	}
+	clear(sides)
 
 	sw, err := runSweep(ctx, cfg, sched, seed, in, out.Code, out.Memo, step)
 	if err != nil {

@@ -58,65 +58,107 @@ type Difference struct {
 // It is an error for the traces to differ in their jobs (ids or classes)
 // or for bs not to be valid.
 func Compare(policy, baseline *Trace, bs Bootstrap) ([]Difference, error) {
-	if err := bs.Validate(); err != nil {
-		return nil, fmt.Errorf("compare %s with %s: %w", policy.Policy, baseline.Policy, err)
+	d, err := CompareAll([]Pair{{Policy: NewSide(policy), Baseline: NewSide(baseline)}}, bs)
+	if err != nil {
+		return nil, err
 	}
-	if err := sameJobs(policy, baseline); err != nil {
-		return nil, fmt.Errorf("compare %s with %s: not the same jobs: %w", policy.Policy, baseline.Policy, err)
+	return d[0], nil
+}
+
+// Pair is one comparison of CompareAll.
+type Pair struct{ Policy, Baseline *Side }
+
+// CompareAll returns Compare's differences for every pair, from one
+// bootstrap: each replicate draws its resample of the jobs once and
+// evaluates every pair on it. Replicate j's resample depends only on the
+// seed, j and the number of jobs, so each pair's intervals are exactly
+// those Compare gives it alone; drawing once instead of once a pair is
+// what makes comparing many policies with several baselines cheap.
+func CompareAll(pairs []Pair, bs Bootstrap) ([][]Difference, error) {
+	if len(pairs) == 0 {
+		return nil, nil
 	}
-	pr := newPair(policy, baseline)
-	var reps [len(pairedMetrics)][]float64
-	for m := range reps {
-		reps[m] = make([]float64, bs.Resamples)
+	for _, p := range pairs {
+		if err := bs.Validate(); err != nil {
+			return nil, fmt.Errorf("compare %s with %s: %w", p.Policy.policy, p.Baseline.policy, err)
+		}
+		if err := sameJobs(p.Policy, p.Baseline); err != nil {
+			return nil, fmt.Errorf("compare %s with %s: not the same jobs: %w", p.Policy.policy, p.Baseline.policy, err)
+		}
+		if len(p.Policy.jobID) != len(pairs[0].Policy.jobID) {
+			return nil, fmt.Errorf("compare %s with %s: %d jobs, but %s has %d", p.Policy.policy, p.Baseline.policy,
+				len(p.Policy.jobID), pairs[0].Policy.policy, len(pairs[0].Policy.jobID))
+		}
+	}
+	prs := make([]*pair, len(pairs))
+	reps := make([][len(pairedMetrics)][]float64, len(pairs))
+	for i, p := range pairs {
+		prs[i] = newPair(p.Policy, p.Baseline)
+		for m := range reps[i] {
+			reps[i][m] = make([]float64, bs.Resamples)
+		}
 	}
 	type state struct {
 		g      pcg
 		counts []count
 	}
-	runReplicates(bs.Resamples, func() *state { return &state{counts: make([]count, policy.Len())} }, func(s *state, j int) {
+	n := len(pairs[0].Policy.jobID)
+	runReplicates(bs.Resamples, func() *state { return &state{counts: make([]count, n)} }, func(s *state, j int) {
 		bs.rng(&s.g, streamPaired, j)
 		resample(s.counts, &s.g)
-		d := pr.difference(s.counts)
-		for m := range reps {
-			reps[m][j] = d[m]
+		for i, pr := range prs {
+			d := pr.difference(s.counts)
+			for m := range reps[i] {
+				reps[i][m][j] = d[m]
+			}
 		}
 	})
 
-	a, b := pr.a, pr.b
-	pa, pb := a.point(), b.point()
-	diffs := make([]Difference, 0, len(pairedMetrics)+1)
-	for m, name := range pairedMetrics {
-		iv := bs.interval(reps[m])
+	out := make([][]Difference, len(pairs))
+	for i, pr := range prs {
+		a, b := pr.a, pr.b
+		diffs := make([]Difference, 0, len(pairedMetrics)+1)
+		for m, name := range pairedMetrics {
+			iv := bs.interval(reps[i][m])
+			diffs = append(diffs, Difference{
+				Policy: a.policy, Baseline: b.policy, Metric: name,
+				PolicyValue: a.point[m], BaselineValue: b.point[m], Value: a.point[m] - b.point[m],
+				Lo: iv.Lo, Hi: iv.Hi, Ratio: ratio(b.point[m], a.point[m]),
+				Significant: iv.Lo > 0 || iv.Hi < 0,
+			})
+		}
+		v := a.makespan - b.makespan
 		diffs = append(diffs, Difference{
-			Policy: policy.Policy, Baseline: baseline.Policy, Metric: name,
-			PolicyValue: pa[m], BaselineValue: pb[m], Value: pa[m] - pb[m],
-			Lo: iv.Lo, Hi: iv.Hi, Ratio: ratio(pb[m], pa[m]),
-			Significant: iv.Lo > 0 || iv.Hi < 0,
+			Policy: a.policy, Baseline: b.policy, Metric: MetricMakespan,
+			PolicyValue: a.makespan, BaselineValue: b.makespan, Value: v,
+			Lo: v, Hi: v, Ratio: ratio(b.makespan, a.makespan), Significant: v != 0,
 		})
+		out[i] = diffs
 	}
-	v := a.makespan - b.makespan
-	diffs = append(diffs, Difference{
-		Policy: policy.Policy, Baseline: baseline.Policy, Metric: MetricMakespan,
-		PolicyValue: a.makespan, BaselineValue: b.makespan, Value: v,
-		Lo: v, Hi: v, Ratio: ratio(b.makespan, a.makespan), Significant: v != 0,
-	})
-	return diffs, nil
+	return out, nil
 }
 
-// sameJobs checks that two traces are of the same jobs, in the same order.
-func sameJobs(a, b *Trace) error {
-	if a.Len() != b.Len() {
-		return fmt.Errorf("%d jobs against %d", a.Len(), b.Len())
+// sameJobs checks that two sides are of the same jobs, in the same order.
+func sameJobs(a, b *Side) error {
+	if len(a.jobID) != len(b.jobID) {
+		return fmt.Errorf("%d jobs against %d", len(a.jobID), len(b.jobID))
 	}
-	for i := range a.JobID {
-		if a.JobID[i] != b.JobID[i] {
-			return fmt.Errorf("job %d has no match", min(a.JobID[i], b.JobID[i]))
+	for i := range a.jobID {
+		if a.jobID[i] != b.jobID[i] {
+			return fmt.Errorf("job %d has no match", min(a.jobID[i], b.jobID[i]))
 		}
-		if a.Class[i] != b.Class[i] {
-			return fmt.Errorf("job %d is %s in one and %s in the other", a.JobID[i], className(a.Class[i]), className(b.Class[i]))
+		if ia, ib := a.flags[i]&flagInteractive, b.flags[i]&flagInteractive; ia != ib {
+			return fmt.Errorf("job %d is %s in one and %s in the other", a.jobID[i], className(classOfFlag(ia)), className(classOfFlag(ib)))
 		}
 	}
 	return nil
+}
+
+func classOfFlag(f uint8) uint8 {
+	if f != 0 {
+		return Interactive
+	}
+	return Batch
 }
 
 func className(c uint8) string {
@@ -141,27 +183,28 @@ const (
 
 // pair is what Compare needs of two traces of the same jobs.
 type pair struct {
-	a, b *side
+	a, b *Side
 	cat  []uint8 // each job's category
 }
 
-func newPair(policy, baseline *Trace) *pair {
-	p := &pair{a: newSide(policy), b: newSide(baseline), cat: make([]uint8, policy.Len())}
+func newPair(policy, baseline *Side) *pair {
+	p := &pair{a: policy, b: baseline, cat: make([]uint8, len(policy.flags))}
 	for i := range p.cat {
+		fa, fb := policy.flags[i], baseline.flags[i]
 		var c uint8
-		if !policy.Rejected[i] {
+		if fa&flagDone != 0 {
 			c |= catDoneA
 		}
-		if policy.SLOMet[i] {
+		if fa&flagMet != 0 {
 			c |= catMetA
 		}
-		if !baseline.Rejected[i] {
+		if fb&flagDone != 0 {
 			c |= catDoneB
 		}
-		if baseline.SLOMet[i] {
+		if fb&flagMet != 0 {
 			c |= catMetB
 		}
-		if policy.Class[i] == Interactive {
+		if fa&flagInteractive != 0 {
 			c |= catInteractive
 		}
 		p.cat[i] = c
@@ -233,32 +276,53 @@ type counts4 struct {
 	done, met, inter, interMet uint64
 }
 
-// side is what Compare needs of one trace.
-type side struct {
-	t        *Trace
+// Side is a trace reduced to what a paired comparison needs of it, about
+// 22 bytes a job: every policy's can be kept once its trace is released,
+// and compared with several baselines in one CompareAll.
+type Side struct {
+	policy   string
+	jobID    []int64
+	flags    []uint8   // flagDone, flagMet, flagInteractive
 	e2e      []float64 // end-to-end latency; 0 for a rejected job
 	order    []int32   // the completed jobs, by ascending e2e
 	makespan float64
+	point    [len(pairedMetrics)]float64 // the metrics on the whole trace
 }
 
-func newSide(t *Trace) *side {
-	s := &side{t: t, e2e: make([]float64, t.Len()), makespan: t.makespan()}
+// A job's flags in a Side.
+const (
+	flagDone = 1 << iota
+	flagMet
+	flagInteractive
+)
+
+// NewSide reduces a trace for CompareAll.
+func NewSide(t *Trace) *Side {
+	s := &Side{policy: t.Policy, jobID: t.JobID, flags: make([]uint8, t.Len()), e2e: make([]float64, t.Len()), makespan: t.makespan()}
 	var keys []uint64
 	for i, r := range t.Rejected {
 		if !r {
+			s.flags[i] |= flagDone
 			s.e2e[i] = t.E2E[i]
 			s.order = append(s.order, int32(i))
 			keys = append(keys, floatKey(t.E2E[i]))
 		}
+		if t.SLOMet[i] {
+			s.flags[i] |= flagMet
+		}
+		if t.Class[i] == Interactive {
+			s.flags[i] |= flagInteractive
+		}
 	}
 	radixSort(keys, s.order)
+	s.point = s.pointMetrics(t)
 	return s
 }
 
 // resampledP99 returns the nearest-rank P99 of the resample's completed
 // jobs, of which there are done: walking down from the largest latency
 // until the rank's distance from the top is passed.
-func (s *side) resampledP99(counts []count, done uint64) float64 {
+func (s *Side) resampledP99(counts []count, done uint64) float64 {
 	if done == 0 {
 		return math.NaN()
 	}
@@ -275,7 +339,7 @@ func (s *side) resampledP99(counts []count, done uint64) float64 {
 
 // metrics computes pairedMetrics on a resample of n jobs from its counts,
 // its sum of end-to-end latencies over completed jobs and its P99.
-func (s *side) metrics(c counts4, sumE2E, p99 float64, n uint64) [len(pairedMetrics)]float64 {
+func (s *Side) metrics(c counts4, sumE2E, p99 float64, n uint64) [len(pairedMetrics)]float64 {
 	return [...]float64{
 		ratio(sumE2E, float64(c.done)),
 		p99,
@@ -285,26 +349,26 @@ func (s *side) metrics(c counts4, sumE2E, p99 float64, n uint64) [len(pairedMetr
 	}
 }
 
-// point computes pairedMetrics on the whole trace, as Summarize does.
-func (s *side) point() [len(pairedMetrics)]float64 {
-	t := s.t
+// pointMetrics computes pairedMetrics on the whole trace, as Summarize
+// does.
+func (s *Side) pointMetrics(t *Trace) [len(pairedMetrics)]float64 {
 	var c counts4
-	for i, r := range t.Rejected {
-		inter := t.Class[i] == Interactive
-		if !r {
+	for _, f := range s.flags {
+		inter := f&flagInteractive != 0
+		if f&flagDone != 0 {
 			c.done++
 		}
 		if inter {
 			c.inter++
 		}
-		if t.SLOMet[i] {
+		if f&flagMet != 0 {
 			c.met++
 			if inter {
 				c.interMet++
 			}
 		}
 	}
-	v := s.metrics(c, 0, 0, uint64(t.Len()))
+	v := s.metrics(c, 0, 0, uint64(len(s.flags)))
 	v[0] = t.meanCompleted(t.E2E)
 	v[1] = math.NaN()
 	if len(s.order) > 0 {

@@ -207,3 +207,29 @@ func TestCompareNoResamples(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareAllIsCompare checks that comparing several pairs on shared
+// resamples gives each pair exactly what Compare gives it alone, and that
+// a pair of different workloads is refused.
+func TestCompareAllIsCompare(t *testing.T) {
+	a, b, c := synthTrace(3000, 1, "a", 1), synthTrace(3000, 2, "b", 1.1), synthTrace(3000, 3, "c", 0.9)
+	bs := Bootstrap{Resamples: 200, Confidence: 0.95, Seed: 9}
+	sa, sb, sc := NewSide(a), NewSide(b), NewSide(c)
+	all, err := CompareAll([]Pair{{sb, sa}, {sc, sa}, {sc, sb}}, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pr := range [][2]*Trace{{b, a}, {c, a}, {c, b}} {
+		alone, err := Compare(pr[0], pr[1], bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(all[i], alone) {
+			t.Errorf("pair %d: CompareAll gave %+v, Compare %+v", i, all[i], alone)
+		}
+	}
+	short := NewSide(synthTrace(2000, 4, "d", 1))
+	if _, err := CompareAll([]Pair{{sb, sa}, {short, short}}, bs); err == nil || !strings.Contains(err.Error(), "2000 jobs, but b has 3000") {
+		t.Errorf("pairs of different sizes: %v", err)
+	}
+}
