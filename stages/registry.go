@@ -204,8 +204,8 @@ func evaluateStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 		extern["evaluate@"+m.Version+"/"+evaluate.MetricsFile] = m.Files[i].Content
 	}
 	return pipeline.Stage{
-		Name:     "evaluate",
-		Deps:     []string{"generate", "profile", "schedule"},
+		Name: "evaluate",
+		Deps: []string{"generate", "profile", "schedule"},
 		// The schedule section, which the load sweep simulates again at
 		// other loads, needs no place in the key: every setting of it that
 		// could change the sweep changes the schedule stage's output too,
