@@ -90,8 +90,9 @@ type Removed struct {
 }
 
 // GC removes every stored version that neither the lock file references nor
-// is among the newest keep versions of its stage, the memo entries no kept
-// version used, and leftovers of interrupted runs. With dryRun it only reports what it would remove.
+// is among the newest keep versions of its stage nor is read by a kept
+// version's key (evaluate.compare_to's), the memo entries no kept version
+// used, and leftovers of interrupted runs. With dryRun it only reports what it would remove.
 func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, error) {
 	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, nil)
 	if err != nil {
@@ -111,29 +112,56 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 	if err != nil {
 		return nil, err
 	}
-	var out []Removed
-	var kept []*Manifest
+	// Keep what the lock file names and the newest keep versions of each
+	// stage, then every stored version a kept one read through its key
+	// (an Extern entry "stage@version/file", as evaluate.compare_to
+	// makes), until nothing more is added.
+	all := map[string]*Manifest{}
+	var order []string
+	keepSet := map[string]bool{}
 	for _, st := range stages {
 		vs, err := p.Store.Versions(st)
 		if err != nil {
 			return nil, err
 		}
 		for i, m := range vs {
+			id := st + "@" + m.Version
+			all[id] = m
+			order = append(order, id)
 			if lock.Stages[st].Version == m.Version || i >= len(vs)-keep {
-				kept = append(kept, m)
-				continue
+				keepSet[id] = true
 			}
-			r := Removed{Stage: st, Version: m.Version}
-			for _, f := range m.Files {
-				r.Bytes += f.Size
-			}
-			if !dryRun {
-				if err := p.Store.remove(st, m.Version); err != nil {
-					return out, fmt.Errorf("remove %s@%s: %w", st, m.Version, err)
+		}
+	}
+	for grown := true; grown; {
+		grown = false
+		for id := range keepSet {
+			for ref := range all[id].Inputs.Extern {
+				ref, _, _ = strings.Cut(ref, "/")
+				if all[ref] != nil && !keepSet[ref] {
+					keepSet[ref], grown = true, true
 				}
 			}
-			out = append(out, r)
 		}
+	}
+	var out []Removed
+	var kept []*Manifest
+	for _, id := range order {
+		m := all[id]
+		if keepSet[id] {
+			kept = append(kept, m)
+			continue
+		}
+		r := Removed{Stage: m.Stage, Version: m.Version}
+		for _, f := range m.Files {
+			r.Bytes += f.Size
+		}
+		if !dryRun {
+			if err := p.Store.remove(m.Stage, m.Version); err != nil {
+				return out, fmt.Errorf("remove %s@%s: %w", m.Stage, m.Version, err)
+			}
+		}
+		out = append(out, r)
 	}
 	memo, err := p.Store.gcMemo(kept, dryRun)
 	return append(out, memo...), err

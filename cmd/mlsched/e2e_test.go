@@ -300,6 +300,15 @@ func TestReportAndCompareTo(t *testing.T) {
 	if !strings.Contains(string(md), "## Since evaluate@"+first) || !strings.Contains(string(md), "| fifo | mean_e2e_s |") {
 		t.Errorf("the report has no change section against %s:\n%s", first, md)
 	}
+	// gc keeps the version the current one compares with, though the lock
+	// file no longer names it, and drops the schedule version it came from.
+	out := p.mustCLI("gc", "--keep", "0")
+	if strings.Contains(out, "removed evaluate@"+first) || !strings.Contains(out, "removed schedule@") {
+		t.Errorf("gc:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "data", "evaluate", first, "metrics.parquet")); err != nil {
+		t.Errorf("the compared version is gone: %v", err)
+	}
 }
 
 func TestEnvironmentAndSetPrecedence(t *testing.T) {

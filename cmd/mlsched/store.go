@@ -91,7 +91,7 @@ func (a *app) gcCmd() *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove stored versions that pipeline.lock and the newest N per stage do not reference",
+		Short: "Remove stored versions that pipeline.lock, the newest N per stage and the versions they compare with do not reference, and unused memo entries",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			if keep < 0 {
