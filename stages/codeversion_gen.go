@@ -7,17 +7,17 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":         "35f40080fd71efa12fe60b26b2d84cbf3a3f920d2c44e9e077ae6948292e4e09",
+	"stages/evaluate":         "075e52ee36fa0d8a36d8f9d92b156a105d8bd518917bfb07b81b8a878e3f738d",
 	"stages/evaluate/chart":   "fa55a4d9bc55990ad05ece574da9ab1424a30c2c77a090afb7022449fecfee81",
 	"stages/evaluate/metrics": "77ec284e9f4b2fea0633f1fab624a6b2c5b1a7083639d686ec30307ba4228209",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",
 	"stages/generate":         "5a4b92a743d8161ac90f8e0cd9c31a9bc56d7a52348011bb178924e07f9201e5",
 	"stages/ort":              "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":          "68a045d493ec1c07e201804d72eab93b112571393275b5aaa7ca4893c0898487",
-	"stages/schedule":         "73cad98d3dd083b8133c973df2eac94fb59293b49438faff9820548c7ba8ccdb",
-	"stages/schedule/policy":  "d66258fe3ff4b02d5fb9ddb56925ee8db2a9c682fb60bf98e255a24280a28225",
+	"stages/schedule":         "5d37a455f5886133d37fe794cb713321ee24555976c9f4c68aed22e01b7d52fe",
+	"stages/schedule/policy":  "f7184c38cca457314d2b3268b2b920933270b62cd2a113f2144786cc87c05f2d",
 	"stages/schedule/service": "3cb7a37e3a4cb7375e8ab9d3ccb567e0c831eb9fdc6043d009314da539c56fbc",
-	"stages/schedule/sim":     "14d5d930f88cd1ce77872d632b89676977237e873e3912d9619f11edd3d5c5ef",
+	"stages/schedule/sim":     "d368abb407e4df7695d77ef1eb03bce7228bf57c0ae4dafbd1c84ceab376734c",
 	"stages/zoo":              "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",
 	"stages/zoo/onnxpb":       "aebea41f56d4a35d7b322c9eeb2e675ccd5c9a890fe5c2f920542b8443d8adec",
 }

@@ -131,14 +131,20 @@
 // ground-truth draws and one for the policy's own randomness (random
 // placement), each the first 8 bytes, little-endian, of
 //
-//	SHA-256("mlsched/schedule/v1" NUL policy NUL stream NUL ‖ le64(global seed))
+//	SHA-256("mlsched/schedule/v2" NUL owner NUL stream NUL ‖ le64(global seed))
 //
 // with stream "sim" or "policy", and "sim#k" and "policy#k" for
-// replication k from the second on. A policy's trace therefore does not
-// change when another policy or replication is added or removed. The files are a pure
-// function of the config, the global seed and the two input files: the
-// same inputs give byte-identical files. The wall clock is read only to
-// pace progress reports.
+// replication k from the second on. The owner of "sim" is empty, so every
+// policy of a replication draws with the same seed, and the simulator keys
+// each draw to its job (sim.Variate): a job that runs alone at the same
+// size takes the same quantile of the measured distribution under every
+// policy. These common random numbers make the paired comparisons of the
+// evaluate stage compare scheduling, not luck. The owner of "policy" is the
+// policy spec. A policy's trace does not change when another policy or
+// replication is added or removed. The files are a pure function of the
+// config, the global seed and the two input files: the same inputs give
+// byte-identical files. The wall clock is read only to pace progress
+// reports.
 //
 // # Files
 //

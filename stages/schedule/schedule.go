@@ -117,24 +117,27 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 // seeds derives the two seeds of a policy's replication k from the global
 // seed: the simulator's (ground-truth draws) and the policy's own (random
 // placement). Each is the first 8 bytes, little-endian, of
-// SHA-256("mlsched/schedule/v1" NUL policy NUL stream NUL ‖ le64(seed))
+// SHA-256("mlsched/schedule/v2" NUL owner NUL stream NUL ‖ le64(seed)),
 // with stream "sim" or "policy", followed by "#k" from the second
-// replication on, so each policy replays on its own, adding a policy or a
-// replication changes no other's trace, and the first replication is the
-// one a single run gives.
+// replication on. The simulator's owner is "" for every policy, so all
+// policies of a replication share their ground-truth draws (common random
+// numbers, see sim.Variate); the policy's owner is the policy, so each
+// random policy has its own stream. Adding a policy or a replication
+// changes no other's trace, and the first replication is the one a single
+// run gives.
 func seeds(global int64, policyName string, k int) (simSeed, policySeed uint64) {
-	derive := func(stream string) uint64 {
+	derive := func(owner, stream string) uint64 {
 		if k > 1 {
 			stream += fmt.Sprintf("#%d", k)
 		}
 		h := sha256.New()
-		h.Write([]byte("mlsched/schedule/v1\x00" + policyName + "\x00" + stream + "\x00"))
+		h.Write([]byte("mlsched/schedule/v2\x00" + owner + "\x00" + stream + "\x00"))
 		var b [8]byte
 		binary.LittleEndian.PutUint64(b[:], uint64(global))
 		h.Write(b[:])
 		return binary.LittleEndian.Uint64(h.Sum(nil)[:8])
 	}
-	return derive("sim"), derive("policy")
+	return derive("", "sim"), derive(policyName, "policy")
 }
 
 // runPolicy simulates the workload under one policy and writes its trace

@@ -15,8 +15,11 @@
 // rejected, not run.
 //
 // A job's work is its ground-truth service time, drawn from the Service
-// model with a uniform variate from the simulator's seeded generator: the
-// time the batch takes on the profiled device running alone. Lanes that share
+// model with a uniform variate keyed to the job (Variate): the time the
+// batch takes on the profiled device running alone. The same seed gives
+// the same job the same variate under every policy (common random
+// numbers), so paired comparisons of policies are not blurred by the luck
+// of the draw. Lanes that share
 // a device slow each other down: while k lanes of device d are busy, each
 // progresses at rate speed(d)/contention(d, k). Rates change only when a job
 // starts or ends on the device; then the simulator settles every running
@@ -56,7 +59,7 @@
 // Time is virtual; nothing reads the wall clock. Events at the same time are
 // handled in a fixed order: completions and batching timers first, in the
 // order they were last set, then migrated jobs arriving, then new jobs.
-// Arrivals are handled in input order. Ties between devices in a policy's choice go to the lowest index.
-// Every random draw comes from one PCG generator seeded by the caller, in
-// event order, so the same inputs give the same records.
+// Arrivals are handled in input order. Ties between devices in a policy's
+// choice go to the lowest index. Every ground-truth draw is a hash of the
+// caller's seed and the job, so the same inputs give the same records.
 package sim

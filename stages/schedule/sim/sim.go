@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 )
 
 // Class is a job's service class.
@@ -111,7 +110,9 @@ type Config struct {
 	Devices []Device
 	Service Service
 	Policy  Policy
-	// Seed seeds the generator of every ground-truth draw.
+	// Seed keys every ground-truth draw: a batch's uniform variate is a
+	// hash of Seed and its lead job (Variate). Simulations of the same
+	// jobs with the same Seed share their draws whatever the policy.
 	Seed uint64
 	// Batching, Split and Migration are off at their zero values.
 	Batching  Batching
@@ -217,7 +218,6 @@ type State struct {
 	seq      uint64
 	stamps   uint64
 	now      float64
-	rng      *rand.Rand
 	ranker   Ranker
 	strict   bool
 	placer   Placer
@@ -251,7 +251,7 @@ func newState(cfg Config) (*State, error) {
 	if !ok {
 		return nil, fmt.Errorf("sim: policy %s does not place jobs", name)
 	}
-	s := &State{cfg: cfg, placer: placer, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))}
+	s := &State{cfg: cfg, placer: placer}
 	s.picker, _ = cfg.Policy.(GroupPicker)
 	if s.picker == nil {
 		s.ranker, _ = cfg.Policy.(Ranker)
@@ -612,6 +612,26 @@ func (s *State) fire(d int) {
 	s.dispatch(d)
 }
 
+// Variate is the uniform variate in [0, 1) of the ground-truth draw of
+// job id's batch when the job leads it (part -1), or of its part on device
+// part when the job is split: a SplitMix64 hash of seed, id and part.
+//
+// Keying the draw to the job, not to the order of events, gives common
+// random numbers: a job run alone at the same size takes the same
+// quantile of its device's measured distribution under every policy, so a
+// comparison between policies sees their scheduling, not their luck.
+func Variate(seed uint64, id int64, part int) float64 {
+	x := splitmix64(seed ^ splitmix64(uint64(id)) ^ splitmix64(uint64(part)+0x9e3779b97f4a7c15))
+	return float64(x>>11) * 0x1p-53
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // start runs the batch in s.members, of the given samples, on an idle lane
 // of device d.
 func (s *State) start(d int, samples int32) {
@@ -632,7 +652,11 @@ func (s *State) start(d int, samples int32) {
 	}
 	s.stats.Batches++
 	r.batch, r.samples, r.start = s.stats.Batches, samples, s.now
-	r.remaining = s.cfg.Service.Time(d, h.Model, h.Precision, samples, s.rng.Float64())
+	part := -1 // a whole job; a part of a split job is told by its device
+	if h.split != nil {
+		part = d
+	}
+	r.remaining = s.cfg.Service.Time(d, h.Model, h.Precision, samples, Variate(s.cfg.Seed, h.ID, part))
 	r.memory = s.cfg.Service.Memory(h.Model, h.Precision, samples)
 	r.predEnd = s.now + s.cfg.Service.Predict(d, h.Model, h.Precision, samples)/ds.Speed
 	ds.memUsed += r.memory

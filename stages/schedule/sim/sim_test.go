@@ -258,3 +258,36 @@ type splitPolicy struct{ f splitFunc }
 func (splitPolicy) Name() string                     { return "split" }
 func (splitPolicy) Place(j *Job, s *State) int       { return 1 }
 func (p splitPolicy) Split(j *Job, s *State) []int32 { return p.f(j) }
+
+// TestVariate checks the ground-truth variates: a pure function of seed,
+// job and part, in [0, 1), different across each of them, and uniform
+// (mean and deciles within a few standard errors over 200k jobs).
+func TestVariate(t *testing.T) {
+	if Variate(1, 42, -1) != Variate(1, 42, -1) {
+		t.Fatal("Variate is not a function of its inputs")
+	}
+	for _, other := range []float64{Variate(2, 42, -1), Variate(1, 43, -1), Variate(1, 42, 0), Variate(1, 42, 1)} {
+		if other == Variate(1, 42, -1) {
+			t.Errorf("a different seed, job or part gave the same variate %v", other)
+		}
+	}
+	const n = 200_000
+	var sum float64
+	var deciles [10]int
+	for id := range int64(n) {
+		u := Variate(7, id, -1)
+		if !(u >= 0 && u < 1) {
+			t.Fatalf("Variate(7, %d) = %v, outside [0, 1)", id, u)
+		}
+		sum += u
+		deciles[int(u*10)]++
+	}
+	if mean := sum / n; math.Abs(mean-0.5) > 4*math.Sqrt(1.0/12/n) {
+		t.Errorf("mean variate %v, want 0.5", mean)
+	}
+	for k, c := range deciles {
+		if math.Abs(float64(c)-n/10) > 4*math.Sqrt(n*0.1*0.9) {
+			t.Errorf("decile %d holds %d of %d variates", k, c, n)
+		}
+	}
+}
