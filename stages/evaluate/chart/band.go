@@ -36,10 +36,7 @@ func Band(title, xLabel, yLabel string, series []BandSeries, logX, logY bool) (o
 	bands := make([][][]xy, len(series))
 	for i, s := range series {
 		ref := seriesRef(i, s.Name)
-		if len(s.X) == 0 && len(s.Y) == 0 {
-			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrEmpty))
-		}
-		if err := checkLen(ref, "Y", len(s.Y), "X", len(s.X)); err != nil {
+		if err := checkXY(ref, s.X, s.Y); err != nil {
 			return nil, chartError(title, err)
 		}
 		if (s.Lo == nil) != (s.Hi == nil) {

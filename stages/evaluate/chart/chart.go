@@ -141,3 +141,12 @@ func checkValues(i int, s Series, logX bool) error {
 	}
 	return nil
 }
+
+// checkXY checks the X and Y of a line series: some values, as many of
+// each.
+func checkXY(ref string, x, y []float64) error {
+	if len(x) == 0 && len(y) == 0 {
+		return fmt.Errorf("%s has %w", ref, ErrEmpty)
+	}
+	return checkLen(ref, "Y", len(y), "X", len(x))
+}

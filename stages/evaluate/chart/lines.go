@@ -44,10 +44,7 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 	curves := make([][][]xy, len(series))
 	for i, s := range series {
 		ref := seriesRef(i, s.Name)
-		if len(s.X) == 0 && len(s.Y) == 0 {
-			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrEmpty))
-		}
-		if err := checkLen(ref, "Y", len(s.Y), "X", len(s.X)); err != nil {
+		if err := checkXY(ref, s.X, s.Y); err != nil {
 			return nil, chartError(title, err)
 		}
 		if err := checkAxes(ref, s.X, s.Y, opts.LogX, opts.LogY); err != nil {
