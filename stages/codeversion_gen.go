@@ -7,8 +7,8 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":          "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":         "7be9a0e6424585cc186387604f045125668ed870d5e711a00c69ec82ff37f159",
-	"stages/evaluate/chart":   "30a384fc2666a9116a8d7b3548ea48187c95dcd254a67ee0a823f07523119586",
+	"stages/evaluate":         "e56b0c867781f8eba9b8a2a845ef7181fde2b59adfa6c982722dc104b14d6d82",
+	"stages/evaluate/chart":   "875337939755c126cbcd9f238f86d2477d692315fd98f32b606f827f6ecf5e8a",
 	"stages/evaluate/metrics": "77ec284e9f4b2fea0633f1fab624a6b2c5b1a7083639d686ec30307ba4228209",
 	"stages/evaluate/report":  "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",
 	"stages/generate":         "5a4b92a743d8161ac90f8e0cd9c31a9bc56d7a52348011bb178924e07f9201e5",

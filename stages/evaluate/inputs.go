@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,19 +29,23 @@ type timeline struct {
 	spans      []chart.Span
 }
 
-// sizeClasses colour a timeline's batches by their samples.
-var sizeClasses = []struct {
+// sizeClass is a range of batch sizes, up to max samples.
+type sizeClass struct {
 	name string
 	max  int32
-}{{"1 sample", 1}, {"2–8", 8}, {"9–32", 32}, {"33+", 1 << 30}}
+}
+
+// sizeClasses colour a timeline's batches by their samples.
+var sizeClasses = []sizeClass{{"1 sample", 1}, {"2–8", 8}, {"9–32", 32}, {"33+", 1 << 30}}
 
 // readTimeline reads the batches of policy that overlap [from, to) from
 // its devices.parquet, streaming it a row group at a time.
 func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*timeline, error) {
 	tl := &timeline{policy: policy, from: from, to: to}
-	first := make(map[string]int, len(cl.Devices))
+	first := make(map[string]int, len(cl.Devices)) // a device's first row
+	lanes := make(map[string]int32, len(cl.Devices))
 	for d, name := range cl.Devices {
-		first[name] = len(tl.rows)
+		first[name], lanes[name] = len(tl.rows), cl.Lanes[d]
 		for l := range cl.Lanes[d] {
 			tl.rows = append(tl.rows, fmt.Sprintf("%s/%d", name, l))
 		}
@@ -64,15 +69,10 @@ func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*ti
 				continue
 			}
 			base, ok := first[b.Device]
-			if !ok || b.Lane < 0 || int(b.Lane) >= int(cl.Lanes[slices.Index(cl.Devices, b.Device)]) {
+			if !ok || b.Lane < 0 || b.Lane >= lanes[b.Device] {
 				return nil, fmt.Errorf("read %s: batch %d on unknown lane %s/%d", schedule.PolicyFile(policy, schedule.DevicesFile), b.BatchID, b.Device, b.Lane)
 			}
-			cat := slices.IndexFunc(sizeClasses, func(s struct {
-				name string
-				max  int32
-			}) bool {
-				return b.Samples <= s.max
-			})
+			cat := slices.IndexFunc(sizeClasses, func(c sizeClass) bool { return b.Samples <= c.max })
 			tl.spans = append(tl.spans, chart.Span{Row: base + int(b.Lane), Start: max(b.StartS, from), End: min(b.EndS, to), Category: cat})
 		}
 		if errors.Is(err, io.EOF) {
@@ -111,25 +111,23 @@ func profileCurves(samplesPath string, sched schedule.Config) ([]profileCurve, e
 		device, model, precision string
 		threads, batch           int32
 	}
-	used := map[[2]string]bool{}
+	type curveOf struct {
+		device  string
+		threads int32
+	}
+	used := map[curveOf]bool{}
 	for _, d := range sched.Cluster {
-		used[[2]string{d.ProfileDevice, fmt.Sprint(d.Threads)}] = true
+		used[curveOf{d.ProfileDevice, int32(d.Threads)}] = true
 	}
 	runs := map[key][]float64{}
 	for _, s := range samples {
-		if s.Kind != profile.KindInference || s.Concurrency != 1 || !used[[2]string{s.Device, fmt.Sprint(s.Threads)}] {
+		if s.Kind != profile.KindInference || s.Concurrency != 1 || !used[curveOf{s.Device, s.Threads}] {
 			continue
 		}
 		k := key{s.Device, s.Model, s.Precision, s.Threads, s.Batch}
 		runs[k] = append(runs[k], s.LatencyS)
 	}
-	keys := slices.SortedFunc(func(yield func(key) bool) {
-		for k := range runs {
-			if !yield(k) {
-				return
-			}
-		}
-	}, func(a, b key) int {
+	keys := slices.SortedFunc(maps.Keys(runs), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.model, b.model), cmp.Compare(a.precision, b.precision),
 			cmp.Compare(a.threads, b.threads), cmp.Compare(a.batch, b.batch))
 	})

@@ -3,6 +3,7 @@ package evaluate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -521,7 +522,7 @@ func provenanceSection(d *reportData) (report.Section, error) {
 	if len(d.prov.Machine) > 0 {
 		b.WriteString("\nMachine profiled:\n\n")
 		t := newTable("property", "value")
-		for _, k := range slices.Sorted(mapsKeys(d.prov.Machine)) {
+		for _, k := range slices.Sorted(maps.Keys(d.prov.Machine)) {
 			t.add(k, d.prov.Machine[k])
 		}
 		b.WriteString(t.String())
@@ -533,14 +534,4 @@ func provenanceSection(d *reportData) (report.Section, error) {
 		b.WriteString("\nConfiguration as used:\n\n```yaml\n" + strings.TrimRight(d.prov.Config, "\n") + "\n```\n")
 	}
 	return report.Section{Title: "Provenance", Markdown: b.String()}, nil
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

@@ -124,6 +124,24 @@ func (e *extent) add(v float64) {
 	e.hi = math.Max(e.hi, v)
 }
 
+// widened returns e's bounds, or for a single value bounds around it: a
+// factor each way on a log axis, half each way around 0, a tenth of the
+// value each way otherwise.
+func (e extent) widened(log bool, factor, half float64) (lo, hi float64) {
+	lo, hi = e.lo, e.hi
+	if lo != hi {
+		return lo, hi
+	}
+	switch {
+	case log:
+		return lo / factor, hi * factor
+	case lo == 0:
+		return -half, half
+	}
+	d := math.Abs(lo) / 10
+	return lo - d, hi + d
+}
+
 // checkValues checks the raw values (X) of series i of a distribution
 // chart: some values, at least one finite, all positive on a log axis.
 func checkValues(i int, s Series, logX bool) error {

@@ -93,18 +93,7 @@ func styleAxis(a *plot.Axis, label string) {
 // setRange sets the axis to cover e, on a log scale when log; a degenerate
 // extent is widened so the single value sits in the middle.
 func setRange(a *plot.Axis, e extent, log bool) {
-	lo, hi := e.lo, e.hi
-	if lo == hi {
-		switch {
-		case log:
-			lo, hi = lo/2, hi*2
-		case lo == 0:
-			lo, hi = -1, 1
-		default:
-			d := math.Abs(lo) / 10
-			lo, hi = lo-d, hi+d
-		}
-	}
+	lo, hi := e.widened(log, 2, 1)
 	a.Min, a.Max = lo, hi
 	if log {
 		a.Scale = plot.LogScale{}

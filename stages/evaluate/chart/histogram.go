@@ -79,18 +79,7 @@ func Histogram(title, xLabel string, series []Series, bins int, logX bool) (out 
 // binEdges returns bins+1 increasing edges spanning e, evenly spaced (in
 // log space when log). A single value gets a bin around it.
 func binEdges(e extent, bins int, log bool) []float64 {
-	lo, hi := e.lo, e.hi
-	if lo == hi {
-		switch {
-		case log:
-			lo, hi = lo/1.5, hi*1.5
-		case lo == 0:
-			lo, hi = -0.5, 0.5
-		default:
-			d := math.Abs(lo) / 10
-			lo, hi = lo-d, hi+d
-		}
-	}
+	lo, hi := e.widened(log, 1.5, 0.5)
 	edges := make([]float64, bins+1)
 	for k := range edges {
 		f := float64(k) / float64(bins)
