@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/pipeline/digest"
 )
 
 // Pin fixes stage to a stored version: later runs never rerun it, and its
@@ -219,7 +219,7 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 					if err := gctx.Err(); err != nil {
 						return err
 					}
-					d, err := parquetio.DigestFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+					d, err := digest.File(filepath.Join(dir, filepath.FromSlash(f.Path)))
 					switch {
 					case errors.Is(err, fs.ErrNotExist):
 						report(Problem{st, m.Version, f.Path, "missing"})

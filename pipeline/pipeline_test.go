@@ -16,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 )
 
@@ -230,7 +231,7 @@ func TestEarlyCutoff(t *testing.T) {
 	if old.Output != cur.Output {
 		t.Errorf("output digest changed (%s → %s) though the data did not", old.Output, cur.Output)
 	}
-	meta, _, err := parquetio.ReadFooter(filepath.Join(p.Store.Dir("a", cur.Version), "out.parquet"))
+	meta, _, err := digest.Footer(filepath.Join(p.Store.Dir("a", cur.Version), "out.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

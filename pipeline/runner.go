@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/config"
-	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/pipeline/digest"
 )
 
 // keySchema starts every stage key; bump it when the key's recipe changes.
@@ -386,7 +386,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 	env := &Env{
 		Stage: s.Name, Version: version, Dir: staging, Seed: p.Seed,
 		Inputs:   map[string]Input{},
-		Metadata: map[string]string{parquetio.KeyStage: s.Name, parquetio.KeyVersion: version},
+		Metadata: map[string]string{digest.KeyStage: s.Name, digest.KeyVersion: version},
 		Progress: func(done, total int64) {
 			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
 		},
@@ -399,7 +399,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		prov = append(prov, u.Stage+"@"+u.Version)
 	}
 	slices.Sort(prov)
-	env.Metadata[parquetio.KeyUpstream] = strings.Join(prov, ",")
+	env.Metadata[digest.KeyUpstream] = strings.Join(prov, ",")
 
 	start := time.Now()
 	if err := callStage(ctx, s.Run, env); err != nil {
@@ -489,7 +489,7 @@ func collect(ctx context.Context, dir string) ([]File, error) {
 			if err := syncFile(path); err != nil {
 				return fmt.Errorf("sync output %s: %w", rel, err)
 			}
-			d, err := parquetio.DigestFile(path)
+			d, err := digest.File(path)
 			if err != nil {
 				return fmt.Errorf("digest output %s: %w", rel, err)
 			}

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/pipeline/digest"
 )
 
 // Store is the versioned artifact store: root/<stage>/<version>/ holds a
@@ -152,7 +152,7 @@ func (s *Store) revalidate(m *Manifest, touched []int) ([]string, error) {
 	for _, i := range touched {
 		f := &m.Files[i]
 		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		d, err := parquetio.DigestFile(path)
+		d, err := digest.File(path)
 		if err != nil || d.SHA256 != f.SHA256 {
 			bad = append(bad, f.Path+" changed since it was written")
 			continue

@@ -1,13 +1,13 @@
 // Package parquetio holds the conventions every mlsched artifact follows when
 // it is a Parquet file: how it is written (WriterOptions, WriteFile), where
 // its provenance lives (the footer keys KeyStage, KeyVersion, KeyUpstream),
-// how the runner fingerprints it (DigestFile), and how stages read it back
+// how the runner fingerprints it (the digest package), and how stages read it back
 // (ReadAll for small tables, ColumnFile for large ones, a column at a time).
 //
 // Provenance in the footer says which stage and version produced a file and
 // from which upstream outputs. It must not defeat the runner's early cutoff:
 // when a stage reruns under a new version and writes the same data, the
-// downstream stages should not rerun. DigestFile therefore returns two
+// downstream stages should not rerun. digest.File therefore returns two
 // digests, SHA256 over the raw bytes (what `mlsched verify` checks) and
 // Content, which ignores exactly the provenance entries. Everything else in
 // the file, data, schema, encodings and any other metadata, still changes

@@ -8,17 +8,26 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/mlsched/mlsched/pipeline/digest"
 )
 
 // Provenance keys in the key-value metadata of every artifact's footer.
+// They are the digest package's, which leaves them out of a file's content
+// digest.
 const (
 	// KeyStage names the stage that wrote the file.
-	KeyStage = "mlsched.stage"
+	KeyStage = digest.KeyStage
 	// KeyVersion is the version (cache key) of the stage run that wrote it.
-	KeyVersion = "mlsched.version"
+	KeyVersion = digest.KeyVersion
 	// KeyUpstream lists the upstream artifacts the run read.
-	KeyUpstream = "mlsched.upstream"
+	KeyUpstream = digest.KeyUpstream
 )
+
+// ErrCorrupt is wrapped by every error about a file that looks like Parquet
+// but cannot be, such as a truncated artifact: the digest package's, so that
+// one errors.Is test covers reading and digesting.
+var ErrCorrupt = digest.ErrCorrupt
 
 // RowGroupRows is the maximum number of rows per row group. parquet-go's
 // default is unlimited, which turns a 10M-row file into one row group that a

@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/generate"
@@ -71,17 +72,17 @@ func runSweep(ctx context.Context, cfg Config, sched schedule.Config, seed int64
 	}
 	// The inputs enter the keys by content, provenance left out, as the
 	// runner compares outputs: a regenerated identical workload hits.
-	jobsDigest, err := parquetio.DigestFile(in.Jobs)
+	jobsDigest, err := digest.File(in.Jobs)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	samplesDigest, err := parquetio.DigestFile(in.Samples)
+	samplesDigest, err := digest.File(in.Samples)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	jobs := in.Jobs
 	if cfg.Sweep.Jobs > 0 {
-		dir, err := memo.Get(digest(sweepSchema, "jobs", jobsDigest.Content, cfg.Sweep.Jobs), func(dir string) error {
+		dir, err := memo.Get(pointKey(sweepSchema, "jobs", jobsDigest.Content, cfg.Sweep.Jobs), func(dir string) error {
 			return firstJobs(in.Jobs, filepath.Join(dir, "jobs.parquet"), cfg.Sweep.Jobs)
 		})
 		if err != nil {
@@ -125,7 +126,7 @@ func runSweep(ctx context.Context, cfg Config, sched schedule.Config, seed int64
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, pt := range pts {
 		g.Go(func() error {
-			key := digest(sweepSchema, code, jobsDigest.Content, samplesDigest.Content, cfg.Sweep.Jobs, seed, string(schedJSON), pt.policy, pt.load, cfg.Bootstrap.Resamples, cfg.Bootstrap.Confidence)
+			key := pointKey(sweepSchema, code, jobsDigest.Content, samplesDigest.Content, cfg.Sweep.Jobs, seed, string(schedJSON), pt.policy, pt.load, cfg.Bootstrap.Resamples, cfg.Bootstrap.Confidence)
 			dir, err := memo.Get(key, func(dir string) error {
 				return simulatePoint(gctx, sched, seed, in.Samples, jobs, pt.policy, pt.load, pt.load*perUnit, cfg.Bootstrap, filepath.Join(dir, pointFile))
 			})
@@ -234,8 +235,8 @@ func firstJobs(src, dst string, n int64) error {
 	return parquetio.WriteFile(dst, rows, nil)
 }
 
-// digest hashes its parts, each on its own line, into a memo key.
-func digest(parts ...any) string {
+// pointKey hashes its parts, each on its own line, into a memo key.
+func pointKey(parts ...any) string {
 	h := sha256.New()
 	for _, p := range parts {
 		fmt.Fprintf(h, "%v\n", p)

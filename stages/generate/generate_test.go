@@ -3,7 +3,6 @@ package generate
 import (
 	"context"
 	"errors"
-	"github.com/mlsched/mlsched/pipeline/memstat"
 	"maps"
 	"math"
 	"os"
@@ -14,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mlsched/mlsched/pipeline/digest"
+	"github.com/mlsched/mlsched/pipeline/memstat"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -54,7 +56,7 @@ func digests(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, name := range []string{JobsFile(WorkloadTrain), JobsFile(WorkloadEval), StatsFile} {
-		d, err := parquetio.DigestFile(filepath.Join(dir, name))
+		d, err := digest.File(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,11 +121,11 @@ func TestProvenanceKeepsContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{JobsFile(WorkloadTrain), JobsFile(WorkloadEval), StatsFile} {
-		da, err := parquetio.DigestFile(filepath.Join(a, name))
+		da, err := digest.File(filepath.Join(a, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, err := parquetio.DigestFile(filepath.Join(b, name))
+		db, err := digest.File(filepath.Join(b, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +303,7 @@ func TestReadBack(t *testing.T) {
 	for _, w := range []string{WorkloadTrain, WorkloadEval} {
 		path := filepath.Join(dir, JobsFile(w))
 		jobs := readJobs(t, dir, w)
-		meta, rows, err := parquetio.ReadFooter(path)
+		meta, rows, err := digest.Footer(path)
 		if err != nil {
 			t.Fatal(err)
 		}

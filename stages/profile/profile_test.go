@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/ort"
@@ -268,7 +269,7 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 			t.Errorf("machine note %q missing: %v", k, notes)
 		}
 	}
-	meta, _, _ := parquetio.ReadFooter(filepath.Join(dir, SamplesFile))
+	meta, _, _ := digest.Footer(filepath.Join(dir, SamplesFile))
 	if !strings.HasPrefix(meta["mlsched.machine.onnxruntime"], "1.24") || meta[parquetio.KeyStage] != "profile" {
 		t.Errorf("samples footer = %v", meta)
 	}

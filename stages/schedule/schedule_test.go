@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/generate"
@@ -242,7 +243,7 @@ func digests(t *testing.T, dir string) map[string]string {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		dg, err := parquetio.DigestFile(path)
+		dg, err := digest.File(path)
 		if err != nil {
 			return err
 		}
