@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -69,4 +72,27 @@ func (k *keyHash) sum() ID {
 		fmt.Fprintf(k.dbg, "HASH[%s]: => %s\n", k.name, id)
 	}
 	return id
+}
+
+// write hashes the key lines of in, in the order the package doc lists
+// them.
+func (in *KeyInputs) write(h *keyHash) {
+	h.line("code", in.Code)
+	h.line("salt", in.Salt)
+	h.line("config", string(in.Config))
+	if in.Seed != nil {
+		h.line("seed", strconv.FormatInt(*in.Seed, 10))
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.Extern)) {
+		h.line("extern", name+" "+in.Extern[name])
+	}
+	for _, r := range in.Refs {
+		h.line("ref", r.Key+" "+r.String()+" "+r.Content)
+	}
+	for _, u := range in.Upstream {
+		h.line("input", u.Stage+" "+u.Output)
+		if in.UpstreamVersions {
+			h.line("input-version", u.Stage+" "+u.Version)
+		}
+	}
 }

@@ -66,7 +66,7 @@ func TestKillMinus9LeavesNoPartialVersion(t *testing.T) {
 	}
 	// The kernel released the dead process's lock; the leftovers are cleaned.
 	wantOutcomes(t, h.mustRun(RunOptions{NoWait: true}), map[string]Outcome{"slow": Ran})
-	if ents, _ := os.ReadDir(filepath.Join(p.Store.Root, tmpDir)); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(p.Store.(*LocalStore).Root(), tmpDir)); len(ents) != 0 {
 		t.Errorf(".tmp holds %d leftovers after the next run", len(ents))
 	}
 }

@@ -45,13 +45,31 @@ type Manifest struct {
 
 // KeyInputs lists what determines a stage's output, exactly as hashed.
 type KeyInputs struct {
-	Code     string            `json:"code"`
-	Salt     string            `json:"salt,omitempty"`
-	Seed     *int64            `json:"seed,omitempty"`
-	Config   json.RawMessage   `json:"config"`
-	Extern   map[string]string `json:"extern,omitempty"`
-	Upstream []Upstream        `json:"upstream,omitempty"`
+	Code   string            `json:"code"`
+	Salt   string            `json:"salt,omitempty"`
+	Seed   *int64            `json:"seed,omitempty"`
+	Config json.RawMessage   `json:"config"`
+	Extern map[string]string `json:"extern,omitempty"`
+	// Refs are the stage's resolved Refs, in the stage's order.
+	Refs     []RefInput `json:"refs,omitempty"`
+	Upstream []Upstream `json:"upstream,omitempty"`
+	// UpstreamVersions says the upstreams' versions entered the key too
+	// (Stage.ShowsUpstreams).
+	UpstreamVersions bool `json:"upstream_versions,omitempty"`
 }
+
+// RefInput is a resolved Ref: the version it names in full, and the
+// content digest of the file read.
+type RefInput struct {
+	Key     string `json:"key"`
+	Stage   string `json:"stage"`
+	Version string `json:"version"`
+	File    string `json:"file"`
+	Content string `json:"content"`
+}
+
+// String names the file a reference reads: stage@version/file.
+func (r RefInput) String() string { return r.Stage + "@" + r.Version + "/" + r.File }
 
 // Upstream names an input artifact: its stage, version and output digest.
 type Upstream struct {
@@ -161,15 +179,16 @@ func replaceFile(path string, mtime time.Time, write func(io.Writer) error) erro
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return syncPath(filepath.Dir(path))
 }
 
-// syncDir makes a directory's entries (a rename into it) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// syncPath makes a file's bytes, or a directory's entries (a rename into
+// it), durable.
+func syncPath(path string) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	defer f.Close()
+	return f.Sync()
 }

@@ -18,39 +18,84 @@ import (
 // mistaken for a version.
 const memoDir = ".memo"
 
-// Memo is a stage's store of intermediate results, each keyed by a digest
-// of everything that determines it: a point of a load sweep, say. A rerun
-// of the stage whose key changed for an unrelated reason (one more sweep
-// point, another report option) finds the results it already computed and
-// computes only the new ones. A memo entry only saves time: the stage must
-// produce the same output with or without it.
+// Memo is a stage's store of intermediate results: units of its work (one
+// simulation of a load sweep, say), each kept under a key of everything
+// that determines it. A rerun of the stage whose key changed for an
+// unrelated reason (one more sweep point, another report option) finds the
+// units it already computed and computes only the new ones. A memo entry
+// only saves time: the stage must produce the same output with or without
+// it.
+//
+// A unit's key is made like the stage's own, by the same lines (see the
+// package doc), visible under MLSCHED_DEBUG_KEY:
+//
+//	schema mlsched unit key v1
+//	name   unit <stage>/<unit>
+//	code, salt, seed, extern, ref, input   as in the stage's key
+//	config <the part of the stage's config the unit depends on, canonical JSON>
+//	<name> <value>   (the unit's own lines: which point it is)
+//
+// so that no input of the stage can be forgotten, and a unit is named by
+// its key alone wherever it runs.
 //
 // Entries are built in the store's .tmp and renamed into place when
 // complete, as versions are. Each version's manifest lists the entries its
 // run used; gc removes those no kept version lists.
 type Memo struct {
+	stage     string
+	base      KeyInputs // the stage's key lines; Config is replaced per unit
 	root, tmp string
 	mu        sync.Mutex
 	used      []string
 }
 
-var memoKey = regexp.MustCompile(`^[0-9a-f]{16,128}$`)
+// unitSchema starts every unit's key; bump it when the recipe changes.
+const unitSchema = "mlsched unit key v1"
 
-func (s *Store) memo(stage string) *Memo {
-	return &Memo{root: filepath.Join(s.Root, memoDir, stage), tmp: filepath.Join(s.Root, tmpDir)}
-}
+var memoKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // NewMemo returns a memo whose entries live in dir (built in dir/.tmp),
-// outside any store: for a stage run by a test or a tool.
-func NewMemo(dir string) *Memo {
-	return &Memo{root: dir, tmp: filepath.Join(dir, tmpDir)}
+// outside any store, keyed as the given stage with the key lines base: for
+// a stage run by a test or a tool.
+func NewMemo(dir, stage string, base KeyInputs) *Memo {
+	return &Memo{stage: stage, base: base, root: dir, tmp: filepath.Join(dir, tmpDir)}
 }
 
-// Get returns the directory of the entry with the given key (lower-case
-// hex), building it first with build when it is not there. build writes
-// into an empty directory; if it fails, nothing is kept. Get may be called
-// from several goroutines, for different keys.
-func (m *Memo) Get(key string, build func(dir string) error) (string, error) {
+// Key returns the key of one unit of the stage's work: the stage's key
+// lines with config (the part of the stage's config the unit depends on)
+// in place of the stage's config, followed by the unit's own "name value"
+// lines.
+func (m *Memo) Key(unit string, config any, lines [][2]string) (ID, error) {
+	if unit == "" {
+		return ID{}, errors.New("memo: a unit needs a name")
+	}
+	cfg, err := canonicalConfig(config)
+	if err != nil {
+		return ID{}, fmt.Errorf("memo: unit %s: canonical config: %w", unit, err)
+	}
+	in := m.base
+	in.Config, in.UpstreamVersions = cfg, false
+	h := newKeyHash(unitSchema, "unit "+m.stage+"/"+unit)
+	in.write(h)
+	for _, l := range lines {
+		h.line(l[0], l[1])
+	}
+	return h.sum(), nil
+}
+
+// Get returns the directory of the entry of a unit (see Key), building it
+// first with build when it is not there. build writes into an empty
+// directory; if it fails, nothing is kept. Get may be called from several
+// goroutines, for different units.
+func (m *Memo) Get(unit string, config any, lines [][2]string, build func(dir string) error) (string, error) {
+	id, err := m.Key(unit, config, lines)
+	if err != nil {
+		return "", err
+	}
+	return m.get(id.String(), build)
+}
+
+func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 	if !memoKey.MatchString(key) {
 		return "", fmt.Errorf("memo: key %q is not a hex digest", key)
 	}
@@ -89,68 +134,12 @@ func (m *Memo) Get(key string, build func(dir string) error) (string, error) {
 		}
 		return "", fmt.Errorf("memo: %w", err)
 	}
-	return final, syncDir(m.root)
+	return final, syncPath(m.root)
 }
 
-// Used returns the keys Get was asked for, sorted.
+// Used returns the keys of the entries Get was asked for, sorted.
 func (m *Memo) Used() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Sorted(slices.Values(m.used))
-}
-
-// gcMemo removes the memo entries that none of the kept versions lists
-// (with dryRun it only reports them).
-func (s *Store) gcMemo(kept []*Manifest, dryRun bool) ([]Removed, error) {
-	stages, err := os.ReadDir(filepath.Join(s.Root, memoDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	keep := map[string]bool{}
-	for _, v := range kept {
-		for _, k := range v.Memo {
-			keep[v.Stage+"/"+k] = true
-		}
-	}
-	var out []Removed
-	for _, st := range stages {
-		if !st.IsDir() {
-			continue
-		}
-		dir := filepath.Join(s.Root, memoDir, st.Name())
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return out, err
-		}
-		for _, e := range ents {
-			if keep[st.Name()+"/"+e.Name()] {
-				continue
-			}
-			p := filepath.Join(dir, e.Name())
-			r := Removed{Stage: st.Name(), Version: e.Name(), Memo: true, Bytes: treeSize(p)}
-			if !dryRun {
-				if err := os.RemoveAll(p); err != nil {
-					return out, fmt.Errorf("remove memo entry %s/%s: %w", r.Stage, r.Version, err)
-				}
-			}
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func treeSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ func TestMemoSurvivesAConfigChange(t *testing.T) {
 	f.run = func(ctx context.Context, env *Env) error {
 		var out []string
 		for i := range f.cfg.N {
-			dir, err := env.Memo.Get(fmt.Sprintf("%016x", i+1), func(dir string) error {
+			dir, err := env.Memo.Get("point", nil, [][2]string{{"point", fmt.Sprint(i + 1)}}, func(dir string) error {
 				builds.Add(1)
 				return os.WriteFile(filepath.Join(dir, "point.txt"), fmt.Appendf(nil, "point %d", i), 0o644)
 			})
@@ -52,22 +53,29 @@ func TestMemoSurvivesAConfigChange(t *testing.T) {
 	if err != nil || len(vs) != 2 {
 		t.Fatalf("versions %v, %v", vs, err)
 	}
-	if want := []string{"0000000000000001", "0000000000000002", "0000000000000003"}; !slices.Equal(vs[1].Memo, want) {
+	m := p.Store.Memo("sweep", vs[1].Inputs)
+	key := func(point int) string {
+		id, err := m.Key("point", nil, [][2]string{{"point", fmt.Sprint(point)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id.String()
+	}
+	if want := slices.Sorted(slices.Values([]string{key(1), key(2), key(3)})); !slices.Equal(vs[1].Memo, want) {
 		t.Errorf("manifest memo %v, want %v", vs[1].Memo, want)
 	}
 
-	m := p.Store.memo("sweep")
 	boom := errors.New("boom")
-	if _, err := m.Get("00000000000000ff", func(dir string) error {
+	if _, err := m.Get("point", nil, [][2]string{{"point", "255"}}, func(dir string) error {
 		os.WriteFile(filepath.Join(dir, "half"), nil, 0o644)
 		return boom
 	}); !errors.Is(err, boom) {
 		t.Fatalf("failed build: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(p.Store.Root, memoDir, "sweep", "00000000000000ff")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(p.Store.(*LocalStore).Root(), memoDir, "sweep", key(255))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed build left an entry: %v", err)
 	}
-	if _, err := m.Get("../escape", func(string) error { return nil }); err == nil {
+	if _, err := m.get("../escape", func(string) error { return nil }); err == nil {
 		t.Error("a key that is not a hex digest was accepted")
 	}
 
@@ -95,7 +103,89 @@ func TestMemoSurvivesAConfigChange(t *testing.T) {
 			memo = append(memo, r.Version)
 		}
 	}
-	if want := []string{"0000000000000002", "0000000000000003"}; !slices.Equal(memo, want) {
+	if want := slices.Sorted(slices.Values([]string{key(2), key(3)})); !slices.Equal(memo, want) {
 		t.Errorf("gc removed memo entries %v, want %v", memo, want)
+	}
+}
+
+// TestUnitKeyLines: a unit's key is made of the stage's own key lines (so a
+// change of any input of the stage reaches it) with the unit's config in
+// place of the stage's, then the unit's lines; and a key is what names the
+// unit, whatever the memo's directory.
+func TestUnitKeyLines(t *testing.T) {
+	seed := int64(7)
+	base := KeyInputs{Code: "code-v1", Config: []byte(`{"whole":1}`), Seed: &seed,
+		Extern:   map[string]string{"import.csv": "e1"},
+		Refs:     []RefInput{{Key: "x.compare_to", Stage: "x", Version: "0123456789abcdef", File: "m.parquet", Content: "c1"}},
+		Upstream: []Upstream{{Stage: "up", Version: "v1", Output: "o1"}}}
+	type unitCfg struct {
+		Lanes int `koanf:"lanes"`
+	}
+	lines := [][2]string{{"spec", "edf"}, {"load", "0.7"}}
+	key := func(in KeyInputs, unit string, cfg any, lines [][2]string) ID {
+		t.Helper()
+		id, err := NewMemo(t.TempDir(), "schedule", in).Key(unit, cfg, lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	ref := key(base, "point", unitCfg{2}, lines)
+	changed := func(f func(in *KeyInputs)) KeyInputs {
+		in := base
+		in.Seed = &seed
+		in.Extern = maps.Clone(base.Extern)
+		in.Refs = slices.Clone(base.Refs)
+		in.Upstream = slices.Clone(base.Upstream)
+		f(&in)
+		return in
+	}
+	other := int64(8)
+	tests := []struct {
+		name     string
+		in       KeyInputs
+		unit     string
+		cfg      any
+		lines    [][2]string
+		wantSame bool
+	}{
+		{"same", base, "point", unitCfg{2}, lines, true},
+		{"the stage's whole config is not the unit's", changed(func(in *KeyInputs) { in.Config = []byte(`{"whole":2}`) }), "point", unitCfg{2}, lines, true},
+		{"upstream versions are not read", changed(func(in *KeyInputs) { in.Upstream[0].Version = "v2"; in.UpstreamVersions = true }), "point", unitCfg{2}, lines, true},
+		{"unit config", base, "point", unitCfg{3}, lines, false},
+		{"unit line", base, "point", unitCfg{2}, [][2]string{{"spec", "edf"}, {"load", "0.8"}}, false},
+		{"unit name", base, "search", unitCfg{2}, lines, false},
+		{"code", changed(func(in *KeyInputs) { in.Code = "code-v2" }), "point", unitCfg{2}, lines, false},
+		{"seed", changed(func(in *KeyInputs) { in.Seed = &other }), "point", unitCfg{2}, lines, false},
+		{"extern", changed(func(in *KeyInputs) { in.Extern["import.csv"] = "e2" }), "point", unitCfg{2}, lines, false},
+		{"ref", changed(func(in *KeyInputs) { in.Refs[0].Content = "c2" }), "point", unitCfg{2}, lines, false},
+		{"upstream output", changed(func(in *KeyInputs) { in.Upstream[0].Output = "o2" }), "point", unitCfg{2}, lines, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := key(tt.in, tt.unit, tt.cfg, tt.lines); (got == ref) != tt.wantSame {
+				t.Errorf("key %s, reference %s: same = %v, want %v", got.Short(), ref.Short(), got == ref, tt.wantSame)
+			}
+		})
+	}
+
+	// Under MLSCHED_DEBUG_KEY the lines are printed as the stage's are.
+	var buf strings.Builder
+	m := NewMemo(t.TempDir(), "schedule", base)
+	h := newKeyHash(unitSchema, "unit schedule/point")
+	h.dbg = &buf
+	in := base
+	in.Config, _ = canonicalConfig(unitCfg{2})
+	in.write(h)
+	for _, l := range lines {
+		h.line(l[0], l[1])
+	}
+	if got, _ := m.Key("point", unitCfg{2}, lines); got != h.sum() {
+		t.Errorf("Key = %s, the debug hash gives %s", got.Short(), h.sum().Short())
+	}
+	for _, want := range []string{"HASH[unit schedule/point]: code code-v1", "ref x.compare_to x@0123456789abcdef/m.parquet c1", "input up o1", `config {"lanes":2}`, "spec edf", "load 0.7"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("debug lines lack %q:\n%s", want, buf.String())
+		}
 	}
 }

@@ -231,7 +231,7 @@ func TestEarlyCutoff(t *testing.T) {
 	if old.Output != cur.Output {
 		t.Errorf("output digest changed (%s → %s) though the data did not", old.Output, cur.Output)
 	}
-	meta, _, err := digest.Footer(filepath.Join(p.Store.Dir("a", cur.Version), "out.parquet"))
+	meta, _, err := digest.Footer(filepath.Join(p.Store.(*LocalStore).Dir("a", cur.Version), "out.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,10 +369,10 @@ func TestFailedStageLeavesNoVersionAndCancelsOthers(t *testing.T) {
 			if len(vs) != 1 || vs[0].Version != okVersion {
 				t.Errorf("versions of a after failure = %d, want only the earlier %s", len(vs), okVersion)
 			}
-			if ents, _ := os.ReadDir(filepath.Join(p.Store.Root, "a")); len(ents) != 1 {
+			if ents, _ := os.ReadDir(filepath.Join(p.Store.(*LocalStore).Root(), "a")); len(ents) != 1 {
 				t.Errorf("store/a holds %d entries, want 1", len(ents))
 			}
-			if _, err := os.Stat(filepath.Join(p.Store.Root, "a", okVersion, "out.txt")); err != nil {
+			if _, err := os.Stat(filepath.Join(p.Store.(*LocalStore).Root(), "a", okVersion, "out.txt")); err != nil {
 				t.Errorf("earlier version damaged: %v", err)
 			}
 		})
@@ -501,7 +501,7 @@ func TestDamagedFiles(t *testing.T) {
 		t.Fatalf("Verify on a clean store = %v, %d files, %v", probs, n, err)
 	}
 	bv := mustStatus(t, p)["b"].Version
-	path := filepath.Join(p.Store.Dir("b", bv), "out.txt")
+	path := filepath.Join(p.Store.(*LocalStore).Dir("b", bv), "out.txt")
 	fi, _ := os.Stat(path)
 	data, _ := os.ReadFile(path)
 	data[0] ^= 0xff // same size, same mtime: invisible to stat, caught by verify
@@ -514,7 +514,7 @@ func TestDamagedFiles(t *testing.T) {
 
 	// A truncated file is seen without hashing, and the stage reruns.
 	cv := mustStatus(t, p)["c"].Version
-	os.Truncate(filepath.Join(p.Store.Dir("c", cv), "out.txt"), 2)
+	os.Truncate(filepath.Join(p.Store.(*LocalStore).Dir("c", cv), "out.txt"), 2)
 	st := mustStatus(t, p)["c"]
 	if st.State != Stale || !strings.Contains(strings.Join(st.Reasons, ";"), "output damaged") {
 		t.Errorf("status of truncated c = %+v", st)

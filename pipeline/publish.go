@@ -16,6 +16,13 @@ func (p *Pipeline) publish(s *Stage, m *Manifest) error {
 	if p.Root == "" {
 		return nil
 	}
+	if len(s.Publish) == 0 {
+		return nil
+	}
+	dir, err := p.Store.Open(m.Stage, m.Version)
+	if err != nil {
+		return err
+	}
 	for _, pub := range s.Publish {
 		for _, f := range m.Files {
 			ok, err := path.Match(pub.Glob, f.Path)
@@ -25,7 +32,7 @@ func (p *Pipeline) publish(s *Stage, m *Manifest) error {
 			if !ok {
 				continue
 			}
-			src := filepath.Join(p.Store.Dir(m.Stage, m.Version), filepath.FromSlash(f.Path))
+			src := filepath.Join(dir, filepath.FromSlash(f.Path))
 			dst := filepath.Join(p.Root, pub.Dir, path.Base(f.Path))
 			if fi, err := os.Stat(dst); err == nil && fi.Size() == f.Size && fi.ModTime().UnixNano() == f.ModTime {
 				continue

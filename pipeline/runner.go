@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +25,7 @@ const keySchema = "mlsched stage key v1"
 // Pipeline is a stage graph bound to a store and a lock file.
 type Pipeline struct {
 	Graph *Graph
-	Store *Store
+	Store Store
 	// LockPath is the path of pipeline.lock.
 	LockPath string
 	// Seed is the global seed, given to the stages that use it.
@@ -140,8 +138,8 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 		return nil, err
 	}
 	defer unlock()
-	if err := p.Store.cleanTmp(); err != nil {
-		return nil, fmt.Errorf("store %s: clean temporary files: %w", p.Store.Root, err)
+	if err := p.CheckRefs(names); err != nil {
+		return nil, err
 	}
 	lock, err := ReadLockFile(p.LockPath)
 	if err != nil {
@@ -250,9 +248,9 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 		res.Outcome, res.Version = Pinned, v
 		m, err := p.Store.Manifest(s.Name, v)
 		if err != nil {
-			return nil, res, fmt.Errorf("pinned to version %s, which the store %s cannot provide (restore it, or run 'mlsched unpin %s'): %w", v, p.Store.Root, s.Name, err)
+			return nil, res, fmt.Errorf("pinned to version %s, which the store %s cannot provide (restore it, or run 'mlsched unpin %s'): %w", v, p.Store.Location(), s.Name, err)
 		}
-		if bad, err := p.intact(m); err != nil || len(bad) > 0 {
+		if bad, _, err := p.Store.Check(m, true); err != nil || len(bad) > 0 {
 			return nil, res, fmt.Errorf("pinned version %s is damaged: %s", v, strings.Join(bad, "; "))
 		}
 		return m, res, nil
@@ -266,7 +264,7 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 		m, err := p.Store.Manifest(s.Name, res.Version)
 		switch {
 		case err == nil:
-			bad, err := p.intact(m)
+			bad, _, err := p.Store.Check(m, true)
 			if err != nil {
 				return nil, res, err
 			}
@@ -327,31 +325,72 @@ func upstreamsOf(ms []*Manifest) []Upstream {
 
 // key computes a stage's cache key: the stage name, its code version and
 // salt, its config section in canonical form, the global seed if the stage
-// uses it, and the output digest of every upstream artifact. Upstream
+// uses it, the files outside the store and the stored versions (Refs) it
+// reads, and the output digest of every upstream artifact. Upstream
 // *outputs*, not versions, enter the key, so an upstream that reran but
-// produced the same content leaves this key unchanged (early cutoff).
+// produced the same content leaves this key unchanged (early cutoff),
+// unless the stage shows its upstreams' versions (ShowsUpstreams).
 func (p *Pipeline) key(s *Stage, ups []Upstream) (ID, KeyInputs, error) {
+	in, err := p.ownInputs(s)
+	if err != nil {
+		return ID{}, KeyInputs{}, err
+	}
+	in.Upstream, in.UpstreamVersions = ups, s.ShowsUpstreams
+	h := newKeyHash(keySchema, "stage "+s.Name)
+	in.write(h)
+	return h.sum(), in, nil
+}
+
+// ownInputs is what enters a stage's key besides its upstreams.
+func (p *Pipeline) ownInputs(s *Stage) (KeyInputs, error) {
 	cfg, err := canonicalConfig(s.Config)
 	if err != nil {
-		return ID{}, KeyInputs{}, fmt.Errorf("canonical config: %w", err)
+		return KeyInputs{}, fmt.Errorf("canonical config: %w", err)
 	}
-	in := KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Extern: s.Extern, Upstream: ups}
-	h := newKeyHash(keySchema, "stage "+s.Name)
-	h.line("code", s.Code)
-	h.line("salt", s.Salt)
-	h.line("config", string(cfg))
+	in := KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Extern: s.Extern}
 	if s.UsesSeed {
 		seed := p.Seed
 		in.Seed = &seed
-		h.line("seed", strconv.FormatInt(seed, 10))
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Extern)) {
-		h.line("extern", name+" "+s.Extern[name])
+	for _, r := range s.Refs {
+		ri, err := p.resolveRef(r)
+		if err != nil {
+			return KeyInputs{}, err
+		}
+		in.Refs = append(in.Refs, ri)
 	}
-	for _, u := range ups {
-		h.line("input", u.Stage+" "+u.Output)
+	return in, nil
+}
+
+// resolveRef finds the version and file a Ref names.
+func (p *Pipeline) resolveRef(r Ref) (RefInput, error) {
+	m, err := Resolve(p.Store, r.Stage, r.Version)
+	if err != nil {
+		return RefInput{}, fmt.Errorf("%s: %w", r.Key, err)
 	}
-	return h.sum(), in, nil
+	i := slices.IndexFunc(m.Files, func(f File) bool { return f.Path == r.File })
+	if i < 0 {
+		return RefInput{}, fmt.Errorf("%s: %s@%s has no %s: %w", r.Key, m.Stage, m.Version, r.File, ErrNotFound)
+	}
+	return RefInput{Key: r.Key, Stage: m.Stage, Version: m.Version, File: r.File, Content: m.Files[i].Content}, nil
+}
+
+// CheckRefs resolves the Refs of the named stages (all of them when names
+// is empty), so that a reference the store cannot provide is reported
+// before anything runs.
+func (p *Pipeline) CheckRefs(names []string) error {
+	if len(names) == 0 {
+		names = p.Graph.Names()
+	}
+	var errs []error
+	for _, n := range names {
+		for _, r := range p.Graph.Stage(n).Refs {
+			if _, err := p.resolveRef(r); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func canonicalConfig(v any) ([]byte, error) {
@@ -361,19 +400,9 @@ func canonicalConfig(v any) ([]byte, error) {
 	return config.Canonical(v)
 }
 
-// intact checks a stored version's files by size and mtime, re-hashing only
-// files whose mtime changed (a copied store). It returns what is wrong.
-func (p *Pipeline) intact(m *Manifest) ([]string, error) {
-	c := p.Store.stat(m)
-	if len(c.damaged) > 0 || len(c.touched) == 0 {
-		return c.damaged, nil
-	}
-	return p.Store.revalidate(m, c.touched)
-}
-
 // execute runs a stage into a staging directory and commits the result.
 func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID, in KeyInputs, ups []*Manifest, rep Reporter) (*Manifest, error) {
-	staging, err := p.Store.begin(s.Name, version)
+	staging, err := p.Store.Begin(s.Name, version)
 	if err != nil {
 		return nil, fmt.Errorf("create staging directory: %w", err)
 	}
@@ -391,12 +420,30 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
 		},
 		Notes: map[string]string{},
-		Memo:  p.Store.memo(s.Name),
+		Memo:  p.Store.Memo(s.Name, in),
 	}
 	var prov []string
 	for _, u := range ups {
-		env.Inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: p.Store.Dir(u.Stage, u.Version), Files: slices.Clone(u.Files)}
+		dir, err := p.Store.Open(u.Stage, u.Version)
+		if err != nil {
+			return nil, fmt.Errorf("open input %s@%s: %w", u.Stage, u.Version, err)
+		}
+		env.Inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: dir, Files: slices.Clone(u.Files)}
 		prov = append(prov, u.Stage+"@"+u.Version)
+	}
+	for _, r := range in.Refs {
+		m, err := p.Store.Manifest(r.Stage, r.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Key, err)
+		}
+		dir, err := p.Store.Open(r.Stage, r.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: open %s@%s: %w", r.Key, r.Stage, r.Version, err)
+		}
+		if env.Refs == nil {
+			env.Refs = map[string]Input{}
+		}
+		env.Refs[r.Key] = Input{Stage: r.Stage, Version: r.Version, Dir: dir, Files: m.Files}
 	}
 	slices.Sort(prov)
 	env.Metadata[digest.KeyUpstream] = strings.Join(prov, ",")
@@ -424,7 +471,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 	if err := writeManifest(staging, m); err != nil {
 		return nil, fmt.Errorf("write manifest: %w", err)
 	}
-	if err := p.Store.commit(staging, s.Name, version); err != nil {
+	if err := p.Store.Commit(staging, s.Name, version); err != nil {
 		return nil, fmt.Errorf("commit version %s: %w", version, err)
 	}
 	committed = true
@@ -486,7 +533,7 @@ func collect(ctx context.Context, dir string) ([]File, error) {
 				return err
 			}
 			path := filepath.Join(dir, filepath.FromSlash(rel))
-			if err := syncFile(path); err != nil {
+			if err := syncPath(path); err != nil {
 				return fmt.Errorf("sync output %s: %w", rel, err)
 			}
 			d, err := digest.File(path)
@@ -505,13 +552,4 @@ func collect(ctx context.Context, dir string) ([]File, error) {
 		return nil, err
 	}
 	return files, nil
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Sentinel errors. Callers test for them with errors.Is.
@@ -44,6 +47,18 @@ type Stage struct {
 	// (an imported profile, say) to their content digests, which enter the
 	// key: editing such a file reruns the stage.
 	Extern map[string]string
+	// Refs are stored versions the stage reads besides its upstreams'
+	// current outputs (an earlier run to compare with, say). The runner
+	// resolves them in its store, keys the stage on their content, keeps
+	// them through gc while a version that read them is kept, and gives
+	// them to the running stage (Env.Ref).
+	Refs []Ref
+	// ShowsUpstreams says that the stage's output names the versions of
+	// its upstreams (a report's provenance, say). Their versions then
+	// enter its key beside their output digests, so that a stored output
+	// never names versions other than those it was made from; such a stage
+	// gives up early cutoff.
+	ShowsUpstreams bool
 	// Exclusive stages run alone: no other stage runs while they do, so that
 	// measurements are not disturbed.
 	Exclusive bool
@@ -52,6 +67,17 @@ type Stage struct {
 	Publish []Publish
 	// Run produces the stage's output files in env.Dir.
 	Run RunFunc
+}
+
+// Ref names a file of a stored version that a stage reads.
+type Ref struct {
+	// Key says where the reference is set, for messages and for Env.Ref:
+	// a config key such as "evaluate.compare_to".
+	Key string
+	// Stage and Version name the version; Version may be a unique prefix.
+	Stage, Version string
+	// File is the file of that version the stage reads.
+	File string
 }
 
 // Publish names outputs to copy out of the store: the files of a version
@@ -74,8 +100,11 @@ type Env struct {
 	Dir string
 	// Seed is the pipeline's global seed.
 	Seed int64
-	// Inputs holds the upstream artifacts by stage name.
+	// Inputs holds the upstream artifacts by stage name; Input reads one
+	// with an error naming what is missing.
 	Inputs map[string]Input
+	// Refs holds the versions the stage's Refs name, by Ref.Key.
+	Refs map[string]Input
 	// Metadata is the provenance every Parquet file should carry in its
 	// footer: stage, version and upstream versions.
 	Metadata map[string]string
@@ -88,6 +117,27 @@ type Env struct {
 	Notes map[string]string
 	// Memo keeps intermediate results across runs of the stage, by key.
 	Memo *Memo
+}
+
+// Input returns the artifact of the upstream stage, or an error naming the
+// stage and the upstreams it does have: a stage that reads an input it did
+// not declare among its Deps.
+func (env *Env) Input(stage string) (Input, error) {
+	in, ok := env.Inputs[stage]
+	if !ok {
+		return Input{}, fmt.Errorf("stage %s has no input from stage %s (its inputs: %s): %w", env.Stage, stage, strings.Join(slices.Sorted(maps.Keys(env.Inputs)), ", "), ErrNotFound)
+	}
+	return in, nil
+}
+
+// Ref returns the version a Ref with the given Key names, or an error
+// naming the key.
+func (env *Env) Ref(key string) (Input, error) {
+	in, ok := env.Refs[key]
+	if !ok {
+		return Input{}, fmt.Errorf("stage %s has no reference %s: %w", env.Stage, key, ErrNotFound)
+	}
+	return in, nil
 }
 
 // Input is an upstream artifact as seen by a running stage.

@@ -48,7 +48,7 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 	for _, name := range names {
 		s := p.Graph.Stage(name)
 		st := StageStatus{Stage: name, Reasons: []string{}}
-		ref := p.reference(name, lock)
+		ref, _ := p.current(name, lock)
 		if v, ok := lock.pinned(name); ok {
 			st.State, st.Version = PinState, v
 			m, err := p.Store.Manifest(name, v)
@@ -56,8 +56,11 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 				st.Reasons = append(st.Reasons, fmt.Sprintf("pinned version %s is not in the store", v))
 			} else {
 				outputs[name] = m
-				c := p.Store.stat(m)
-				st.Reasons = append(st.Reasons, c.damaged...)
+				damaged, _, err := p.Store.Check(m, false)
+				if err != nil {
+					return nil, err
+				}
+				st.Reasons = append(st.Reasons, damaged...)
 				cur, err := canonicalConfig(s.Config)
 				if err != nil {
 					return nil, err
@@ -104,17 +107,20 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 		m, err := p.Store.Manifest(name, st.Version)
 		switch {
 		case err == nil:
-			c := p.Store.stat(m)
-			if len(c.damaged) > 0 {
+			damaged, touched, err := p.Store.Check(m, false)
+			if err != nil {
+				return nil, err
+			}
+			if len(damaged) > 0 {
 				st.State = Stale
-				for _, d := range c.damaged {
+				for _, d := range damaged {
 					st.Reasons = append(st.Reasons, "output damaged: "+d)
 				}
 			} else {
 				st.State = UpToDate
 				outputs[name] = m
-				if len(c.touched) > 0 {
-					st.Reasons = append(st.Reasons, fmt.Sprintf("%d file(s) have a new mtime (copied store?); the next run re-hashes them", len(c.touched)))
+				if touched > 0 {
+					st.Reasons = append(st.Reasons, fmt.Sprintf("%d file(s) have a new mtime (copied store?); the next run re-hashes them", touched))
 				}
 			}
 		case !errors.Is(err, ErrNotFound):
@@ -139,35 +145,16 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 	return out, nil
 }
 
-// reference is the version a stale stage is compared with: the one in the
-// lock file if the store has it, else the newest stored version.
-func (p *Pipeline) reference(stage string, lock *LockFile) *Manifest {
-	if e, ok := lock.Stages[stage]; ok {
-		if m, err := p.Store.Manifest(stage, e.Version); err == nil {
-			return m
-		}
-	}
-	vs, _ := p.Store.Versions(stage)
-	if len(vs) == 0 {
-		return nil
-	}
-	return vs[len(vs)-1]
-}
-
 // explain says in words how the current inputs of s differ from those that
 // produced ref. cur may be nil when upstream outputs are not known yet; then
 // only the stage's own inputs are compared.
 func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, error) {
 	if cur == nil {
-		cfg, err := canonicalConfig(s.Config)
+		own, err := p.ownInputs(s)
 		if err != nil {
 			return nil, err
 		}
-		cur = &KeyInputs{Code: s.Code, Salt: s.Salt, Config: cfg, Extern: s.Extern}
-		if s.UsesSeed {
-			seed := p.Seed
-			cur.Seed = &seed
-		}
+		cur = &own
 	}
 	old := ref.Inputs
 	var why []string
@@ -193,6 +180,16 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 			why = append(why, fmt.Sprintf("input file %s no longer used", name))
 		}
 	}
+	if !slices.Equal(old.Refs, cur.Refs) {
+		var was, now []string
+		for _, r := range old.Refs {
+			was = append(was, r.Key+" "+r.String())
+		}
+		for _, r := range cur.Refs {
+			now = append(now, r.Key+" "+r.String())
+		}
+		why = append(why, fmt.Sprintf("references changed: [%s] → [%s]", strings.Join(was, ", "), strings.Join(now, ", ")))
+	}
 	for _, ch := range config.Diff(old.Config, cur.Config) {
 		why = append(why, "config "+s.Name+"."+ch.String())
 	}
@@ -202,7 +199,7 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 			prev[u.Stage] = u
 		}
 		for _, u := range cur.Upstream {
-			if o, ok := prev[u.Stage]; !ok || o.Output != u.Output {
+			if o, ok := prev[u.Stage]; !ok || o.Output != u.Output || (cur.UpstreamVersions && o.Version != u.Version) {
 				why = append(why, fmt.Sprintf("upstream %s changed (%s → %s)", u.Stage, shortOr(o.Version, "none"), u.Version))
 			}
 		}

@@ -73,16 +73,25 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// The stages' names: their directories in the store, their sections of
+// pipeline.yaml, and how one stage names another among its Deps.
+const (
+	Profile  = "profile"
+	Generate = "generate"
+	Schedule = "schedule"
+	Evaluate = "evaluate"
+)
+
 // factory builds a stage from the configuration. It fails only on bad
 // input the config cannot see by itself (a missing imported file).
 type factory func(Config, Runtime) (pipeline.Stage, error)
 
 // registry is the explicit list of stages: one line per stage.
 var registry = map[string]factory{
-	"generate": generateStage,
-	"profile":  profileStage,
-	"schedule": scheduleStage,
-	"evaluate": evaluateStage,
+	Generate: generateStage,
+	Profile:  profileStage,
+	Schedule: scheduleStage,
+	Evaluate: evaluateStage,
 }
 
 // Registry returns mlsched's stages configured by cfg.
@@ -108,7 +117,7 @@ func Registry(cfg Config, rt Runtime) (*pipeline.Registry, error) {
 
 func generateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
-		Name:     "generate",
+		Name:     Generate,
 		Config:   cfg.Generate,
 		UsesSeed: true,
 		Code:     codeVersions["stages/generate"],
@@ -131,7 +140,7 @@ func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 		extern[filepath.Base(importPath)] = digest
 	}
 	return pipeline.Stage{
-		Name:      "profile",
+		Name:      Profile,
 		Config:    pc,
 		UsesSeed:  true,
 		Code:      codeVersions["stages/profile"],
@@ -159,109 +168,129 @@ func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 
 func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
-		Name:     "schedule",
-		Deps:     []string{"generate", "profile"},
+		Name:     Schedule,
+		Deps:     []string{Generate, Profile},
 		Config:   cfg.Schedule,
 		UsesSeed: true,
 		// The fingerprint covers the simulator, the policies and the
 		// service model, which the package imports.
 		Code: codeVersions["stages/schedule"],
 		Run: func(ctx context.Context, env *pipeline.Env) error {
+			prof, err := env.Input(Profile)
+			if err != nil {
+				return err
+			}
+			gen, err := env.Input(Generate)
+			if err != nil {
+				return err
+			}
 			in := schedule.Inputs{
-				Samples: env.Inputs["profile"].Path(profile.SamplesFile),
-				Jobs:    env.Inputs["generate"].Path(generate.JobsFile(generate.WorkloadEval)),
+				Samples: prof.Path(profile.SamplesFile),
+				Jobs:    gen.Path(generate.JobsFile(generate.WorkloadEval)),
 			}
 			return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
-				schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
+				schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo})
 		},
 	}, nil
 }
 
-func evaluateStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
-	code := codeVersions["stages/evaluate"]
-	flat, err := configLines(cfg)
-	if err != nil {
-		return pipeline.Stage{}, err
-	}
-	// The earlier run compare_to names is read from the store; its
-	// metrics' digest enters the key, so the report follows it.
-	var previous, previousVersion string
-	extern := map[string]string{}
+// compareTo is the config key of evaluate's reference to an earlier run.
+const compareTo = "evaluate.compare_to"
+
+func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
+	var refs []pipeline.Ref
 	if v := cfg.Evaluate.CompareTo; v != "" {
-		st, err := pipeline.OpenStore(rt.path(cfg.Store))
-		if err != nil {
-			return pipeline.Stage{}, fmt.Errorf("evaluate.compare_to: %w", err)
-		}
-		m, err := st.Resolve("evaluate", v)
-		if err != nil {
-			return pipeline.Stage{}, fmt.Errorf("evaluate.compare_to: %w", err)
-		}
-		i := slices.IndexFunc(m.Files, func(f pipeline.File) bool { return f.Path == evaluate.MetricsFile })
-		if i < 0 {
-			return pipeline.Stage{}, fmt.Errorf("evaluate.compare_to: evaluate@%s has no %s", m.Version, evaluate.MetricsFile)
-		}
-		previous, previousVersion = filepath.Join(st.Dir("evaluate", m.Version), evaluate.MetricsFile), m.Version
-		extern["evaluate@"+m.Version+"/"+evaluate.MetricsFile] = m.Files[i].Content
+		refs = []pipeline.Ref{{Key: compareTo, Stage: Evaluate, Version: v, File: evaluate.MetricsFile}}
 	}
 	return pipeline.Stage{
-		Name: "evaluate",
-		Deps: []string{"generate", "profile", "schedule"},
-		// The schedule section, which the load sweep simulates again at
-		// other loads, needs no place in the key: every setting of it that
-		// could change the sweep changes the schedule stage's output too,
-		// which the key holds.
+		Name: Evaluate,
+		Deps: []string{Generate, Profile, Schedule},
+		// Evaluate reads what it says of the simulations (policies,
+		// replications, cluster, sweep) from schedule's artifact, so its
+		// own section is all of the config its key needs.
 		Config:   cfg.Evaluate,
 		UsesSeed: true,
-		Extern:   extern,
-		// The fingerprint covers the metrics, charts and report packages and
-		// the schedule stage, which the sweep runs.
-		Code: code,
+		Refs:     refs,
+		// The report names its upstreams' versions and shows their
+		// configs as their manifests record them: the versions enter the
+		// key, so what it shows is what its key covers.
+		ShowsUpstreams: true,
+		// The fingerprint covers the metrics, charts and report packages.
+		Code: codeVersions["stages/evaluate"],
 		Publish: []pipeline.Publish{
 			{Glob: "report.*", Dir: "reports"},
 			{Glob: evaluate.ChartsDir + "/*.svg", Dir: "reports/" + evaluate.ChartsDir},
 		},
 		Run: func(ctx context.Context, env *pipeline.Env) error {
-			prof := env.Inputs["profile"]
-			pm, err := prof.Manifest()
+			ins := map[string]pipeline.Input{}
+			for _, name := range []string{Generate, Profile, Schedule} {
+				in, err := env.Input(name)
+				if err != nil {
+					return err
+				}
+				ins[name] = in
+			}
+			prov, err := provenance(env, cfg.Evaluate)
 			if err != nil {
 				return err
 			}
-			prov := evaluate.Provenance{
-				Versions: []string{"evaluate@" + env.Version},
-				Config:   flat,
-				Machine:  pm.Notes,
-				Commands: []string{
-					"mlsched pin profile " + prof.Version + "   # the measured profile this report rests on",
-					"mlsched run                                   # with this pipeline.yaml",
-				},
-			}
-			for _, name := range slices.Sorted(maps.Keys(env.Inputs)) {
-				prov.Versions = append(prov.Versions, name+"@"+env.Inputs[name].Version)
-			}
 			in := evaluate.Inputs{
-				Schedule: env.Inputs["schedule"].Dir,
-				Jobs:     env.Inputs["generate"].Path(generate.JobsFile(generate.WorkloadEval)),
-				Samples:  prof.Path(profile.SamplesFile),
-				Previous: previous, PreviousVersion: previousVersion,
+				Schedule: ins[Schedule].Dir,
+				Jobs:     ins[Generate].Path(generate.JobsFile(generate.WorkloadEval)),
+				Samples:  ins[Profile].Path(profile.SamplesFile),
 			}
-			return evaluate.Run(ctx, cfg.Evaluate, cfg.Schedule, env.Seed, in, evaluate.Output{
-				Dir: env.Dir, Metadata: env.Metadata, Memo: env.Memo, Code: code, Provenance: prov, Progress: env.Progress})
+			if len(refs) > 0 {
+				prev, err := env.Ref(compareTo)
+				if err != nil {
+					return err
+				}
+				in.Previous, in.PreviousVersion = prev.Path(evaluate.MetricsFile), prev.Version
+			}
+			return evaluate.Run(ctx, cfg.Evaluate, env.Seed, in, evaluate.Output{
+				Dir: env.Dir, Metadata: env.Metadata, Provenance: prov, Progress: env.Progress})
 		},
 	}, nil
 }
 
-// configLines is the configuration as used, one "key = value" line per
-// setting, as 'mlsched config' prints it.
-func configLines(cfg Config) (string, error) {
-	b, err := config.Canonical(cfg)
-	if err != nil {
-		return "", err
+// provenance is what the report says of the run: the versions it rests on,
+// the profiled machine, the configuration as each upstream's manifest
+// records it (with evaluate's own section and the seed), and the commands
+// that reproduce it. All of it is in evaluate's key, through its upstreams'
+// versions (Stage.ShowsUpstreams).
+func provenance(env *pipeline.Env, own evaluate.Config) (evaluate.Provenance, error) {
+	prov := evaluate.Provenance{Versions: []string{Evaluate + "@" + env.Version}}
+	var lines []string
+	seed := fmt.Sprintf("seed = %d", env.Seed)
+	for _, name := range slices.Sorted(maps.Keys(env.Inputs)) {
+		in := env.Inputs[name]
+		prov.Versions = append(prov.Versions, name+"@"+in.Version)
+		m, err := in.Manifest()
+		if err != nil {
+			return prov, err
+		}
+		if name == Profile {
+			prov.Machine = m.Notes
+			prov.Commands = append(prov.Commands, "mlsched pin profile "+in.Version+"   # the measured profile this report rests on")
+		}
+		l, err := config.Lines(name+".", m.Inputs.Config)
+		if err != nil {
+			return prov, fmt.Errorf("%s@%s: config in manifest: %w", name, in.Version, err)
+		}
+		lines = append(lines, l...)
 	}
-	lines, err := config.Lines("", b)
+	b, err := config.Canonical(own)
 	if err != nil {
-		return "", err
+		return prov, err
 	}
-	return strings.Join(lines, "\n") + "\n", nil
+	l, err := config.Lines(Evaluate+".", b)
+	if err != nil {
+		return prov, err
+	}
+	lines = append(append(lines, l...), seed)
+	slices.Sort(lines)
+	prov.Config = strings.Join(lines, "\n") + "\n"
+	prov.Commands = append(prov.Commands, "mlsched run                                   # with this pipeline.yaml")
+	return prov, nil
 }
 
 // path resolves a path from the config against the config's directory.

@@ -160,9 +160,13 @@ recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 			if err != nil {
 				return err
 			}
+			dir, err := l.p.Store.Open(m.Stage, m.Version)
+			if err != nil {
+				return err
+			}
 			w := a.stdout
 			fmt.Fprintf(w, "%s@%s\n", m.Stage, m.Version)
-			fmt.Fprintf(w, "  dir      %s\n", l.p.Store.Dir(m.Stage, m.Version))
+			fmt.Fprintf(w, "  dir      %s\n", dir)
 			fmt.Fprintf(w, "  created  %s (took %s)\n", m.Created.Local().Format(time.RFC3339), formatDuration(time.Duration(m.Duration*float64(time.Second))))
 			fmt.Fprintf(w, "  tool     %s\n", m.Tool)
 			fmt.Fprintf(w, "  key      %s\n", m.Key)
@@ -176,6 +180,9 @@ recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 			}
 			for _, u := range m.Inputs.Upstream {
 				fmt.Fprintf(w, "  input    %s@%s (output %s)\n", u.Stage, u.Version, u.Output[:16])
+			}
+			for _, r := range m.Inputs.Refs {
+				fmt.Fprintf(w, "  ref      %s (%s)\n", r, r.Key)
 			}
 			for _, k := range slices.Sorted(maps.Keys(m.Notes)) {
 				fmt.Fprintf(w, "  note     %s: %s\n", k, m.Notes[k])
@@ -199,32 +206,17 @@ recorded in pipeline.lock, or else the newest; a unique prefix is enough.`,
 	}
 }
 
-// resolve picks the version show and pin mean by STAGE[@VERSION].
+// resolve picks the version show means by STAGE[@VERSION]: the one named,
+// or else the current one (pipeline.Pipeline.Current).
 func (a *app) resolve(p *pipeline.Pipeline, stage, ver string) (*pipeline.Manifest, error) {
-	if ver != "" {
-		m, err := p.Store.Resolve(stage, ver)
-		if errors.Is(err, pipeline.ErrNotFound) {
-			return nil, usageError{err}
-		}
-		return m, err
+	if ver == "" {
+		return p.Current(stage)
 	}
-	lock, err := pipeline.ReadLockFile(p.LockPath)
-	if err != nil {
-		return nil, err
+	m, err := pipeline.Resolve(p.Store, stage, ver)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		return nil, usageError{err} // a version the user named wrong
 	}
-	if e, ok := lock.Stages[stage]; ok {
-		if m, err := p.Store.Manifest(stage, e.Version); err == nil {
-			return m, nil
-		}
-	}
-	vs, err := p.Store.Versions(stage)
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) == 0 {
-		return nil, fmt.Errorf("stage %s has no stored version in %s (run 'mlsched run %s')", stage, p.Store.Root, stage)
-	}
-	return vs[len(vs)-1], nil
+	return m, err
 }
 
 func (a *app) configCmd() *cobra.Command {

@@ -153,11 +153,17 @@ func (a *app) load() (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &loaded{cfg: cfg, p: &pipeline.Pipeline{
+	p := &pipeline.Pipeline{
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
 		LockPath: filepath.Join(base, "pipeline.lock"),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
-	}}, nil
+	}
+	// A reference to a stored version the store lacks is the user's
+	// error, told before anything runs.
+	if err := p.CheckRefs(nil); err != nil {
+		return nil, usageError{err}
+	}
+	return &loaded{cfg: cfg, p: p}, nil
 }
 
 // envPrefix starts the environment variables that override config keys.

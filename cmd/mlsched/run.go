@@ -34,7 +34,7 @@ per stage: cached, ran or pinned, its version and its duration.`,
 			}
 			opts.Targets, opts.NoWait = args, noWait
 			opts.Waiting = func(holder string) {
-				fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", l.p.Store.Root, holder)
+				fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", l.p.Store.Location(), holder)
 			}
 			rep := newRunReporter(a.stdout)
 			opts.Reporter = rep

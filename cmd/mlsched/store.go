@@ -78,9 +78,9 @@ func (a *app) verifyCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "DAMAGED", p)
 			}
 			if len(problems) > 0 {
-				return fmt.Errorf("verify: %d problem(s) in %s", len(problems), l.p.Store.Root)
+				return fmt.Errorf("verify: %d problem(s) in %s", len(problems), l.p.Store.Location())
 			}
-			fmt.Fprintf(a.stdout, "verified %d file(s) in %s: all intact\n", n, l.p.Store.Root)
+			fmt.Fprintf(a.stdout, "verified %d file(s) in %s: all intact\n", n, l.p.Store.Location())
 			return nil
 		}),
 	}

@@ -3,7 +3,6 @@ package evaluate
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"time"
@@ -18,8 +17,6 @@ type Config struct {
 	Baselines []string `koanf:"baselines"`
 	// Bootstrap sets the confidence intervals.
 	Bootstrap Bootstrap `koanf:"bootstrap"`
-	// Sweep sets the load sweep.
-	Sweep Sweep `koanf:"sweep"`
 	// Timeline sets the utilization timeline's window.
 	Timeline Timeline `koanf:"timeline"`
 	// CompareTo names an earlier evaluate version (a unique prefix, as
@@ -34,21 +31,6 @@ type Bootstrap struct {
 	Resamples int `koanf:"resamples"`
 	// Confidence is the intervals' coverage, in (0, 1).
 	Confidence float64 `koanf:"confidence"`
-}
-
-// Sweep runs the eval workload at several offered loads, each a fraction
-// of the cluster's capacity: the lower bound's work over the span of the
-// arrivals. Each (load, policy) point is memoized, so adding a load or a
-// policy simulates only what is new.
-type Sweep struct {
-	// Loads are the offered loads, ascending; empty turns the sweep off.
-	Loads []float64 `koanf:"loads"`
-	// Jobs is how many of the eval workload's jobs (the first ones) each
-	// point simulates; 0 takes them all.
-	Jobs int64 `koanf:"jobs"`
-	// Target is the interactive SLO attainment a policy must keep for a
-	// load to count as sustained.
-	Target float64 `koanf:"target"`
 }
 
 // Timeline sets the window the utilization timeline (a Gantt chart of
@@ -67,7 +49,6 @@ func DefaultConfig() Config {
 	return Config{
 		Baselines: []string{"fifo", "round_robin"},
 		Bootstrap: Bootstrap{Resamples: 1000, Confidence: 0.95},
-		Sweep:     Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99},
 		Timeline:  Timeline{Start: 0.5, Span: time.Second},
 	}
 }
@@ -93,21 +74,6 @@ func (c Config) Validate() error {
 	}
 	if !(c.Bootstrap.Confidence > 0 && c.Bootstrap.Confidence < 1) {
 		bad("bootstrap.confidence", "must be in (0, 1), got %v", c.Bootstrap.Confidence)
-	}
-	for i, l := range c.Sweep.Loads {
-		key := fmt.Sprintf("sweep.loads[%d]", i)
-		switch {
-		case !(l > 0) || math.IsInf(l, 0):
-			bad(key, "must be a positive fraction of the cluster's capacity, got %v", l)
-		case i > 0 && !(l > c.Sweep.Loads[i-1]):
-			bad(key, "loads must ascend, got %v after %v", l, c.Sweep.Loads[i-1])
-		}
-	}
-	if c.Sweep.Jobs < 0 {
-		bad("sweep.jobs", "must be at least 0 (0 takes every eval job), got %d", c.Sweep.Jobs)
-	}
-	if !(c.Sweep.Target > 0 && c.Sweep.Target <= 1) {
-		bad("sweep.target", "must be an SLO attainment in (0, 1], got %v", c.Sweep.Target)
 	}
 	if !(c.Timeline.Start >= 0 && c.Timeline.Start < 1) {
 		bad("timeline.start", "must be a fraction of the makespan in [0, 1), got %v", c.Timeline.Start)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/metrics"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // Inputs are the files evaluate reads.
@@ -31,20 +31,11 @@ type Inputs struct {
 type Output struct {
 	Dir      string
 	Metadata map[string]string
-	// Memo keeps the load sweep's points across runs.
-	Memo Memo
-	// Code is the stage's code version, part of every memo key.
-	Code string
 	// Provenance is what the report's last section says of the run.
 	Provenance Provenance
-	// Progress, if not nil, is called with the steps done (a policy
-	// summarized, a sweep point simulated or found) out of the total.
+	// Progress, if not nil, is called with the policies summarized out of
+	// the total.
 	Progress func(done, total int64)
-}
-
-// Memo is the runner's per-stage memo (pipeline.Memo).
-type Memo interface {
-	Get(key string, build func(dir string) error) (string, error)
 }
 
 // Provenance describes the run for the report's reproducibility section.
@@ -52,7 +43,9 @@ type Provenance struct {
 	// Versions lists "stage@version" of every artifact the report rests on,
 	// its own included.
 	Versions []string
-	// Config is the pipeline configuration as used, as YAML.
+	// Config is the configuration the report rests on, one "key = value"
+	// line per setting: evaluate's section and each upstream's as its
+	// artifact records it.
 	Config string
 	// Machine describes the profiled machine (the profile's notes).
 	Machine map[string]string
@@ -77,23 +70,30 @@ type policyResult struct {
 const sketchPoints = 2000
 
 // Run evaluates the schedule artifact: it summarizes every policy's trace,
-// compares each with the baselines, runs the load sweep, and writes
-// metrics.parquet and the report.
-func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in Inputs, out Output) error {
+// compares each with the baselines, reads the load sweep and the capacity
+// search, and writes metrics.parquet and the report. Everything it says of
+// the simulations comes from the artifact: which policies ran, how often,
+// on which cluster.
+func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("evaluate: invalid config: %w", err)
 	}
-	if err := cfg.CheckBaselines(sched.Policies); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if out.Memo == nil {
-		return fmt.Errorf("evaluate: no memo for the load sweep")
-	}
-	cl, err := metrics.ReadCluster(filepath.Join(in.Schedule, schedule.ClusterFile))
+	runs, err := readRuns(in.Schedule)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	bounds, err := metrics.ReadBounds(filepath.Join(in.Schedule, schedule.BoundsFile))
+	if err := cfg.CheckBaselines(runs.policies); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	devices, err := parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(in.Schedule, schedulespec.ClusterFile))
+	if err != nil {
+		return fmt.Errorf("evaluate: read cluster: %w", err)
+	}
+	cl, err := metrics.ReadCluster(filepath.Join(in.Schedule, schedulespec.ClusterFile))
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	bounds, err := metrics.ReadBounds(filepath.Join(in.Schedule, schedulespec.BoundsFile))
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
@@ -101,7 +101,8 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	total := int64(len(sched.Policies) * (1 + len(cfg.Sweep.Loads)))
+	policies := runs.policies
+	total := int64(len(policies))
 	var (
 		mu   sync.Mutex // keeps the reports in order
 		done int64
@@ -116,22 +117,23 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
 
 	loadRep := func(spec string, k int) (*metrics.Trace, []float64, error) {
-		t, err := metrics.ReadTrace(filepath.Join(in.Schedule, schedule.ReplicationFile(spec, k, schedule.TraceFile)), cl.Devices)
+		r := runs.of[spec][k-1]
+		t, err := metrics.ReadTrace(filepath.Join(in.Schedule, filepath.FromSlash(r.Trace)), cl.Devices)
 		if err != nil {
 			return nil, nil, err
 		}
-		busy, err := metrics.ReadBusy(filepath.Join(in.Schedule, schedule.ReplicationFile(spec, k, schedule.DevicesFile)), cl.Devices)
+		busy, err := metrics.ReadBusy(filepath.Join(in.Schedule, filepath.FromSlash(r.Devices)), cl.Devices)
 		return t, busy, err
 	}
 	// Each trace is read, summarized and released, at most GOMAXPROCS at
 	// once; what the comparisons need of it (a metrics.Side, about a third
 	// of the trace) stays for them, which run together afterwards on one
 	// set of resamples.
-	results := make([]policyResult, len(sched.Policies))
-	sides := make([]*metrics.Side, len(sched.Policies))
+	results := make([]policyResult, len(policies))
+	sides := make([]*metrics.Side, len(policies))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, spec := range sched.Policies {
+	for i, spec := range policies {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
@@ -144,7 +146,7 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 			sides[i] = metrics.NewSide(t)
 			r.e2e, r.wait, r.interactive = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
 			r.reps = []metrics.Summary{r.summary}
-			for k := 2; k <= sched.Replications; k++ {
+			for k := 2; k <= runs.replications; k++ {
 				t, busy, err := loadRep(spec, k)
 				if err != nil {
 					return err
@@ -165,10 +167,10 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	}
 	var pairs []metrics.Pair
 	var of []int // the policy of each pair
-	for i, spec := range sched.Policies {
+	for i, spec := range policies {
 		for _, b := range cfg.Baselines {
 			if b != spec {
-				pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[slices.Index(sched.Policies, b)]})
+				pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[slices.Index(policies, b)]})
 				of = append(of, i)
 			}
 		}
@@ -182,16 +184,16 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 	}
 	clear(sides)
 
-	sw, err := runSweep(ctx, cfg, sched, seed, in, out.Code, out.Memo, step)
+	sw, err := readSweep(in.Schedule, policies, cfg.Baselines, cfg.Bootstrap.Confidence)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	curves, err := profileCurves(in.Samples, sched)
+	curves, err := profileCurves(in.Samples, devices)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	reps := replicationRows(sched.Policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
-	rows := append(metricRows(sched.Policies, results, bounds, sw), reps...)
+	reps := replicationRows(policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
+	rows := append(metricRows(policies, results, bounds, sw), reps...)
 	rows = append(rows, profileRows(curves)...)
 	var since *change
 	if in.Previous != "" {
@@ -205,11 +207,11 @@ func Run(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in 
 		return fmt.Errorf("evaluate: write %s: %w", MetricsFile, err)
 	}
 
-	d := &reportData{cfg: cfg, sched: sched, policies: sched.Policies, results: results, bounds: bounds,
+	d := &reportData{cfg: cfg, devices: devices, policies: policies, results: results, bounds: bounds,
 		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, prov: out.Provenance}
-	best := sched.Policies[d.ranked(objectives[2])[0]]
+	best := policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
-	if d.timeline, err = readTimeline(in.Schedule, best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {
+	if d.timeline, err = readTimeline(filepath.Join(in.Schedule, filepath.FromSlash(runs.of[best][0].Devices)), best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	doc, err := d.document()
@@ -243,4 +245,42 @@ func sketch(values []float64, rejected []bool, class []uint8) []float64 {
 		out[k] = v[int(math.Round(pos))]
 	}
 	return out
+}
+
+// runSet holds the simulations of the whole workload the schedule artifact
+// holds (runs.parquet): the policies in schedule's order, each with the
+// same number of replications.
+type runSet struct {
+	policies     []string
+	replications int
+	of           map[string][]schedulespec.RunRow // by policy, replication k at k-1
+}
+
+// readRuns reads runs.parquet and checks that every policy ran every
+// replication once.
+func readRuns(dir string) (*runSet, error) {
+	rows, err := parquetio.ReadAll[schedulespec.RunRow](filepath.Join(dir, schedulespec.RunsFile))
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	r := &runSet{of: map[string][]schedulespec.RunRow{}}
+	for i, row := range rows {
+		if _, ok := r.of[row.Policy]; !ok {
+			r.policies = append(r.policies, row.Policy)
+		}
+		if want := int32(len(r.of[row.Policy]) + 1); row.Replication != want {
+			return nil, fmt.Errorf("read %s: row %d: policy %s replication %d, want %d", schedulespec.RunsFile, i+1, row.Policy, row.Replication, want)
+		}
+		r.of[row.Policy] = append(r.of[row.Policy], row)
+	}
+	if len(r.policies) == 0 {
+		return nil, fmt.Errorf("read %s: no simulation", schedulespec.RunsFile)
+	}
+	r.replications = len(r.of[r.policies[0]])
+	for _, p := range r.policies {
+		if n := len(r.of[p]); n != r.replications {
+			return nil, fmt.Errorf("read %s: policy %s has %d replications, policy %s %d", schedulespec.RunsFile, p, n, r.policies[0], r.replications)
+		}
+	}
+	return r, nil
 }

@@ -80,6 +80,7 @@ func newFixtureReps(t *testing.T, replications int) fixture {
 	sched.Policies = []string{"fifo", "round_robin", "edf", "greedy+split"}
 	sched.Splitting.MinBatch = 16
 	sched.Replications = replications
+	sched.Sweep = schedule.Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99, Tolerance: 0.05}
 	bd, err := schedule.Bounds(context.Background(), sched, schedule.Inputs{Samples: samples, Jobs: in.Jobs})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,8 @@ func newFixtureReps(t *testing.T, replications int) fixture {
 	if err := os.Mkdir(in.Schedule, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.Run(context.Background(), sched, 1, schedule.Inputs{Samples: samples, Jobs: in.Jobs}, schedule.Output{Dir: in.Schedule}); err != nil {
+	memo := pipeline.NewMemo(filepath.Join(dir, "memo"), "schedule", pipeline.KeyInputs{Code: "test"})
+	if err := schedule.Run(context.Background(), sched, 1, schedule.Inputs{Samples: samples, Jobs: in.Jobs}, schedule.Output{Dir: in.Schedule, Memo: memo}); err != nil {
 		t.Fatal(err)
 	}
 	return fixture{in: in, sched: sched}
@@ -97,7 +99,6 @@ func newFixtureReps(t *testing.T, replications int) fixture {
 func testConfig() Config {
 	cfg := DefaultConfig()
 	cfg.Bootstrap.Resamples = 200
-	cfg.Sweep = Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99}
 	cfg.Timeline.Span = 200 * time.Millisecond
 	return cfg
 }
@@ -109,17 +110,7 @@ var testProvenance = Provenance{
 	Commands: []string{"mlsched run"},
 }
 
-// countingMemo counts the entries it builds.
-type countingMemo struct {
-	*pipeline.Memo
-	builds atomic.Int32
-}
-
-func (c *countingMemo) Get(key string, build func(string) error) (string, error) {
-	return c.Memo.Get(key, func(dir string) error { c.builds.Add(1); return build(dir) })
-}
-
-func run(t *testing.T, f fixture, cfg Config, memo Memo) string {
+func run(t *testing.T, f fixture, cfg Config) string {
 	t.Helper()
 	out := t.TempDir()
 	var last, total atomic.Int64
@@ -130,11 +121,11 @@ func run(t *testing.T, f fixture, cfg Config, memo Memo) string {
 		last.Store(done)
 		total.Store(all)
 	}
-	err := Run(context.Background(), cfg, f.sched, 1, f.in, Output{Dir: out, Memo: memo, Code: "test", Provenance: testProvenance, Progress: progress})
+	err := Run(context.Background(), cfg, 1, f.in, Output{Dir: out, Provenance: testProvenance, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(len(f.sched.Policies) * (1 + len(cfg.Sweep.Loads))); last.Load() != want || total.Load() != want {
+	if want := int64(len(f.sched.Policies)); last.Load() != want || total.Load() != want {
 		t.Errorf("progress ended at %d of %d, want %d of %d", last.Load(), total.Load(), want, want)
 	}
 	return out
@@ -142,16 +133,11 @@ func run(t *testing.T, f fixture, cfg Config, memo Memo) string {
 
 // TestTinyRun runs the stage on the fixture and checks the report against
 // its golden Markdown (go test ./stages/evaluate -update refreshes it),
-// the HTML page, metrics.parquet, the sweep's memo and determinism.
+// the HTML page, metrics.parquet and determinism.
 func TestTinyRun(t *testing.T) {
 	f := newFixture(t)
-	memo := &countingMemo{Memo: pipeline.NewMemo(t.TempDir())}
 	cfg := testConfig()
-	out := run(t, f, cfg, memo)
-	// The first 1000 jobs, and 4 policies at 3 loads.
-	if got := memo.builds.Load(); got != 1+4*3 {
-		t.Errorf("first run built %d memo entries, want 13", got)
-	}
+	out := run(t, f, cfg)
 
 	md, err := os.ReadFile(filepath.Join(out, ReportMD))
 	if err != nil {
@@ -172,17 +158,7 @@ func TestTinyRun(t *testing.T) {
 	}
 
 	t.Run("html", func(t *testing.T) { checkHTML(t, out) })
-	t.Run("metrics", func(t *testing.T) { checkMetrics(t, out, f.sched.Policies, cfg) })
-
-	t.Run("one more load", func(t *testing.T) {
-		memo.builds.Store(0)
-		more := cfg
-		more.Sweep.Loads = []float64{0.5, 0.7, 0.9, 1.3}
-		run(t, f, more, memo)
-		if got := memo.builds.Load(); got != 4 {
-			t.Errorf("adding a load built %d memo entries, want 4 (one per policy)", got)
-		}
-	})
+	t.Run("metrics", func(t *testing.T) { checkMetrics(t, out, f.sched, cfg) })
 	t.Run("compare_to", func(t *testing.T) {
 		// An earlier run that differed in one number, lacked one and had
 		// one this run does not.
@@ -205,7 +181,7 @@ func TestTinyRun(t *testing.T) {
 		in := f.in
 		in.Previous, in.PreviousVersion = prev, "00000000000000ff"
 		dir := t.TempDir()
-		if err := Run(context.Background(), cfg, f.sched, 1, in, Output{Dir: dir, Memo: memo, Code: "test", Provenance: testProvenance}); err != nil {
+		if err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Provenance: testProvenance}); err != nil {
 			t.Fatal(err)
 		}
 		md, _ := os.ReadFile(filepath.Join(dir, ReportMD))
@@ -230,12 +206,12 @@ func TestTinyRun(t *testing.T) {
 		}
 	})
 	t.Run("deterministic", func(t *testing.T) {
-		again := run(t, f, cfg, pipeline.NewMemo(t.TempDir()))
+		again := run(t, f, cfg)
 		for _, name := range []string{ReportMD, ReportHTML, MetricsFile} {
 			a, _ := os.ReadFile(filepath.Join(out, name))
 			b, _ := os.ReadFile(filepath.Join(again, name))
 			if !bytes.Equal(a, b) {
-				t.Errorf("%s differs between two runs, one from the memo and one afresh", name)
+				t.Errorf("%s differs between two runs", name)
 			}
 		}
 	})
@@ -310,7 +286,8 @@ func checkHTML(t *testing.T, out string) {
 // checkMetrics reads metrics.parquet and checks that it holds the numbers
 // the report shows: each policy's summary with its P99 interval, each
 // difference against each baseline, and the sweep.
-func checkMetrics(t *testing.T, out string, policies []string, cfg Config) {
+func checkMetrics(t *testing.T, out string, sched schedule.Config, cfg Config) {
+	policies := sched.Policies
 	rows, err := parquetio.ReadAll[MetricRow](filepath.Join(out, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -338,10 +315,11 @@ func checkMetrics(t *testing.T, out string, policies []string, cfg Config) {
 				find(ScopeDifference, p, b, "ratio_makespan_s", 0)
 			}
 		}
-		for _, u := range cfg.Sweep.Loads {
+		for _, u := range sched.Sweep.Loads {
 			find(ScopeSweep, p, "", metricInteractiveSLO, u)
 		}
 		find(ScopeSustained, p, "", metricSustained, 0)
+		find(ScopeSustained, p, "", metricFailed, 0)
 	}
 	if !slices.ContainsFunc(rows, func(r MetricRow) bool {
 		return r.Scope == ScopeProfile && r.Model == "resnet18" && r.Precision == profile.FP32 && r.Batch == 8 &&
@@ -359,8 +337,7 @@ func checkMetrics(t *testing.T, out string, policies []string, cfg Config) {
 func TestReplications(t *testing.T) {
 	f := newFixtureReps(t, 3)
 	cfg := testConfig()
-	cfg.Sweep.Loads = nil
-	out := run(t, f, cfg, pipeline.NewMemo(t.TempDir()))
+	out := run(t, f, cfg)
 	rows, err := parquetio.ReadAll[MetricRow](filepath.Join(out, MetricsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -404,6 +381,47 @@ func TestReplications(t *testing.T) {
 	if !strings.Contains(string(md), "## Across replications") || !strings.Contains(string(md), "### Against round_robin, across runs") {
 		t.Errorf("the report has no replications section")
 	}
+
+	// Each policy's capacity is the mean of its replications' searches,
+	// with an interval; the best's ratio to fifo is paired by replication.
+	caps, err := parquetio.ReadAll[schedule.CapacityRow](filepath.Join(f.in.Schedule, schedule.CapacityFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sustained := map[string][]float64{}
+	for _, c := range caps {
+		sustained[c.Policy] = append(sustained[c.Policy], c.SustainedLoad)
+	}
+	best, top := "", -1.0
+	for _, p := range f.sched.Policies {
+		x := sustained[p]
+		if len(x) != 3 {
+			t.Fatalf("%s: %d capacity rows, want 3", p, len(x))
+		}
+		mean := (x[0] + x[1] + x[2]) / 3
+		if mean > top {
+			best, top = p, mean
+		}
+		i := slices.IndexFunc(rows, func(r MetricRow) bool {
+			return r.Scope == ScopeSustained && r.Policy == p && r.Metric == metricSustained
+		})
+		if i < 0 || math.Abs(rows[i].Value-mean) > 1e-12 || rows[i].Lo == nil || rows[i].Hi == nil {
+			t.Errorf("%s: sustained load row %+v, want mean %v with an interval", p, rows, mean)
+		}
+	}
+	i := slices.IndexFunc(rows, func(r MetricRow) bool {
+		return r.Scope == ScopeSustained && r.Metric == metricSustainedRatio && r.Baseline == "fifo"
+	})
+	if i < 0 {
+		t.Fatal("no ratio of the best sustained load to fifo's")
+	}
+	var want float64
+	for k := range 3 {
+		want += sustained[best][k] / sustained["fifo"][k] / 3
+	}
+	if r := rows[i]; r.Policy != best || math.Abs(r.Value-want) > 1e-12 {
+		t.Errorf("ratio row %+v, want %s over fifo, paired mean %v", r, best, want)
+	}
 }
 
 func TestTInterval(t *testing.T) {
@@ -428,10 +446,6 @@ func TestBadConfig(t *testing.T) {
 		{"repeated baseline", func(c *Config) { c.Baselines = []string{"fifo", "fifo"} }, `evaluate.baselines[1]: baseline "fifo" is already listed`},
 		{"few resamples", func(c *Config) { c.Bootstrap.Resamples = 10 }, "evaluate.bootstrap.resamples: must be at least 100"},
 		{"confidence", func(c *Config) { c.Bootstrap.Confidence = 1 }, "evaluate.bootstrap.confidence: must be in (0, 1)"},
-		{"negative load", func(c *Config) { c.Sweep.Loads = []float64{-1} }, "evaluate.sweep.loads[0]: must be a positive fraction"},
-		{"unsorted loads", func(c *Config) { c.Sweep.Loads = []float64{0.5, 0.3} }, "evaluate.sweep.loads[1]: loads must ascend"},
-		{"negative jobs", func(c *Config) { c.Sweep.Jobs = -1 }, "evaluate.sweep.jobs: must be at least 0"},
-		{"target", func(c *Config) { c.Sweep.Target = 0 }, "evaluate.sweep.target: must be an SLO attainment in (0, 1]"},
 		{"timeline start", func(c *Config) { c.Timeline.Start = 1 }, "evaluate.timeline.start"},
 		{"timeline span", func(c *Config) { c.Timeline.Span = 0 }, "evaluate.timeline.span: must be a positive duration"},
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // timeline is the Gantt chart's data: every lane's batches in a window.
@@ -39,8 +39,8 @@ type sizeClass struct {
 var sizeClasses = []sizeClass{{"1 sample", 1}, {"2–8", 8}, {"9–32", 32}, {"33+", 1 << 30}}
 
 // readTimeline reads the batches of policy that overlap [from, to) from
-// its devices.parquet, streaming it a row group at a time.
-func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*timeline, error) {
+// its devices.parquet at path, streaming it a row group at a time.
+func readTimeline(path, policy string, cl metrics.Cluster, from, to float64) (*timeline, error) {
 	tl := &timeline{policy: policy, from: from, to: to}
 	first := make(map[string]int, len(cl.Devices)) // a device's first row
 	lanes := make(map[string]int32, len(cl.Devices))
@@ -53,15 +53,15 @@ func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*ti
 	for _, s := range sizeClasses {
 		tl.categories = append(tl.categories, s.name)
 	}
-	path := filepath.Join(dir, schedule.PolicyFile(policy, schedule.DevicesFile))
+	name := filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := parquet.NewGenericReader[schedule.BatchRow](f)
+	r := parquet.NewGenericReader[schedulespec.BatchRow](f)
 	defer r.Close()
-	buf := make([]schedule.BatchRow, 4096)
+	buf := make([]schedulespec.BatchRow, 4096)
 	for {
 		n, err := r.Read(buf)
 		for _, b := range buf[:n] {
@@ -70,7 +70,7 @@ func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*ti
 			}
 			base, ok := first[b.Device]
 			if !ok || b.Lane < 0 || b.Lane >= lanes[b.Device] {
-				return nil, fmt.Errorf("read %s: batch %d on unknown lane %s/%d", schedule.PolicyFile(policy, schedule.DevicesFile), b.BatchID, b.Device, b.Lane)
+				return nil, fmt.Errorf("read %s: batch %d on unknown lane %s/%d", name, b.BatchID, b.Device, b.Lane)
 			}
 			cat := slices.IndexFunc(sizeClasses, func(c sizeClass) bool { return b.Samples <= c.max })
 			tl.spans = append(tl.spans, chart.Span{Row: base + int(b.Lane), Start: max(b.StartS, from), End: min(b.EndS, to), Category: cat})
@@ -79,7 +79,7 @@ func readTimeline(dir, policy string, cl metrics.Cluster, from, to float64) (*ti
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", schedule.PolicyFile(policy, schedule.DevicesFile), err)
+			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
 	}
 	slices.SortFunc(tl.spans, func(a, b chart.Span) int { return cmp.Or(cmp.Compare(a.Row, b.Row), cmp.Compare(a.Start, b.Start)) })
@@ -101,8 +101,8 @@ func (c profileCurve) label() string {
 }
 
 // profileCurves reads the profile's inference samples run alone on the
-// (device, threads) pairs the cluster uses.
-func profileCurves(samplesPath string, sched schedule.Config) ([]profileCurve, error) {
+// (device, threads) pairs the cluster's devices use.
+func profileCurves(samplesPath string, devices []schedulespec.ClusterRow) ([]profileCurve, error) {
 	samples, err := parquetio.ReadAll[profile.Sample](samplesPath)
 	if err != nil {
 		return nil, fmt.Errorf("read profile samples: %w", err)
@@ -116,8 +116,8 @@ func profileCurves(samplesPath string, sched schedule.Config) ([]profileCurve, e
 		threads int32
 	}
 	used := map[curveOf]bool{}
-	for _, d := range sched.Cluster {
-		used[curveOf{d.ProfileDevice, int32(d.Threads)}] = true
+	for _, d := range devices {
+		used[curveOf{d.ProfileDevice, d.Threads}] = true
 	}
 	runs := map[key][]float64{}
 	for _, s := range samples {

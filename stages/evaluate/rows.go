@@ -83,18 +83,7 @@ func metricRows(policies []string, results []policyResult, b metrics.Bounds, sw 
 			rows = append(rows, r)
 		}
 	}
-	if len(sw.loads) > 0 {
-		rows = append(rows, MetricRow{Scope: ScopeSweep, Metric: "jobs", Value: float64(sw.jobs)})
-	}
-	for _, p := range policies {
-		rows = append(rows, sw.points[p]...)
-	}
-	if len(sw.loads) > 0 {
-		for _, p := range policies {
-			rows = append(rows, MetricRow{Scope: ScopeSustained, Policy: p, Metric: metricSustained, Value: sw.sustains[p]})
-		}
-	}
-	return rows
+	return append(rows, sw.rows(policies)...)
 }
 
 // profileRows are the profile section's numbers: each curve's runs and

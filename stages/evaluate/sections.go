@@ -12,13 +12,13 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // reportData is what the report's sections are built from.
 type reportData struct {
 	cfg      Config
-	sched    schedule.Config
+	devices  []schedulespec.ClusterRow // cluster.parquet, as simulated
 	policies []string
 	results  []policyResult
 	bounds   metrics.Bounds
@@ -58,7 +58,7 @@ func (d *reportData) document() (*report.Document, error) {
 		Intro: fmt.Sprintf("%d policies simulated on the same %d eval jobs on a cluster of %s. "+
 			"Intervals are %.0f%% percentile-bootstrap intervals over jobs (%d resamples); a difference whose interval "+
 			"contains zero is reported as no difference.",
-			len(d.policies), d.results[0].summary.Jobs, clusterText(d.sched), 100*d.cfg.Bootstrap.Confidence, d.cfg.Bootstrap.Resamples),
+			len(d.policies), d.results[0].summary.Jobs, clusterText(d.devices), 100*d.cfg.Bootstrap.Confidence, d.cfg.Bootstrap.Resamples),
 	}
 	for _, s := range sections {
 		sec, err := s(d)
@@ -73,18 +73,18 @@ func (d *reportData) document() (*report.Document, error) {
 	return doc, nil
 }
 
-func clusterText(c schedule.Config) string {
+func clusterText(devices []schedulespec.ClusterRow) string {
 	var parts []string
-	for _, d := range c.Cluster {
+	for _, d := range devices {
 		what := "measured"
-		if d.Kind == schedule.KindDeclared {
+		if d.Kind == schedulespec.KindDeclared {
 			what = fmt.Sprintf("declared, %g× the profiled %s", d.Speed, d.ProfileDevice)
 		}
 		lanes := "lanes"
 		if d.Lanes == 1 {
 			lanes = "lane"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%d %s, %s)", d.Name, d.Lanes, lanes, what))
+		parts = append(parts, fmt.Sprintf("%s (%d %s, %s)", d.Device, d.Lanes, lanes, what))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -214,25 +214,7 @@ func summarySection(d *reportData) (report.Section, error) {
 	}
 	var b strings.Builder
 	b.WriteString(t.String())
-	if len(d.sweep.loads) > 0 {
-		top := 0.0
-		for _, p := range d.policies {
-			top = max(top, d.sweep.sustains[p])
-		}
-		var best []string
-		for _, p := range d.policies {
-			if d.sweep.sustains[p] == top {
-				best = append(best, p)
-			}
-		}
-		if top == 0 {
-			fmt.Fprintf(&b, "\nNo policy keeps %s of its interactive jobs within SLO even at the lowest load swept (%s of capacity; sweep, %d jobs a point).\n",
-				pct(d.cfg.Sweep.Target), pct(d.sweep.loads[0]), d.sweep.jobs)
-		} else {
-			fmt.Fprintf(&b, "\nHighest load sustained with at least %s interactive SLO attainment: %s of capacity, by **%s** (sweep, %d jobs a point).\n",
-				pct(d.cfg.Sweep.Target), pct(top), strings.Join(best, "**, **"), d.sweep.jobs)
-		}
-	}
+	b.WriteString(capacitySummary(d.sweep, d.cfg.Baselines))
 	return report.Section{Title: "Summary", Markdown: b.String()}, nil
 }
 
@@ -420,74 +402,159 @@ func devicesSection(d *reportData) (report.Section, error) {
 
 func sweepSection(d *reportData) (report.Section, error) {
 	sw := d.sweep
-	if len(sw.loads) == 0 {
-		return report.Section{Title: "Load sweep", Markdown: "The sweep is off (evaluate.sweep.loads is empty).\n"}, nil
+	if !sw.on() {
+		return report.Section{Title: "Load sweep", Markdown: "The sweep is off (schedule.sweep.loads is empty and schedule.sweep.tolerance is 0).\n"}, nil
 	}
-	var slo, inter, p99 []chart.Series
-	t := newTable("policy", ">sustains")
-	for _, p := range d.policies {
-		var a, b, c chart.Series
-		a.Name, b.Name, c.Name = p, p, p
-		for i, u := range sw.loads {
-			a.X, a.Y = append(a.X, u), append(a.Y, sw.at(p, i, metricSLO))
-			if v := sw.at(p, i, metricInteractiveSLO); !math.IsNaN(v) {
-				b.X, b.Y = append(b.X, u), append(b.Y, v)
-			}
-			if v := sw.at(p, i, metricP99E2E); v > 0 {
-				c.X, c.Y = append(c.X, u), append(c.Y, v)
-			}
-		}
-		slo = append(slo, a)
-		if len(b.X) > 0 {
-			inter = append(inter, b)
-		}
-		if len(c.X) > 0 {
-			p99 = append(p99, c)
-		}
-		sus := pct(sw.sustains[p])
-		if sw.sustains[p] == 0 {
-			sus = "below " + pct(sw.loads[0])
-		}
-		t.add(p, sus)
-	}
-	target := d.cfg.Sweep.Target
-	zero, one := 0.0, 1.0
-	var charts []report.Chart
 	var md strings.Builder
-	fmt.Fprintf(&md, "The first %d eval jobs, offered at %s of the cluster's capacity (the lower bound's work over the span of the arrivals).\n\n",
-		sw.jobs, strings.Join(mapf(sw.loads, pct), ", "))
-	for _, c := range []struct {
-		name, title, y, alt string
-		series              []chart.Series
-		opts                chart.LineOptions
-	}{
-		{"sweep-slo.svg", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", slo, chart.LineOptions{YMin: &zero, YMax: &one}},
-		{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target", inter,
-			chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + pct(target)}},
-		{"sweep-p99.svg", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", p99, chart.LineOptions{LogY: true}},
-	} {
-		if len(c.series) == 0 {
+	var charts []report.Chart
+	if len(sw.loads) > 0 {
+		var slo, inter, p99 []chart.Series
+		for _, p := range d.policies {
+			var a, b, c chart.Series
+			a.Name, b.Name, c.Name = p, p, p
+			for i, u := range sw.loads {
+				a.X, a.Y = append(a.X, u), append(a.Y, sw.at(p, i, metricSLO))
+				if v := sw.at(p, i, metricInteractiveSLO); !math.IsNaN(v) {
+					b.X, b.Y = append(b.X, u), append(b.Y, v)
+				}
+				if v := sw.at(p, i, metricP99E2E); v > 0 {
+					c.X, c.Y = append(c.X, u), append(c.Y, v)
+				}
+			}
+			slo = append(slo, a)
+			if len(b.X) > 0 {
+				inter = append(inter, b)
+			}
+			if len(c.X) > 0 {
+				p99 = append(p99, c)
+			}
+		}
+		target := sw.target
+		zero, one := 0.0, 1.0
+		mean := ""
+		if sw.reps > 1 {
+			mean = fmt.Sprintf(" Each point is the mean over %d replications.", sw.reps)
+		}
+		fmt.Fprintf(&md, "The first %d eval jobs, offered at %s of the cluster's capacity (the lower bound's work over the span of the arrivals).%s\n\n",
+			sw.jobs, strings.Join(mapf(sw.loads, pct), ", "), mean)
+		for _, c := range []struct {
+			name, title, y, alt string
+			series              []chart.Series
+			opts                chart.LineOptions
+		}{
+			{"sweep-slo.svg", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", slo, chart.LineOptions{YMin: &zero, YMax: &one}},
+			{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target", inter,
+				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + pct(target)}},
+			{"sweep-p99.svg", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", p99, chart.LineOptions{LogY: true}},
+		} {
+			if len(c.series) == 0 {
+				continue
+			}
+			svg, err := chart.Lines(c.title, "offered load (fraction of capacity)", c.y, c.series, c.opts)
+			if err != nil {
+				return report.Section{}, fmt.Errorf("chart %s: %w", c.name, err)
+			}
+			ch := report.Chart{Name: c.name, SVG: svg}
+			charts = append(charts, ch)
+			fmt.Fprintf(&md, "%s\n\n", ch.Link(c.alt))
+		}
+	}
+	if len(sw.capacity) == 0 {
+		return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
+	}
+	how := "the highest load of the grid at which it and every lower load keep"
+	if sw.searched() {
+		how = fmt.Sprintf("found by bisection on load to within %s of capacity, bracketed by the grid; the highest load found to keep", pct(sw.tolerance))
+	}
+	fmt.Fprintf(&md, "The load each policy sustains: %s at least %s of its interactive jobs within SLO.", how, pct(sw.target))
+	if sw.reps > 1 {
+		fmt.Fprintf(&md, " Mean over %d replications, with its %.0f%% Student-t interval.", sw.reps, 100*sw.confidence)
+	}
+	md.WriteString(" The search asks nothing of the batch jobs, which a policy may hold back to serve the interactive ones: " +
+		"the last column says how many of all the jobs met their SLO at that load.\n\n")
+	t := newTable("policy", ">sustains", ">next load tried", ">all jobs within SLO there", ">search runs")
+	for _, p := range d.policies {
+		c := sw.capacity[p]
+		if c == nil {
 			continue
 		}
-		svg, err := chart.Lines(c.title, "offered load (fraction of capacity)", c.y, c.series, c.opts)
-		if err != nil {
-			return report.Section{}, fmt.Errorf("chart %s: %w", c.name, err)
+		sus := loadText(sw.sustained(p))
+		if slices.Max(c.sustained) == 0 {
+			sus = "none"
 		}
-		ch := report.Chart{Name: c.name, SVG: svg}
-		charts = append(charts, ch)
-		fmt.Fprintf(&md, "%s\n\n", ch.Link(c.alt))
+		t.add(p, sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
 	}
-	fmt.Fprintf(&md, "The highest load each policy sustains with at least %s of its interactive jobs within SLO (at that load and every lower one):\n\n%s",
-		pct(target), t.String())
+	md.WriteString(t.String())
 	return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
 }
 
-func mapf[T any](v []T, f func(T) string) []string {
-	out := make([]string, len(v))
-	for i, x := range v {
-		out[i] = f(x)
+// capacitySummary is the summary's sentence on capacity: the load the best
+// policy sustains, and how much more that is than each baseline's.
+func capacitySummary(sw *sweepResult, baselines []string) string {
+	if len(sw.capacity) == 0 {
+		return ""
 	}
-	return out
+	var b strings.Builder
+	what := fmt.Sprintf("the highest offered load, as a fraction of the cluster's capacity, at which at least %s of interactive jobs meet their SLO", pct(sw.target))
+	if sw.searched() {
+		what += fmt.Sprintf(" (capacity search to within %s", pct(sw.tolerance))
+	} else {
+		what += " (load sweep grid"
+	}
+	what += fmt.Sprintf(", first %d jobs", sw.jobs)
+	if sw.reps > 1 {
+		what += fmt.Sprintf(", mean of %d replications", sw.reps)
+	}
+	what += ")"
+	best := sw.sustained(sw.best)
+	if !(best.mean > 0) {
+		fmt.Fprintf(&b, "\n**Capacity**, %s: no policy sustains any load tried.\n", what)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\n**Capacity**, %s: **%s** sustains %s", what, sw.best, loadText(best))
+	var against []string
+	for _, base := range baselines {
+		if base == sw.best || sw.capacity[base] == nil {
+			continue
+		}
+		bs := sw.sustained(base)
+		if !(bs.mean > 0) {
+			against = append(against, fmt.Sprintf("%s sustains none of the loads tried", base))
+			continue
+		}
+		r := sw.ratios[base]
+		text := fmt.Sprintf("%s %s's %s", ratio(r.mean), base, loadText(bs))
+		if r.hasInterval() && !math.IsInf(r.hi, 0) {
+			text = fmt.Sprintf("%s (%s … %s) %s's %s", ratio(r.mean), ratio(r.lo), ratio(r.hi), base, loadText(bs))
+		}
+		against = append(against, text)
+	}
+	if len(against) > 0 {
+		fmt.Fprintf(&b, ": %s", strings.Join(against, "; "))
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+// loadText writes a load estimate: a percentage of capacity, with its
+// interval when it has one; "none" for 0.
+func loadText(e estimate) string {
+	switch {
+	case math.IsInf(e.mean, 1):
+		return "none failed"
+	case e.mean == 0 && !e.hasInterval():
+		return "none"
+	case e.hasInterval():
+		return fmt.Sprintf("%s (%s … %s)", pct(e.mean), pct(max(e.lo, 0)), pct(e.hi))
+	}
+	return pct(e.mean)
+}
+
+func pctOrDash(f float64) string {
+	if math.IsNaN(f) {
+		return "–"
+	}
+	return pct(f)
 }
 
 func profileSection(d *reportData) (report.Section, error) {
@@ -534,4 +601,13 @@ func provenanceSection(d *reportData) (report.Section, error) {
 		b.WriteString("\nConfiguration as used:\n\n```yaml\n" + strings.TrimRight(d.prov.Config, "\n") + "\n```\n")
 	}
 	return report.Section{Title: "Provenance", Markdown: b.String()}, nil
+}
+
+// mapf formats every element of v.
+func mapf[T any](v []T, f func(T) string) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = f(x)
+	}
+	return out
 }

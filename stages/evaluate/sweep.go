@@ -1,36 +1,18 @@
 package evaluate
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
+	"cmp"
 	"fmt"
-	"io"
+	"maps"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 
-	"github.com/parquet-go/parquet-go"
-	"golang.org/x/sync/errgroup"
-
-	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
-	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
-// sweepSchema names the layout of a memoized sweep point; bump it when a
-// point's file changes, so that old entries are not read as new ones.
-const sweepSchema = "evaluate sweep point v1"
-
-// pointFile is a sweep point's file in its memo entry: its metric rows.
-const pointFile = "point.parquet"
-
-// The metrics a sweep point keeps.
+// The metrics of a sweep point, as metrics.parquet names them.
 const (
 	metricSLO            = "slo_attainment"
 	metricInteractiveSLO = "interactive_slo_attainment"
@@ -39,207 +21,240 @@ const (
 	metricThroughput     = "throughput_jobs_per_s"
 	metricGoodput        = "goodput_jobs_per_s"
 	metricScheduleLoad   = "schedule_load"
-	metricSustained      = "max_load_at_target"
+	metricSustained      = "sustained_load"
+	metricFailed         = "failed_load"
+	metricSearchPoints   = "search_points"
+	metricSustainedRatio = "sustained_load_ratio"
+	metricSLOAtSustained = "slo_attainment_at_sustained_load"
 )
 
-// sweepResult is the load sweep: each policy's metrics at each load, and
-// the highest load each sustains.
+// pointMetrics are a grid point's metrics, in metrics.parquet's order.
+var pointMetrics = []struct {
+	name  string
+	value func(schedulespec.SweepRow) float64
+}{
+	{metricScheduleLoad, func(r schedulespec.SweepRow) float64 { return r.ScheduleLoad }},
+	{metricSLO, func(r schedulespec.SweepRow) float64 { return r.SLOAttainment }},
+	{metricInteractiveSLO, func(r schedulespec.SweepRow) float64 { return r.InteractiveSLOAttainment }},
+	{metricMeanE2E, func(r schedulespec.SweepRow) float64 { return r.MeanE2ES }},
+	{metricP99E2E, func(r schedulespec.SweepRow) float64 { return r.P99E2ES }},
+	{metricThroughput, func(r schedulespec.SweepRow) float64 { return r.ThroughputJobsPerS }},
+	{metricGoodput, func(r schedulespec.SweepRow) float64 { return r.GoodputJobsPerS }},
+}
+
+// estimate is a mean over replications with its Student-t interval (NaN
+// bounds with one replication).
+type estimate struct{ mean, lo, hi float64 }
+
+func estimateOf(x []float64, confidence float64) estimate {
+	m, lo, hi := tInterval(x, confidence)
+	return estimate{m, lo, hi}
+}
+
+// hasInterval says whether the estimate has an interval.
+func (e estimate) hasInterval() bool { return !math.IsNaN(e.lo) && !math.IsNaN(e.hi) }
+
+// capacityResult is what the capacity search found for one policy.
+type capacityResult struct {
+	sustained, failed []float64 // per replication
+	points            int32     // search simulations, over the replications
+	// sloAtSustained is the SLO attainment of all jobs at each
+	// replication's sustained load (NaN where none was sustained): the
+	// search keeps the interactive jobs within SLO, not the batch ones.
+	sloAtSustained []float64
+}
+
+// sweepResult is the load sweep and capacity search as schedule ran them.
 type sweepResult struct {
-	loads    []float64
-	jobs     int64                  // simulated at each point
-	points   map[string][]MetricRow // by policy, in load order
-	sustains map[string]float64     // 0 when the lowest load already misses the target
+	loads             []float64 // the grid, ascending
+	jobs              int64     // simulated at each point
+	target, tolerance float64
+	reps              int
+	// grid holds each policy's points, per grid load, per metric: the
+	// mean over the replications.
+	grid     map[string][]map[string]estimate
+	capacity map[string]*capacityResult
+	// best is the policy with the highest mean sustained load (ties to
+	// the first in schedule's order); ratios its sustained load over each
+	// baseline's, paired by replication.
+	best   string
+	ratios map[string]estimate
+	// confidence is the intervals' coverage (evaluate.bootstrap's).
+	confidence float64
 }
 
-// at returns the policy's value of metric at load index i.
-func (s *sweepResult) at(policy string, i int, metric string) float64 {
-	for _, r := range s.points[policy] {
-		if r.Load == s.loads[i] && r.Metric == metric {
-			return r.Value
-		}
+// on says whether schedule swept at all.
+func (s *sweepResult) on() bool { return len(s.loads) > 0 || len(s.capacity) > 0 }
+
+// searched says whether schedule searched for capacities.
+func (s *sweepResult) searched() bool { return s.tolerance > 0 }
+
+// sustained is the policy's mean sustained load over the replications.
+func (s *sweepResult) sustained(policy string) estimate {
+	c := s.capacity[policy]
+	if c == nil {
+		return estimate{math.NaN(), math.NaN(), math.NaN()}
 	}
-	return math.NaN()
+	return estimateOf(c.sustained, s.confidence)
 }
 
-// runSweep simulates the first cfg.Sweep.Jobs eval jobs under every policy
-// at every load, each point from the memo when it is there. A load u
-// offers the jobs at u times the cluster's capacity: schedule.load is u
-// times the arrivals' span over the work's lower bound, both at load 1.
-func runSweep(ctx context.Context, cfg Config, sched schedule.Config, seed int64, in Inputs, code string, memo Memo, step func()) (*sweepResult, error) {
-	res := &sweepResult{loads: cfg.Sweep.Loads, points: map[string][]MetricRow{}, sustains: map[string]float64{}}
-	if len(cfg.Sweep.Loads) == 0 {
-		return res, nil
-	}
-	// The inputs enter the keys by content, provenance left out, as the
-	// runner compares outputs: a regenerated identical workload hits.
-	jobsDigest, err := digest.File(in.Jobs)
+// readSweep reads schedule's sweep.parquet and capacity.parquet.
+func readSweep(dir string, policies, baselines []string, confidence float64) (*sweepResult, error) {
+	points, err := parquetio.ReadAll[schedulespec.SweepRow](filepath.Join(dir, schedulespec.SweepFile))
 	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
+		return nil, fmt.Errorf("read sweep: %w", err)
 	}
-	samplesDigest, err := digest.File(in.Samples)
+	caps, err := parquetio.ReadAll[schedulespec.CapacityRow](filepath.Join(dir, schedulespec.CapacityFile))
 	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
+		return nil, fmt.Errorf("read sweep: %w", err)
 	}
-	jobs := in.Jobs
-	if cfg.Sweep.Jobs > 0 {
-		dir, err := memo.Get(pointKey(sweepSchema, "jobs", jobsDigest.Content, cfg.Sweep.Jobs), func(dir string) error {
-			return firstJobs(in.Jobs, filepath.Join(dir, "jobs.parquet"), cfg.Sweep.Jobs)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("sweep: %w", err)
-		}
-		jobs = filepath.Join(dir, "jobs.parquet")
+	s := &sweepResult{grid: map[string][]map[string]estimate{}, capacity: map[string]*capacityResult{}, ratios: map[string]estimate{}, confidence: confidence}
+	known := map[string]bool{}
+	for _, p := range policies {
+		known[p] = true
 	}
-	unit := sched
-	unit.Policies, unit.Load = sched.Policies[:1], 1
-	bd, err := schedule.Bounds(ctx, unit, schedule.Inputs{Samples: in.Samples, Jobs: jobs})
-	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	if !(bd.WorkLBS > 0) {
-		return nil, errors.New("sweep: the eval jobs hold no work that fits the cluster")
-	}
-	res.jobs = bd.Jobs
-	perUnit := bd.ArrivalLBS / bd.WorkLBS
-
-	// The point's key: everything its simulation and summary depend on,
-	// but not the list of policies or loads, so that adding either
-	// computes only what is new.
-	base := sched
-	base.Policies, base.Load = nil, 0
-	schedJSON, err := json.Marshal(base)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	type point struct {
+	type at struct {
 		policy string
 		load   float64
-		rows   []MetricRow
 	}
-	var pts []*point
-	for _, p := range sched.Policies {
-		for _, u := range cfg.Sweep.Loads {
-			pts = append(pts, &point{policy: p, load: u})
+	grid := map[at][]schedulespec.SweepRow{}
+	bySustained := map[at]map[int32]schedulespec.SweepRow{}
+	for i, r := range points {
+		if !known[r.Policy] {
+			return nil, fmt.Errorf("read %s: row %d: policy %q was not simulated (runs: %v)", schedulespec.SweepFile, i+1, r.Policy, policies)
+		}
+		s.jobs = r.Jobs
+		if !r.Search {
+			if !slices.Contains(s.loads, r.Load) {
+				s.loads = append(s.loads, r.Load)
+			}
+			grid[at{r.Policy, r.Load}] = append(grid[at{r.Policy, r.Load}], r)
+		}
+		k := at{r.Policy, r.Load}
+		if bySustained[k] == nil {
+			bySustained[k] = map[int32]schedulespec.SweepRow{}
+		}
+		bySustained[k][r.Replication] = r
+	}
+	slices.Sort(s.loads)
+	for i, c := range caps {
+		if !known[c.Policy] {
+			return nil, fmt.Errorf("read %s: row %d: policy %q was not simulated (runs: %v)", schedulespec.CapacityFile, i+1, c.Policy, policies)
+		}
+		s.target, s.tolerance = c.Target, c.Tolerance
+		r := s.capacity[c.Policy]
+		if r == nil {
+			r = &capacityResult{}
+			s.capacity[c.Policy] = r
+		}
+		r.sustained = append(r.sustained, c.SustainedLoad)
+		r.failed = append(r.failed, c.FailedLoad)
+		r.points += c.Points
+		slo := math.NaN()
+		if p, ok := bySustained[at{c.Policy, c.SustainedLoad}][c.Replication]; ok && c.SustainedLoad > 0 {
+			slo = p.SLOAttainment
+		}
+		r.sloAtSustained = append(r.sloAtSustained, slo)
+		s.reps = max(s.reps, int(c.Replication))
+	}
+	for _, p := range policies {
+		pts := make([]map[string]estimate, len(s.loads))
+		for i, u := range s.loads {
+			rows := grid[at{p, u}]
+			slices.SortFunc(rows, func(a, b schedulespec.SweepRow) int { return cmp.Compare(a.Replication, b.Replication) })
+			pts[i] = map[string]estimate{}
+			for _, m := range pointMetrics {
+				x := make([]float64, len(rows))
+				for k, r := range rows {
+					x[k] = m.value(r)
+				}
+				pts[i][m.name] = estimateOf(x, confidence)
+			}
+		}
+		s.grid[p] = pts
+	}
+	if len(s.capacity) == 0 {
+		return s, nil
+	}
+	top := math.Inf(-1)
+	for _, p := range policies {
+		if m := s.sustained(p).mean; m > top {
+			top, s.best = m, p
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, pt := range pts {
-		g.Go(func() error {
-			key := pointKey(sweepSchema, code, jobsDigest.Content, samplesDigest.Content, cfg.Sweep.Jobs, seed, string(schedJSON), pt.policy, pt.load, cfg.Bootstrap.Resamples, cfg.Bootstrap.Confidence)
-			dir, err := memo.Get(key, func(dir string) error {
-				return simulatePoint(gctx, sched, seed, in.Samples, jobs, pt.policy, pt.load, pt.load*perUnit, cfg.Bootstrap, filepath.Join(dir, pointFile))
-			})
-			if err != nil {
-				return fmt.Errorf("sweep %s at load %g: %w", pt.policy, pt.load, err)
-			}
-			pt.rows, err = parquetio.ReadAll[MetricRow](filepath.Join(dir, pointFile))
-			step()
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	for _, pt := range pts {
-		res.points[pt.policy] = append(res.points[pt.policy], pt.rows...)
-	}
-	for _, p := range sched.Policies {
-		for i, u := range res.loads {
-			if !(res.at(p, i, metricInteractiveSLO) >= cfg.Sweep.Target) {
-				break
-			}
-			res.sustains[p] = u
+	for _, b := range baselines {
+		if b == s.best || s.capacity[b] == nil {
+			continue
 		}
+		best, base := s.capacity[s.best].sustained, s.capacity[b].sustained
+		x := make([]float64, len(best))
+		for k := range x {
+			x[k] = best[k] / base[k] // +Inf when the baseline sustains none
+		}
+		s.ratios[b] = estimateOf(x, confidence)
 	}
-	return res, nil
+	return s, nil
 }
 
-// simulatePoint runs one policy on the jobs at schedule load factor, in a
-// scratch directory beside out, and writes the point's metric rows to out.
-func simulatePoint(ctx context.Context, sched schedule.Config, seed int64, samples, jobs, policy string, u, factor float64, b Bootstrap, out string) error {
-	scratch := filepath.Join(filepath.Dir(out), "sim")
-	if err := os.Mkdir(scratch, 0o755); err != nil {
-		return err
+// at returns the mean over the replications of the policy's metric at grid
+// load index i.
+func (s *sweepResult) at(policy string, i int, metric string) float64 {
+	return s.grid[policy][i][metric].mean
+}
+
+// rows lays the sweep out as metrics.parquet's rows: the grid's points,
+// each policy's capacity, and the best's ratio to each baseline.
+func (s *sweepResult) rows(policies []string) []MetricRow {
+	if !s.on() {
+		return nil
 	}
-	defer os.RemoveAll(scratch)
-	sc := sched
-	sc.Policies, sc.Load = []string{policy}, factor
-	if err := schedule.Run(ctx, sc, seed, schedule.Inputs{Samples: samples, Jobs: jobs}, schedule.Output{Dir: scratch}); err != nil {
-		return err
-	}
-	cl, err := metrics.ReadCluster(filepath.Join(scratch, schedule.ClusterFile))
-	if err != nil {
-		return err
-	}
-	bd, err := metrics.ReadBounds(filepath.Join(scratch, schedule.BoundsFile))
-	if err != nil {
-		return err
-	}
-	t, err := metrics.ReadTrace(filepath.Join(scratch, schedule.PolicyFile(policy, schedule.TraceFile)), cl.Devices)
-	if err != nil {
-		return err
-	}
-	busy, err := metrics.ReadBusy(filepath.Join(scratch, schedule.PolicyFile(policy, schedule.DevicesFile)), cl.Devices)
-	if err != nil {
-		return err
-	}
-	s := metrics.Summarize(t, busy, cl, bd, nil, metrics.Bootstrap{Resamples: b.Resamples, Confidence: b.Confidence, Seed: uint64(seed)})
-	row := func(metric string, v float64, ci *metrics.Interval) MetricRow {
-		r := MetricRow{Scope: ScopeSweep, Policy: policy, Load: u, Metric: metric, Value: v}
-		if ci != nil {
-			r.Lo, r.Hi = &ci.Lo, &ci.Hi
+	rows := []MetricRow{{Scope: ScopeSweep, Metric: "jobs", Value: float64(s.jobs)}}
+	withInterval := func(r MetricRow, e estimate) MetricRow {
+		r.Value = e.mean
+		if e.hasInterval() {
+			r.Lo, r.Hi = ptr(e.lo), ptr(e.hi)
 		}
 		return r
 	}
-	inter := math.NaN()
-	for _, c := range s.Classes {
-		if c.Class == generate.ClassInteractive {
-			inter = 1 - c.SLOViolation
+	for _, p := range policies {
+		for i, u := range s.loads {
+			for _, m := range pointMetrics {
+				rows = append(rows, withInterval(MetricRow{Scope: ScopeSweep, Policy: p, Load: u, Metric: m.name}, s.grid[p][i][m.name]))
+			}
 		}
 	}
-	rows := []MetricRow{
-		row(metricScheduleLoad, factor, nil),
-		row(metricSLO, 1-s.SLOViolation, nil),
-		row(metricInteractiveSLO, inter, nil),
-		row(metricMeanE2E, s.E2E.Mean, nil),
-		row(metricP99E2E, s.E2E.P99, &s.E2EP99CI),
-		row(metricThroughput, s.Throughput, nil),
-		row(metricGoodput, s.Goodput, nil),
+	for _, p := range policies {
+		c := s.capacity[p]
+		if c == nil {
+			continue
+		}
+		base := MetricRow{Scope: ScopeSustained, Policy: p}
+		rows = append(rows, withInterval(MetricRow{Scope: ScopeSustained, Policy: p, Metric: metricSustained}, s.sustained(p)))
+		rows = append(rows, withInterval(MetricRow{Scope: ScopeSustained, Policy: p, Metric: metricFailed}, estimateOf(c.failed, s.confidence)))
+		r := base
+		r.Metric, r.Value = metricSearchPoints, float64(c.points)
+		rows = append(rows, r)
+		r.Metric, r.Value = metricSLOAtSustained, meanOf(c.sloAtSustained)
+		rows = append(rows, r)
 	}
-	return parquetio.WriteFile(out, rows, nil)
+	for _, b := range slices.Sorted(maps.Keys(s.ratios)) {
+		rows = append(rows, withInterval(MetricRow{Scope: ScopeSustained, Policy: s.best, Baseline: b, Metric: metricSustainedRatio}, s.ratios[b]))
+	}
+	return rows
 }
 
-// firstJobs copies the first n rows of a jobs file (all of them if it
-// holds fewer).
-func firstJobs(src, dst string, n int64) error {
-	f, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := parquet.NewGenericReader[generate.Job](f)
-	defer r.Close()
-	rows := make([]generate.Job, min(n, r.NumRows()))
-	for read := 0; read < len(rows); {
-		k, err := r.Read(rows[read:])
-		read += k
-		if errors.Is(err, io.EOF) {
-			rows = rows[:read]
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", filepath.Base(src), err)
+// meanOf is the mean of the values that are not NaN; NaN when none is.
+func meanOf(x []float64) float64 {
+	var sum float64
+	n := 0
+	for _, v := range x {
+		if !math.IsNaN(v) {
+			sum += v
+			n++
 		}
 	}
-	return parquetio.WriteFile(dst, rows, nil)
-}
-
-// pointKey hashes its parts, each on its own line, into a memo key.
-func pointKey(parts ...any) string {
-	h := sha256.New()
-	for _, p := range parts {
-		fmt.Fprintf(h, "%v\n", p)
+	if n == 0 {
+		return math.NaN()
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return sum / float64(n)
 }

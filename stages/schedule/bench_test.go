@@ -86,7 +86,7 @@ func stageWorkload(b *testing.B, n int) (Config, Inputs) {
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs, gen.Eval.Jobs = 1, int64(n)
 	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: writeSamples(b, benchProfile())}
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	load, err := loadFor(cfg, in.Samples, in.Jobs, 0.8)
 	if err != nil {
 		b.Fatal(err)
@@ -122,7 +122,7 @@ func runStageBench(b *testing.B, cfg Config, in Inputs, policies []string, jobs 
 func policyFileBytes(b *testing.B, dir string, policies []string, name string) int64 {
 	var n int64
 	for _, p := range policies {
-		st, err := os.Stat(filepath.Join(dir, PolicyFile(p, name)))
+		st, err := os.Stat(filepath.Join(dir, ReplicationFile(p, 1, name)))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,14 +25,14 @@ func Bounds(ctx context.Context, cfg Config, in Inputs) (BoundsRow, error) {
 	if err != nil {
 		return BoundsRow{}, fmt.Errorf("schedule: %w", err)
 	}
-	return computeBounds(ctx, cl, in.Jobs, cfg.Load)
+	return computeBounds(ctx, cl, in.Jobs, cfg.Load, 0)
 }
 
-// computeBounds reads the jobs once, resolving the cluster's curves for
-// every (model, precision) among the jobs that fit somewhere, and returns
-// the lower bounds of the package doc.
-func computeBounds(ctx context.Context, cl *cluster, jobsPath string, load float64) (BoundsRow, error) {
-	r, err := openJobs(jobsPath, load)
+// computeBounds reads the jobs once (the first limit of them, when limit >
+// 0), resolving the cluster's curves for every (model, precision) among the
+// jobs that fit somewhere, and returns the lower bounds of the package doc.
+func computeBounds(ctx context.Context, cl *cluster, jobsPath string, load float64, limit int64) (BoundsRow, error) {
+	r, err := openJobs(jobsPath, load, limit)
 	if err != nil {
 		return BoundsRow{}, err
 	}

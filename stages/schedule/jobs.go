@@ -74,7 +74,9 @@ type jobReader struct {
 
 // openJobs opens a jobs file for streaming and checks that it has the
 // columns the simulator needs, with the physical types generate writes.
-func openJobs(path string, load float64) (r *jobReader, err error) {
+// Arrival times are divided by load; limit > 0 reads only the first limit
+// jobs.
+func openJobs(path string, load float64, limit int64) (r *jobReader, err error) {
 	name := filepath.Base(path)
 	cf, err := parquetio.OpenColumns(path)
 	if err != nil {
@@ -85,7 +87,11 @@ func openJobs(path string, load float64) (r *jobReader, err error) {
 			cf.Close()
 		}
 	}()
-	r = &jobReader{file: cf, name: name, rows: cf.NumRows(), load: load, lastArrival: math.Inf(-1)}
+	rows := cf.NumRows()
+	if limit > 0 {
+		rows = min(rows, limit)
+	}
+	r = &jobReader{file: cf, name: name, rows: rows, load: load, lastArrival: math.Inf(-1)}
 	for _, c := range []struct {
 		col  **parquetio.Column
 		name string

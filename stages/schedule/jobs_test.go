@@ -27,7 +27,7 @@ type plainJob struct {
 // readJobs streams every job of a file through a jobReader.
 func readJobs(t *testing.T, path string, load float64) ([]sim.Job, error) {
 	t.Helper()
-	r, err := openJobs(path, load)
+	r, err := openJobs(path, load, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func TestJobReaderErrors(t *testing.T) {
 		missing:   "read missing.parquet: no column batch_size",
 		wrongType: "read wrong.parquet: column batch_size: want a required INT32 column",
 	} {
-		if _, err := openJobs(path, 1); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := openJobs(path, 1, 0); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("openJobs(%s) = %v, want an error containing %q", filepath.Base(path), err, want)
 		}
 	}

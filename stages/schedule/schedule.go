@@ -2,8 +2,6 @@ package schedule
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,10 +34,21 @@ type Output struct {
 	// Metadata is the provenance added to every Parquet footer.
 	Metadata map[string]string
 	// Progress, if not nil, is called with the jobs simulated so far over
-	// all policies and the total (policies × jobs), at most a few times a
-	// second and once at the end. It may be called from any goroutine,
-	// never concurrently.
+	// all simulations and the total, at most a few times a second and once
+	// at the end. It may be called from any goroutine, never concurrently.
+	// The capacity search's share of the total is an estimate.
 	Progress func(done, total int64)
+	// Memo keeps the sweep's simulations across runs; nil simulates every
+	// one.
+	Memo Memo
+}
+
+// Memo keeps the results of units across runs of the stage: the runner's
+// memo (pipeline.Memo). Get returns the directory of the entry whose key is
+// the stage's key lines with config in place of the section and lines
+// added, building it with build when it is absent.
+type Memo interface {
+	Get(unit string, config any, lines [][2]string, build func(dir string) error) (string, error)
 }
 
 // rowBuffer is how many rows a trace or devices writer collects before
@@ -51,12 +60,13 @@ const checkEvery = 4096
 
 // Run simulates the eval workload in in.Jobs under every policy of cfg on
 // the cluster cfg describes, with service times from the profile samples in
-// in.Samples, and writes ClusterFile, BoundsFile and each policy's
-// TraceFile and DevicesFile into out.Dir. The files are a pure function of
-// cfg, seed and the two inputs. Policies run concurrently, at most
-// GOMAXPROCS at once, each streaming the jobs file on its own. Run returns
-// ctx.Err() soon after ctx is cancelled; on any error the output directory
-// holds partial files, which the runner discards.
+// in.Samples, and writes ClusterFile, BoundsFile, RunsFile, each policy's
+// TraceFile and DevicesFile, and the sweep's SweepFile and CapacityFile
+// into out.Dir. The files are a pure function of cfg, seed and the two
+// inputs. Simulations run concurrently, at most GOMAXPROCS at once, each
+// streaming the jobs file on its own. Run returns ctx.Err() soon after ctx
+// is cancelled; on any error the output directory holds partial files,
+// which the runner discards.
 func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("schedule: invalid config: %w", err)
@@ -76,7 +86,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	// One pass over the jobs resolves every curve the simulations need,
 	// so that a missing one is reported before any of them starts, and
 	// computes the bounds.
-	bounds, err := computeBounds(ctx, cl, in.Jobs, cfg.Load)
+	bounds, err := computeBounds(ctx, cl, in.Jobs, cfg.Load, 0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -89,90 +99,99 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, BoundsFile), []BoundsRow{bounds}, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", BoundsFile, err)
 	}
-
-	prog := &progress{report: out.Progress, total: int64(len(cfg.Policies)*cfg.Replications) * bounds.Jobs}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, name := range cfg.Policies {
+	var units []Unit
+	var runs []RunRow
+	for _, spec := range cfg.Policies {
 		for k := 1; k <= cfg.Replications; k++ {
-			g.Go(func() error {
-				err := runPolicy(gctx, name, k, cfg, cl, seed, in.Jobs, bounds.Jobs, out, prog)
-				if err != nil && k > 1 {
-					return fmt.Errorf("replication %d: %w", k, err)
-				}
-				return err
-			})
+			u := Unit{Spec: spec, Replication: k, Load: cfg.Load}
+			units = append(units, u)
+			runs = append(runs, RunRow{Policy: spec, Replication: int32(k), Jobs: bounds.Jobs, Load: cfg.Load,
+				Trace: ReplicationFile(spec, k, TraceFile), Devices: ReplicationFile(spec, k, DevicesFile)})
 		}
 	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, RunsFile), runs, out.Metadata); err != nil {
+		return fmt.Errorf("schedule: write %s: %w", RunsFile, err)
+	}
+	sw, err := newSweeper(ctx, cfg, cl, seed, in.Jobs, out.Memo)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: sweep: %w", err)
+	}
+
+	prog := &progress{report: out.Progress, total: int64(len(units))*bounds.Jobs + sw.estimate()}
+	sw.prog = prog
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, u := range units {
+		g.Go(func() error {
+			dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(u.Spec, u.Replication, TraceFile))))
+			err := runUnit(gctx, u, cfg, cl, seed, in.Jobs, bounds.Jobs, dir, out.Metadata, prog)
+			if err != nil && u.Replication > 1 {
+				return fmt.Errorf("replication %d: %w", u.Replication, err)
+			}
+			return err
+		})
+	}
+	sw.grid(gctx, g)
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return err
 	}
+	points, capacity, err := sw.search(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: sweep: %w", err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, SweepFile), points, out.Metadata); err != nil {
+		return fmt.Errorf("schedule: write %s: %w", SweepFile, err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, CapacityFile), capacity, out.Metadata); err != nil {
+		return fmt.Errorf("schedule: write %s: %w", CapacityFile, err)
+	}
 	prog.finish()
 	return nil
 }
 
-// seeds derives the two seeds of a policy's replication k from the global
-// seed: the simulator's (ground-truth draws) and the policy's own (random
-// placement). Each is the first 8 bytes, little-endian, of
-// SHA-256("mlsched/schedule/v2" NUL owner NUL stream NUL ‖ le64(seed)),
-// with stream "sim" or "policy", followed by "#k" from the second
-// replication on. The simulator's owner is "" for every policy, so all
-// policies of a replication share their ground-truth draws (common random
-// numbers, see sim.Variate); the policy's owner is the policy, so each
-// random policy has its own stream. Adding a policy or a replication
-// changes no other's trace, and the first replication is the one a single
-// run gives.
-func seeds(global int64, policyName string, k int) (simSeed, policySeed uint64) {
-	derive := func(owner, stream string) uint64 {
-		if k > 1 {
-			stream += fmt.Sprintf("#%d", k)
-		}
-		h := sha256.New()
-		h.Write([]byte("mlsched/schedule/v2\x00" + owner + "\x00" + stream + "\x00"))
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(global))
-		h.Write(b[:])
-		return binary.LittleEndian.Uint64(h.Sum(nil)[:8])
-	}
-	return derive("", "sim"), derive(policyName, "policy")
-}
-
-// runPolicy simulates the workload under one policy and writes its trace
-// and devices files.
-func runPolicy(ctx context.Context, name string, rep int, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, out Output, prog *progress) (err error) {
+// runUnit simulates one unit on the first jobs of jobsPath (jobs of them,
+// as the bounds pass counted) and writes its trace and devices files into
+// dir, which it creates.
+func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string, prog *progress) (err error) {
 	defer func() {
 		// A goroutine's panic would take the whole process with it.
 		if p := recover(); p != nil {
-			err = fmt.Errorf("schedule: policy %s: %v", name, p)
+			err = fmt.Errorf("schedule: policy %s: %v", u.Spec, p)
 		}
 	}()
-	simSeed, policySeed := seeds(seed, name, rep)
-	spec, err := policy.ParseSpec(name)
+	name := u.Spec
+	simSeed, policySeed := u.seeds(seed)
+	spec, err := policy.ParseSpec(u.Spec)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
-	pol, err := policy.New(spec.Name, cfg.options(policySeed))
+	pol, err := policy.New(spec.Name, options(cfg, policySeed))
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
-	r, err := openJobs(jobsPath, cfg.Load)
+	r, err := openJobs(jobsPath, u.Load, u.Jobs)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	defer r.Close()
-	dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(name, rep, TraceFile))))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	trace, err := createTable[TraceRow](filepath.Join(dir, TraceFile), out.Metadata, traceWriterOptions)
+	trace, err := createTable[TraceRow](filepath.Join(dir, TraceFile), meta, traceWriterOptions)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	defer trace.abort()
-	batches, err := createTable[BatchRow](filepath.Join(dir, DevicesFile), out.Metadata, batchWriterOptions)
+	batches, err := createTable[BatchRow](filepath.Join(dir, DevicesFile), meta, batchWriterOptions)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
@@ -211,7 +230,7 @@ func runPolicy(ctx context.Context, name string, rep int, cfg Config, cl *cluste
 		return nil
 	}
 	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch}
-	spec.Configure(&sc, cfg.settings())
+	spec.Configure(&sc, settings(cfg))
 	_, err = sim.Run(sc, next, emit)
 	if err == nil {
 		err = stop

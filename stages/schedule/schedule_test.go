@@ -97,7 +97,7 @@ func mlpWorkload(jobs int64) generate.Config {
 // oneDevice is a config with a single measured cpu device of the given
 // lanes and memory.
 func oneDevice(lanes int, memoryMiB float64, policies ...string) Config {
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	cfg.Policies = policies
 	cfg.Cluster = []Device{{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: lanes, MemoryMiB: memoryMiB, Speed: 1}}
 	return cfg
@@ -260,9 +260,9 @@ func digests(t *testing.T, dir string) map[string]string {
 func TestDeterminism(t *testing.T) {
 	prof := writeSamples(t, noisyProfile())
 	jobs := generateJobs(t, mlpWorkload(20_000), 3)
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	base := digests(t, runStage(t, cfg, 7, prof, jobs).dir)
-	if len(base) != 2+2*len(cfg.Policies) {
+	if len(base) != 5+2*len(cfg.Policies) {
 		t.Fatalf("wrote %d files: %v", len(base), base)
 	}
 
@@ -272,9 +272,10 @@ func TestDeterminism(t *testing.T) {
 		if again[name] != sum {
 			t.Errorf("%s differs between two runs with the same inputs", name)
 		}
-		// The seed draws service times and random placements; the cluster
-		// and the bounds do not depend on it.
-		dependsOnSeed := name != ClusterFile && name != BoundsFile
+		// The seed draws service times and random placements; the cluster,
+		// the bounds and the list of runs do not depend on it, nor do the
+		// sweep's files with the sweep off (TestSweep covers it on).
+		dependsOnSeed := !slices.Contains([]string{ClusterFile, BoundsFile, RunsFile, SweepFile, CapacityFile}, name)
 		if (other[name] != sum) != dependsOnSeed {
 			t.Errorf("%s differs under another seed = %v, want %v", name, other[name] != sum, dependsOnSeed)
 		}
@@ -378,7 +379,7 @@ func TestBoundsByHand(t *testing.T) {
 		{ID: 2, ArrivalS: 0, Class: generate.ClassBatch, SLOS: 1, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
 		{ID: 3, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
 	})
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	cfg.Cluster[0].MemoryMiB, cfg.Cluster[1].Lanes, cfg.Cluster[1].Speed = 1024, 1, 4
 	o := runStage(t, cfg, 1, writeSamples(t, prof), jobs)
 
@@ -425,7 +426,7 @@ func TestLoadScalesArrivals(t *testing.T) {
 		byID[j.ID] = j
 	}
 	for _, load := range []float64{1, 2} {
-		cfg := DefaultConfig()
+		cfg := testConfig()
 		cfg.Policies, cfg.Load = []string{"greedy"}, load
 		o := runStage(t, cfg, 1, prof, jobsPath)
 		for _, r := range o.traces["greedy"] {
@@ -445,7 +446,7 @@ func TestMissingCurveNamesIt(t *testing.T) {
 		{ID: 1, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
 		{ID: 7, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP16},
 	})
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	dir := t.TempDir()
 	err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, constantProfile()), Jobs: jobs}, Output{Dir: dir})
 	for _, want := range []string{"schedule: ", "cluster[0] (cpu, measured)", "mlp fp16", "job 7", "profile device cpu at 1 threads",
@@ -462,9 +463,9 @@ func TestMissingCurveNamesIt(t *testing.T) {
 func TestRunErrors(t *testing.T) {
 	prof := writeSamples(t, constantProfile())
 	jobs := writeJobs(t, []generate.Job{{ID: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32}})
-	unknownDevice := DefaultConfig()
+	unknownDevice := testConfig()
 	unknownDevice.Cluster[0].ProfileDevice = "gpu0"
-	badConfig := DefaultConfig()
+	badConfig := testConfig()
 	badConfig.Load = 0
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -476,10 +477,10 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		{"invalid config", context.Background(), badConfig, Inputs{prof, jobs}, "schedule: invalid config: schedule.load: must be a positive factor, got 0"},
-		{"no samples", context.Background(), DefaultConfig(), Inputs{filepath.Join(t.TempDir(), "none.parquet"), jobs}, "schedule: read profile samples"},
-		{"no jobs", context.Background(), DefaultConfig(), Inputs{prof, filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
+		{"no samples", context.Background(), testConfig(), Inputs{filepath.Join(t.TempDir(), "none.parquet"), jobs}, "schedule: read profile samples"},
+		{"no jobs", context.Background(), testConfig(), Inputs{prof, filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
 		{"profile lacks the device", context.Background(), unknownDevice, Inputs{prof, jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
-		{"cancelled", cancelled, DefaultConfig(), Inputs{prof, jobs}, context.Canceled.Error()},
+		{"cancelled", cancelled, testConfig(), Inputs{prof, jobs}, context.Canceled.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -489,13 +490,13 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := Run(cancelled, DefaultConfig(), 1, Inputs{prof, jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+	if err := Run(cancelled, testConfig(), 1, Inputs{prof, jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
 	}
 }
 
 func TestProgress(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	var calls, last, total int64
 	err := Run(context.Background(), cfg, 1,
 		Inputs{writeSamples(t, noisyProfile()), generateJobs(t, mlpWorkload(10_000), 1)},
@@ -516,7 +517,7 @@ func TestProgress(t *testing.T) {
 func TestTraceIsTheSimulation(t *testing.T) {
 	prof := noisyProfile()
 	jobsPath := generateJobs(t, mlpWorkload(5_000), 9)
-	cfg := DefaultConfig()
+	cfg := testConfig()
 	cfg.Load = 100
 	cfg.Policies = append(cfg.Policies, "dynamic+split+migrate")
 	cfg.Splitting.MinBatch = 8
@@ -562,19 +563,19 @@ func TestTraceIsTheSimulation(t *testing.T) {
 // against sim.Run on the same jobs.
 func replayer(o output, cfg Config, cl *cluster, jobs []*sim.Job, seed int64) func(t *testing.T, name string, rep int) {
 	return func(t *testing.T, name string, rep int) {
-		simSeed, policySeed := seeds(seed, name, rep)
+		simSeed, policySeed := Unit{Spec: name, Replication: rep}.seeds(seed)
 		spec, err := policy.ParseSpec(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pol, err := policy.New(spec.Name, cfg.options(policySeed))
+		pol, err := policy.New(spec.Name, options(cfg, policySeed))
 		if err != nil {
 			t.Fatal(err)
 		}
 		i := 0
 		var recs []sim.Record
 		sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed}
-		spec.Configure(&sc, cfg.settings())
+		spec.Configure(&sc, settings(cfg))
 		_, err = sim.Run(sc,
 			func() (*sim.Job, bool) {
 				if i == len(jobs) {
@@ -627,7 +628,7 @@ func TestCancelDuringSimulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var last, total int64
-	err := Run(ctx, DefaultConfig(), 1,
+	err := Run(ctx, testConfig(), 1,
 		Inputs{writeSamples(t, noisyProfile()), generateJobs(t, mlpWorkload(200_000), 1)},
 		Output{Dir: t.TempDir(), Progress: func(d, n int64) { last, total = d, n; cancel() }})
 	if !errors.Is(err, context.Canceled) {
@@ -671,4 +672,12 @@ func TestPoliciesShareTheirDraws(t *testing.T) {
 	if !reordered || !differ {
 		t.Errorf("edf reordered the jobs: %v; the second replication drew other times: %v; want both", reordered, differ)
 	}
+}
+
+// testConfig is DefaultConfig without the sweep, which tests of the sweep
+// turn on themselves.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
+	return cfg
 }

@@ -86,3 +86,22 @@ func (t *table[T]) abort() {
 		t.f = nil
 	}
 }
+
+// traceWriterOptions skip min/max statistics where no reader would prune
+// by them: the string columns (as generate does for its jobs), whose bounds
+// are a few category names, the durations, whose pages all span nearly the
+// same range, and the start and end times, which follow the arrival's.
+// parquet-go computes them by comparing every value, which cost about a
+// tenth of writing a trace. arrival_s (and devices.parquet's start_s) keep
+// theirs, so a reader can skip to a window of the simulation.
+var traceWriterOptions = skipBounds("policy", "device", "device_kind", "class", "reason", "start_s", "end_s", "wait_s", "service_s", "e2e_s")
+
+var batchWriterOptions = skipBounds("device", "device_kind", "memory_mib", "end_s")
+
+func skipBounds(cols ...string) []parquet.WriterOption {
+	var opts []parquet.WriterOption
+	for _, c := range cols {
+		opts = append(opts, parquet.SkipPageBounds(c), parquet.SkipPageStatistics(c))
+	}
+	return opts
+}

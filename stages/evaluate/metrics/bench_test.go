@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // benchJobs is the size of the benchmarks' workload.
@@ -57,14 +57,14 @@ func synthTrace(n int, seed uint64, policy string, speed float64) *Trace {
 
 // traceRows turns a trace back into the rows a schedule stage writes, in
 // completion order.
-func traceRows(t *Trace) []schedule.TraceRow {
-	rows := make([]schedule.TraceRow, t.Len())
+func traceRows(t *Trace) []schedulespec.TraceRow {
+	rows := make([]schedulespec.TraceRow, t.Len())
 	for i := range rows {
 		dev := ""
 		if d := t.Device[i]; d >= 0 {
 			dev = t.Devices[d]
 		}
-		rows[i] = schedule.TraceRow{
+		rows[i] = schedulespec.TraceRow{
 			JobID: t.JobID[i], Policy: t.Policy, Device: dev, Class: classNames[t.Class[i]],
 			BatchSize: t.BatchSize[i], ArrivalS: t.Arrival[i], StartS: t.Start[i], EndS: t.End[i],
 			WaitS: t.Wait[i], ServiceS: t.Service[i], E2ES: t.E2E[i], SLOMet: t.SLOMet[i], Rejected: t.Rejected[i],
@@ -77,7 +77,7 @@ func BenchmarkReadTrace(b *testing.B) {
 	t := synthTrace(benchJobs, 1, "fifo", 1)
 	rows := traceRows(t)
 	// Completion order, as a schedule stage writes it.
-	slices.SortStableFunc(rows, func(a, b schedule.TraceRow) int { return cmp.Compare(a.EndS, b.EndS) })
+	slices.SortStableFunc(rows, func(a, b schedulespec.TraceRow) int { return cmp.Compare(a.EndS, b.EndS) })
 	path := filepath.Join(b.TempDir(), "trace.parquet")
 	if err := parquetio.WriteFile(path, rows, nil); err != nil {
 		b.Fatal(err)

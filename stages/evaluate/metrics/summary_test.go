@@ -10,7 +10,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // The hand-made workload: jobs k = 1..20 (ids 100+k) complete, arriving at
@@ -21,15 +21,15 @@ import (
 // samples of its own; the rejected ones 50.
 var handDevices = []string{"a", "b"}
 
-func handRows() []schedule.TraceRow {
-	var rows []schedule.TraceRow
+func handRows() []schedulespec.TraceRow {
+	var rows []schedulespec.TraceRow
 	for k := 1; k <= 20; k++ {
 		class, slo := generate.ClassBatch, 10.0
 		if k <= 5 {
 			class, slo = generate.ClassInteractive, 2
 		}
 		a := float64(k)
-		rows = append(rows, schedule.TraceRow{
+		rows = append(rows, schedulespec.TraceRow{
 			JobID: 100 + int64(k), Policy: "hand", Device: handDevices[k%2], DeviceKind: "declared", Lane: 0,
 			BatchID: int64(k), BatchSize: int32(k), Class: class,
 			ArrivalS: a, StartS: a + a - 1, EndS: 2 * a, WaitS: a - 1, ServiceS: 1, E2ES: a,
@@ -41,13 +41,13 @@ func handRows() []schedule.TraceRow {
 		class   string
 		arrival float64
 	}{{121, generate.ClassInteractive, 3}, {122, generate.ClassBatch, 7}} {
-		rows = append(rows, schedule.TraceRow{
+		rows = append(rows, schedulespec.TraceRow{
 			JobID: r.id, Policy: "hand", Lane: -1, Class: r.class,
 			ArrivalS: r.arrival, StartS: r.arrival, EndS: r.arrival, Rejected: true, Reason: "fits nowhere",
 		})
 	}
 	// Completion order, rejected jobs at their arrival.
-	slices.SortStableFunc(rows, func(x, y schedule.TraceRow) int { return cmp.Compare(x.EndS, y.EndS) })
+	slices.SortStableFunc(rows, func(x, y schedulespec.TraceRow) int { return cmp.Compare(x.EndS, y.EndS) })
 	return rows
 }
 
@@ -63,13 +63,13 @@ func handFiles(t *testing.T) string {
 	}
 	jobs = append(jobs, generate.Job{ID: 121, BatchSize: 50}, generate.Job{ID: 122, BatchSize: 50})
 	write(t, filepath.Join(dir, "jobs-eval.parquet"), jobs)
-	write(t, filepath.Join(dir, schedule.ClusterFile), []schedule.ClusterRow{
+	write(t, filepath.Join(dir, schedulespec.ClusterFile), []schedulespec.ClusterRow{
 		{Device: "a", Kind: "declared", Lanes: 2, Speed: 1, ContentionFactors: []float64{1, 1}},
 		{Device: "b", Kind: "declared", Lanes: 1, Speed: 1, ContentionFactors: []float64{1}},
 	})
-	write(t, filepath.Join(dir, schedule.BoundsFile), []schedule.BoundsRow{{Jobs: 22, UnfitJobs: 2, MakespanLBS: 32, MeanLatencyLBS: 8.4}})
-	write(t, filepath.Join(dir, schedule.PolicyFile("hand", schedule.TraceFile)), handRows())
-	write(t, filepath.Join(dir, schedule.PolicyFile("hand", schedule.DevicesFile)), []schedule.BatchRow{
+	write(t, filepath.Join(dir, schedulespec.BoundsFile), []schedulespec.BoundsRow{{Jobs: 22, UnfitJobs: 2, MakespanLBS: 32, MeanLatencyLBS: 8.4}})
+	write(t, filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.TraceFile)), handRows())
+	write(t, filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.DevicesFile)), []schedulespec.BatchRow{
 		{Device: "a", Lane: 0, BatchID: 1, Jobs: 1, Samples: 1, StartS: 0, EndS: 25},
 		{Device: "a", Lane: 1, BatchID: 2, Jobs: 1, Samples: 2, StartS: 5, EndS: 20},
 		{Device: "b", Lane: 0, BatchID: 3, Jobs: 1, Samples: 3, StartS: 30, EndS: 40},
@@ -92,19 +92,19 @@ func write[T any](t testing.TB, path string, rows []T) {
 func handSummary(t *testing.T) (Summary, *Trace) {
 	t.Helper()
 	dir := handFiles(t)
-	cl, err := ReadCluster(filepath.Join(dir, schedule.ClusterFile))
+	cl, err := ReadCluster(filepath.Join(dir, schedulespec.ClusterFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadBounds(filepath.Join(dir, schedule.BoundsFile))
+	b, err := ReadBounds(filepath.Join(dir, schedulespec.BoundsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := ReadTrace(filepath.Join(dir, schedule.PolicyFile("hand", schedule.TraceFile)), cl.Devices)
+	tr, err := ReadTrace(filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.TraceFile)), cl.Devices)
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := ReadBusy(filepath.Join(dir, schedule.PolicyFile("hand", schedule.DevicesFile)), cl.Devices)
+	busy, err := ReadBusy(filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.DevicesFile)), cl.Devices)
 	if err != nil {
 		t.Fatal(err)
 	}

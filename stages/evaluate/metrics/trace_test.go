@@ -13,7 +13,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // TestReadTrace checks that a trace read back orders its rows by job id
@@ -27,7 +27,7 @@ func TestReadTrace(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		rows []schedule.TraceRow
+		rows []schedulespec.TraceRow
 		opts []parquet.WriterOption
 	}{
 		{"hand", handRows(), nil},
@@ -35,7 +35,7 @@ func TestReadTrace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), tt.name, schedule.TraceFile)
+			path := filepath.Join(t.TempDir(), tt.name, schedulespec.TraceFile)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestReadTrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := slices.Clone(tt.rows)
-			slices.SortFunc(want, func(a, b schedule.TraceRow) int { return int(a.JobID - b.JobID) })
+			slices.SortFunc(want, func(a, b schedulespec.TraceRow) int { return int(a.JobID - b.JobID) })
 			if tr.Len() != len(want) || tr.Policy != want[0].Policy {
 				t.Fatalf("read %d rows of policy %q, want %d of %q", tr.Len(), tr.Policy, len(want), want[0].Policy)
 			}
@@ -75,8 +75,8 @@ func reversed[T any](s []T) []T {
 // TestReadTraceEmpty checks that an empty trace names its directory's
 // policy.
 func TestReadTraceEmpty(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "fifo", schedule.TraceFile)
-	write(t, path, []schedule.TraceRow{})
+	path := filepath.Join(t.TempDir(), "fifo", schedulespec.TraceFile)
+	write(t, path, []schedulespec.TraceRow{})
 	tr, err := ReadTrace(path, handDevices)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ type (
 )
 
 func TestReadTraceErrors(t *testing.T) {
-	with := func(f func(*schedule.TraceRow)) []schedule.TraceRow {
+	with := func(f func(*schedulespec.TraceRow)) []schedulespec.TraceRow {
 		rows := handRows()
 		f(&rows[len(rows)-1]) // row 22, job 120
 		return rows
@@ -147,15 +147,15 @@ func TestReadTraceErrors(t *testing.T) {
 		{"missing column", noCol, handDevices, "no column e2e_s"},
 		{"wrong type", []intE2E{{noE2E: noCol[0]}}, handDevices, "column e2e_s: want a required DOUBLE column, got"},
 		{"nullable column", []nullableE2E{{noE2E: noCol[0]}}, handDevices, "column e2e_s: want a required DOUBLE column"},
-		{"unknown device", with(func(r *schedule.TraceRow) { r.Device = "gpu9" }), handDevices, `row 22 (job 120): device "gpu9" is not one of the cluster's ["a" "b"]`},
+		{"unknown device", with(func(r *schedulespec.TraceRow) { r.Device = "gpu9" }), handDevices, `row 22 (job 120): device "gpu9" is not one of the cluster's ["a" "b"]`},
 		{"device left out", handRows(), []string{"a"}, `device "b" is not one of the cluster's ["a"]`},
-		{"unknown class", with(func(r *schedule.TraceRow) { r.Class = "bulk" }), handDevices, `row 22 (job 120): class "bulk" is not one of [interactive batch]`},
-		{"duplicate job", with(func(r *schedule.TraceRow) { r.JobID = 101 }), handDevices, "rows 1 and 22 are both job 101"},
-		{"rejected on a device", with(func(r *schedule.TraceRow) { r.Rejected = true }), handDevices, `row 22 (job 120): rejected, but ran on device "a"`},
-		{"rejected in time", with(func(r *schedule.TraceRow) { r.Rejected, r.Device, r.SLOMet = true, "", true }), handDevices, "row 22 (job 120): rejected, but met its SLO"},
-		{"completed nowhere", with(func(r *schedule.TraceRow) { r.Device = "" }), handDevices, "row 22 (job 120): not rejected, but has no device"},
-		{"not finite", with(func(r *schedule.TraceRow) { r.E2ES = math.Inf(1) }), handDevices, "row 22 (job 120): e2e_s is +Inf; times must be finite"},
-		{"two policies", with(func(r *schedule.TraceRow) { r.Policy = "other" }), handDevices, `row 22 (job 120): policy "other", but earlier rows are of "hand"`},
+		{"unknown class", with(func(r *schedulespec.TraceRow) { r.Class = "bulk" }), handDevices, `row 22 (job 120): class "bulk" is not one of [interactive batch]`},
+		{"duplicate job", with(func(r *schedulespec.TraceRow) { r.JobID = 101 }), handDevices, "rows 1 and 22 are both job 101"},
+		{"rejected on a device", with(func(r *schedulespec.TraceRow) { r.Rejected = true }), handDevices, `row 22 (job 120): rejected, but ran on device "a"`},
+		{"rejected in time", with(func(r *schedulespec.TraceRow) { r.Rejected, r.Device, r.SLOMet = true, "", true }), handDevices, "row 22 (job 120): rejected, but met its SLO"},
+		{"completed nowhere", with(func(r *schedulespec.TraceRow) { r.Device = "" }), handDevices, "row 22 (job 120): not rejected, but has no device"},
+		{"not finite", with(func(r *schedulespec.TraceRow) { r.E2ES = math.Inf(1) }), handDevices, "row 22 (job 120): e2e_s is +Inf; times must be finite"},
+		{"two policies", with(func(r *schedulespec.TraceRow) { r.Policy = "other" }), handDevices, `row 22 (job 120): policy "other", but earlier rows are of "hand"`},
 		{"devices named twice", handRows(), []string{"a", "b", "a"}, `the cluster names device "a" twice`},
 		{"truncated", truncated, handDevices, "truncated.parquet"},
 		{"garbled", garbled, handDevices, "garbled.parquet"},
@@ -168,7 +168,7 @@ func TestReadTraceErrors(t *testing.T) {
 				path = filepath.Join(t.TempDir(), "trace.parquet")
 				var err error
 				switch rows := tt.rows.(type) {
-				case []schedule.TraceRow:
+				case []schedulespec.TraceRow:
 					err = parquetio.WriteFile(path, rows, nil)
 				case []noE2E:
 					err = parquetio.WriteFile(path, rows, nil)
@@ -191,21 +191,21 @@ func TestReadTraceErrors(t *testing.T) {
 
 func TestReadInputs(t *testing.T) {
 	dir := handFiles(t)
-	cl, err := ReadCluster(filepath.Join(dir, schedule.ClusterFile))
+	cl, err := ReadCluster(filepath.Join(dir, schedulespec.ClusterFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(cl.Devices, handDevices) || !slices.Equal(cl.Lanes, []int32{2, 1}) {
 		t.Errorf("ReadCluster = %+v, want devices %q with 2 and 1 lanes", cl, handDevices)
 	}
-	b, err := ReadBounds(filepath.Join(dir, schedule.BoundsFile))
+	b, err := ReadBounds(filepath.Join(dir, schedulespec.BoundsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b != (Bounds{MakespanLBS: 32, MeanLatencyLBS: 8.4}) {
 		t.Errorf("ReadBounds = %+v, want 32 and 8.4", b)
 	}
-	busy, err := ReadBusy(filepath.Join(dir, schedule.PolicyFile("hand", schedule.DevicesFile)), []string{"b", "a"})
+	busy, err := ReadBusy(filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.DevicesFile)), []string{"b", "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,25 +247,25 @@ func TestReadInputErrors(t *testing.T) {
 		want  string
 	}{
 		{"cluster device twice", func(p string) error {
-			return parquetio.WriteFile(p, []schedule.ClusterRow{{Device: "a", Lanes: 1}, {Device: "a", Lanes: 1}}, nil)
+			return parquetio.WriteFile(p, []schedulespec.ClusterRow{{Device: "a", Lanes: 1}, {Device: "a", Lanes: 1}}, nil)
 		}, readCluster, `row 2: device "a" appears twice`},
 		{"cluster no lanes", func(p string) error {
-			return parquetio.WriteFile(p, []schedule.ClusterRow{{Device: "a", Lanes: 0}}, nil)
+			return parquetio.WriteFile(p, []schedulespec.ClusterRow{{Device: "a", Lanes: 0}}, nil)
 		}, readCluster, `row 1: device "a" has 0 lanes`},
 		{"bounds rows", func(p string) error {
-			return parquetio.WriteFile(p, []schedule.BoundsRow{{}, {}}, nil)
+			return parquetio.WriteFile(p, []schedulespec.BoundsRow{{}, {}}, nil)
 		}, readBounds, "2 rows, want 1"},
 		{"bounds column", func(p string) error {
 			return parquetio.WriteFile(p, []oneBound{{1}}, nil)
 		}, readBounds, "no column mean_latency_lb_s"},
 		{"bounds negative", func(p string) error {
-			return parquetio.WriteFile(p, []schedule.BoundsRow{{MakespanLBS: -1}}, nil)
+			return parquetio.WriteFile(p, []schedulespec.BoundsRow{{MakespanLBS: -1}}, nil)
 		}, readBounds, "makespan_lb_s is -1"},
 		{"busy device", func(p string) error {
-			return parquetio.WriteFile(p, []schedule.BatchRow{{Device: "a", EndS: 1}, {Device: "c", EndS: 1}}, nil)
+			return parquetio.WriteFile(p, []schedulespec.BatchRow{{Device: "a", EndS: 1}, {Device: "c", EndS: 1}}, nil)
 		}, readBusy, `row 2: device "c" is not one of the cluster's ["a" "b"]`},
 		{"busy backwards", func(p string) error {
-			return parquetio.WriteFile(p, []schedule.BatchRow{{Device: "a", StartS: 2, EndS: 1}}, nil)
+			return parquetio.WriteFile(p, []schedulespec.BatchRow{{Device: "a", StartS: 2, EndS: 1}}, nil)
 		}, readBusy, "row 1: a batch from start_s 2 to end_s 1"},
 		{"samples twice", func(p string) error {
 			return parquetio.WriteFile(p, []generate.Job{{ID: 7, BatchSize: 1}, {ID: 8, BatchSize: 1}, {ID: 7, BatchSize: 2}}, nil)

@@ -1,4 +1,4 @@
-package schedule
+package schedulespec
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
 )
 
 // Device kinds, the values of schedule.cluster[i].kind.
@@ -61,10 +60,41 @@ type Config struct {
 	// <policy>/rep-<k>/. More than one gives evaluate intervals across
 	// replications.
 	Replications int `koanf:"replications"`
+	// Sweep simulates every policy again at other offered loads, on the
+	// first jobs of the workload, and searches each one's capacity.
+	Sweep Sweep `koanf:"sweep"`
+}
+
+// Sweep runs the eval workload at several offered loads, each a fraction of
+// the cluster's capacity (the lower bound's work over the span of the
+// arrivals), and searches for the highest load each policy sustains. Each
+// simulation is a Unit kept in the runner's memo, so adding a load or a
+// policy simulates only what is new.
+type Sweep struct {
+	// Loads are the grid's offered loads, ascending; empty leaves the grid
+	// out.
+	Loads []float64 `koanf:"loads"`
+	// Jobs is how many of the eval workload's jobs (the first ones) each
+	// point simulates; 0 takes them all.
+	Jobs int64 `koanf:"jobs"`
+	// Target is the interactive SLO attainment a policy must keep for a
+	// load to count as sustained (that of all jobs, for a workload without
+	// interactive jobs).
+	Target float64 `koanf:"target"`
+	// Tolerance is the capacity search's resolution, as a fraction of
+	// capacity: the search bisects on load until the highest load found
+	// sustained and the lowest found not are at most this far apart. 0
+	// turns the search off.
+	Tolerance float64 `koanf:"tolerance"`
 }
 
 // MaxReplications bounds schedule.replications.
 const MaxReplications = 100
+
+// MaxSweepLoad bounds the offered loads of the sweep and of the capacity
+// search, in multiples of the cluster's capacity: far beyond what any
+// policy sustains, and far enough to say so.
+const MaxSweepLoad = 16
 
 // Batching is micro-batching: compatible waiting jobs (same model,
 // precision and class) on a device merge into one batch, which runs for the
@@ -155,6 +185,7 @@ func DefaultConfig() Config {
 		Migration:    Migration{Cost: time.Millisecond},
 		Dynamic:      policy.DefaultWeights(),
 		Replications: 1,
+		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
 }
 
@@ -256,6 +287,26 @@ func (c Config) Validate() error {
 	if c.Migration.MinGain < 0 {
 		bad("migration.min_gain", "must be at least 0, got %v", c.Migration.MinGain)
 	}
+	for i, l := range c.Sweep.Loads {
+		key := fmt.Sprintf("sweep.loads[%d]", i)
+		switch {
+		case !(l > 0) || !finite(l):
+			bad(key, "must be a positive fraction of the cluster's capacity, got %v", l)
+		case l > MaxSweepLoad:
+			bad(key, "must be at most %v times the cluster's capacity, got %v", MaxSweepLoad, l)
+		case i > 0 && !(l > c.Sweep.Loads[i-1]):
+			bad(key, "loads must ascend, got %v after %v", l, c.Sweep.Loads[i-1])
+		}
+	}
+	if c.Sweep.Jobs < 0 {
+		bad("sweep.jobs", "must be at least 0 (0 takes every eval job), got %d", c.Sweep.Jobs)
+	}
+	if !(c.Sweep.Target > 0 && c.Sweep.Target <= 1) {
+		bad("sweep.target", "must be an SLO attainment in (0, 1], got %v", c.Sweep.Target)
+	}
+	if !(c.Sweep.Tolerance >= 0 && c.Sweep.Tolerance <= 0.5) {
+		bad("sweep.tolerance", "must be a fraction of capacity in [0, 0.5] (0 turns the capacity search off), got %v", c.Sweep.Tolerance)
+	}
 	for _, w := range []struct {
 		key string
 		v   float64
@@ -265,19 +316,4 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// settings are the policy options' parameters.
-func (c Config) settings() policy.Settings {
-	return policy.Settings{
-		Batching:      sim.Batching{MaxBatch: int32(c.Batching.MaxBatch), Window: c.Batching.Window.Seconds()},
-		Split:         sim.Split{MinBatch: int32(c.Splitting.MinBatch)},
-		MigrationCost: c.Migration.Cost.Seconds(),
-		MinGain:       c.Migration.MinGain.Seconds(),
-	}
-}
-
-// options are the policies' own settings.
-func (c Config) options(seed uint64) policy.Options {
-	return policy.Options{Seed: seed, Weights: c.Dynamic}
 }

@@ -1,19 +1,20 @@
-package schedule
+package schedulespec
 
 import (
 	"fmt"
 	"path"
-
-	"github.com/parquet-go/parquet-go"
 )
 
 // Output file names. The per-policy files live in a subdirectory named
 // after the policy (PolicyFile).
 const (
-	ClusterFile = "cluster.parquet"
-	BoundsFile  = "bounds.parquet"
-	TraceFile   = "trace.parquet"
-	DevicesFile = "devices.parquet"
+	ClusterFile  = "cluster.parquet"
+	BoundsFile   = "bounds.parquet"
+	RunsFile     = "runs.parquet"
+	SweepFile    = "sweep.parquet"
+	CapacityFile = "capacity.parquet"
+	TraceFile    = "trace.parquet"
+	DevicesFile  = "devices.parquet"
 )
 
 // PolicyFile returns the path, relative to the stage's output, of one of a
@@ -129,6 +130,81 @@ type ClusterRow struct {
 	ContentionNote string `parquet:"contention_note"`
 }
 
+// RunRow is one row of runs.parquet: one simulation of the whole eval
+// workload whose trace the artifact holds, in the order of
+// schedule.policies, then by replication.
+type RunRow struct {
+	// Policy is the policy spec and Replication the replication, from 1.
+	Policy      string `parquet:"policy"`
+	Replication int32  `parquet:"replication"`
+	// Jobs is the number of jobs simulated, Load the factor their arrival
+	// times were divided by (schedule.load).
+	Jobs int64   `parquet:"jobs"`
+	Load float64 `parquet:"load"`
+	// Trace and Devices are the simulation's files, relative to the
+	// artifact.
+	Trace   string `parquet:"trace"`
+	Devices string `parquet:"devices"`
+}
+
+// SweepRow is one row of sweep.parquet: one simulation of the load sweep or
+// of the capacity search, the first jobs of the eval workload offered at
+// Load, summarized. Rows are in the order of schedule.policies, then by
+// replication, then by load.
+type SweepRow struct {
+	// Policy is the policy spec and Replication the replication, from 1.
+	Policy      string `parquet:"policy,dict"`
+	Replication int32  `parquet:"replication"`
+	// Load is the offered load, as a fraction of the capacity of the
+	// cluster for these jobs (the lower bound's work over the span of
+	// their arrivals); ScheduleLoad is the factor their arrival times were
+	// divided by to offer it.
+	Load         float64 `parquet:"load"`
+	ScheduleLoad float64 `parquet:"schedule_load"`
+	// Search is true for a point of the capacity search, false for one of
+	// the grid (schedule.sweep.loads).
+	Search bool `parquet:"search"`
+	// Jobs is the number of jobs simulated.
+	Jobs int64 `parquet:"jobs"`
+	// SLOAttainment is the fraction of the jobs that met their SLO
+	// (rejected ones never do); InteractiveSLOAttainment that of the
+	// interactive jobs, NaN when there are none.
+	SLOAttainment            float64 `parquet:"slo_attainment"`
+	InteractiveSLOAttainment float64 `parquet:"interactive_slo_attainment"`
+	// MeanE2ES and P99E2ES summarize the completed jobs' end-to-end
+	// latency (nearest-rank P99).
+	MeanE2ES float64 `parquet:"mean_e2e_s"`
+	P99E2ES  float64 `parquet:"p99_e2e_s"`
+	// ThroughputJobsPerS and GoodputJobsPerS are the completed jobs, and
+	// those that met their SLO, per second of makespan.
+	ThroughputJobsPerS float64 `parquet:"throughput_jobs_per_s"`
+	GoodputJobsPerS    float64 `parquet:"goodput_jobs_per_s"`
+}
+
+// CapacityRow is one row of capacity.parquet: the highest load one policy
+// sustains in one replication, in the order of schedule.policies, then by
+// replication. A load is sustained when it and every lower load tried keep
+// the interactive SLO attainment at Target or above (that of all jobs, for
+// a workload without interactive jobs). The search assumes attainment falls
+// as load rises: it brackets the crossing with the grid and bisects.
+type CapacityRow struct {
+	// Policy is the policy spec and Replication the replication, from 1.
+	Policy      string `parquet:"policy"`
+	Replication int32  `parquet:"replication"`
+	// Target and Tolerance are schedule.sweep's.
+	Target    float64 `parquet:"target"`
+	Tolerance float64 `parquet:"tolerance"`
+	// SustainedLoad is the highest load found sustained, as a fraction of
+	// capacity; 0 when none was. FailedLoad is the lowest load found not
+	// sustained above it, or +Inf when every load tried, up to
+	// MaxSweepLoad, was. The search narrows the two to Tolerance apart;
+	// without a search they are neighbours on the grid.
+	SustainedLoad float64 `parquet:"sustained_load"`
+	FailedLoad    float64 `parquet:"failed_load"`
+	// Points is the number of simulations the search added to the grid's.
+	Points int32 `parquet:"points"`
+}
+
 // BoundsRow is the single row of bounds.parquet: lower bounds on what any
 // policy can achieve with the workload on the cluster, from the predicted
 // (mean) service times. See the package doc for the derivation; they bound
@@ -159,23 +235,4 @@ type BoundsRow struct {
 	MakespanLBS float64 `parquet:"makespan_lb_s"`
 	// MeanLatencyLBS is the mean over jobs of the fastest time alone.
 	MeanLatencyLBS float64 `parquet:"mean_latency_lb_s"`
-}
-
-// traceWriterOptions skip min/max statistics where no reader would prune
-// by them: the string columns (as generate does for its jobs), whose bounds
-// are a few category names, the durations, whose pages all span nearly the
-// same range, and the start and end times, which follow the arrival's.
-// parquet-go computes them by comparing every value, which cost about a
-// tenth of writing a trace. arrival_s (and devices.parquet's start_s) keep
-// theirs, so a reader can skip to a window of the simulation.
-var traceWriterOptions = skipBounds("policy", "device", "device_kind", "class", "reason", "start_s", "end_s", "wait_s", "service_s", "e2e_s")
-
-var batchWriterOptions = skipBounds("device", "device_kind", "memory_mib", "end_s")
-
-func skipBounds(cols ...string) []parquet.WriterOption {
-	var opts []parquet.WriterOption
-	for _, c := range cols {
-		opts = append(opts, parquet.SkipPageBounds(c), parquet.SkipPageStatistics(c))
-	}
-	return opts
 }

@@ -1,0 +1,74 @@
+package schedule
+
+import (
+	"github.com/mlsched/mlsched/stages/schedule/policy"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+)
+
+// The stage's configuration and its files are declared in package
+// schedulespec, which the command line links without the simulator; these
+// are the same types and constants, as os.FileMode is fs.FileMode.
+type (
+	Config      = schedulespec.Config
+	Device      = schedulespec.Device
+	Memory      = schedulespec.Memory
+	Batching    = schedulespec.Batching
+	Splitting   = schedulespec.Splitting
+	Migration   = schedulespec.Migration
+	Sweep       = schedulespec.Sweep
+	TraceRow    = schedulespec.TraceRow
+	BatchRow    = schedulespec.BatchRow
+	ClusterRow  = schedulespec.ClusterRow
+	BoundsRow   = schedulespec.BoundsRow
+	RunRow      = schedulespec.RunRow
+	SweepRow    = schedulespec.SweepRow
+	CapacityRow = schedulespec.CapacityRow
+)
+
+// Device kinds, file names and limits: schedulespec's.
+const (
+	KindMeasured    = schedulespec.KindMeasured
+	KindDeclared    = schedulespec.KindDeclared
+	MaxLanes        = schedulespec.MaxLanes
+	MaxReplications = schedulespec.MaxReplications
+	MaxSweepLoad    = schedulespec.MaxSweepLoad
+	ClusterFile     = schedulespec.ClusterFile
+	BoundsFile      = schedulespec.BoundsFile
+	RunsFile        = schedulespec.RunsFile
+	SweepFile       = schedulespec.SweepFile
+	CapacityFile    = schedulespec.CapacityFile
+	TraceFile       = schedulespec.TraceFile
+	DevicesFile     = schedulespec.DevicesFile
+)
+
+// DefaultConfig is schedulespec.DefaultConfig.
+func DefaultConfig() Config { return schedulespec.DefaultConfig() }
+
+// ReplicationFile is schedulespec.ReplicationFile.
+func ReplicationFile(policy string, k int, name string) string {
+	return schedulespec.ReplicationFile(policy, k, name)
+}
+
+// settings are the policy options' parameters.
+func settings(c Config) policy.Settings {
+	return policy.Settings{
+		Batching:      sim.Batching{MaxBatch: int32(c.Batching.MaxBatch), Window: c.Batching.Window.Seconds()},
+		Split:         sim.Split{MinBatch: int32(c.Splitting.MinBatch)},
+		MigrationCost: c.Migration.Cost.Seconds(),
+		MinGain:       c.Migration.MinGain.Seconds(),
+	}
+}
+
+// options are the policies' own settings.
+func options(c Config, seed uint64) policy.Options {
+	return policy.Options{Seed: seed, Weights: c.Dynamic}
+}
+
+// unitConfig is the part of the section a single simulation depends on:
+// all of it but the lists of policies, the load, the replications and the
+// sweep, which say which simulations to run (a Unit names one).
+func unitConfig(c Config) Config {
+	c.Policies, c.Load, c.Replications, c.Sweep = nil, 0, 0, Sweep{}
+	return c
+}

@@ -1,0 +1,302 @@
+package schedule
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/generate"
+)
+
+// pointFile is a sweep point's file in its memo entry: its SweepRow, with
+// Load and Search left zero (they say why the point was simulated, not what
+// it is).
+const pointFile = "point.parquet"
+
+// sweeper runs the load sweep's grid and the capacity search. A load u
+// (a fraction of capacity) offers the first jobs at u times the cluster's
+// capacity for them: their arrival times are divided by u·perUnit, the
+// arrivals' span over the work's lower bound, both at load 1.
+type sweeper struct {
+	cfg      Config
+	cl       *cluster
+	seed     int64
+	jobsPath string
+	memo     Memo
+	prog     *progress
+
+	jobs    int64   // simulated at each point
+	perUnit float64 // schedule load of offered load 1
+
+	mu     sync.Mutex
+	points map[pointOf]SweepRow
+}
+
+// pointOf names a point of the sweep: a policy's replication at a load.
+type pointOf struct {
+	spec string
+	rep  int
+	load float64
+}
+
+// newSweeper reads the first sweep.jobs jobs once for their bounds.
+func newSweeper(ctx context.Context, cfg Config, cl *cluster, seed int64, jobsPath string, memo Memo) (*sweeper, error) {
+	s := &sweeper{cfg: cfg, cl: cl, seed: seed, jobsPath: jobsPath, memo: memo, points: map[pointOf]SweepRow{}}
+	if !s.on() {
+		return s, nil
+	}
+	b, err := computeBounds(ctx, cl, jobsPath, 1, cfg.Sweep.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	if !(b.WorkLBS > 0) {
+		return nil, errors.New("the eval jobs hold no work that fits the cluster")
+	}
+	s.jobs, s.perUnit = b.Jobs, b.ArrivalLBS/b.WorkLBS
+	return s, nil
+}
+
+// on says whether there is a grid or a search to run.
+func (s *sweeper) on() bool { return len(s.cfg.Sweep.Loads) > 0 || s.cfg.Sweep.Tolerance > 0 }
+
+// estimate is the jobs the sweep will simulate, for progress: the grid's
+// exactly, the search's as a bisection across the widest gap of the grid.
+func (s *sweeper) estimate() int64 {
+	if !s.on() {
+		return 0
+	}
+	runs := int64(len(s.cfg.Policies) * s.cfg.Replications)
+	points := int64(len(s.cfg.Sweep.Loads))
+	if tol := s.cfg.Sweep.Tolerance; tol > 0 {
+		gap, prev := 1.0, 0.0
+		for _, u := range s.cfg.Sweep.Loads {
+			gap, prev = max(gap, u-prev), u
+		}
+		points += int64(math.Ceil(math.Log2(gap / tol)))
+	}
+	return runs * points * s.jobs
+}
+
+// grid adds the grid's points to g.
+func (s *sweeper) grid(ctx context.Context, g *errgroup.Group) {
+	if !s.on() {
+		return
+	}
+	for _, spec := range s.cfg.Policies {
+		for k := 1; k <= s.cfg.Replications; k++ {
+			for _, u := range s.cfg.Sweep.Loads {
+				g.Go(func() error {
+					_, err := s.point(ctx, pointOf{spec, k, u}, false)
+					return err
+				})
+			}
+		}
+	}
+}
+
+// search runs the capacity search of every policy's replications, once the
+// grid is done, and returns every point, grid and search, and each
+// replication's capacity.
+func (s *sweeper) search(ctx context.Context) ([]SweepRow, []CapacityRow, error) {
+	if !s.on() {
+		return []SweepRow{}, []CapacityRow{}, nil
+	}
+	type run struct {
+		spec string
+		rep  int
+	}
+	var runs []run
+	for _, spec := range s.cfg.Policies {
+		for k := 1; k <= s.cfg.Replications; k++ {
+			runs = append(runs, run{spec, k})
+		}
+	}
+	capacity := make([]CapacityRow, len(runs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, r := range runs {
+		g.Go(func() error {
+			c, err := s.capacity(gctx, r.spec, r.rep)
+			capacity[i] = c
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	order := map[string]int{}
+	for i, p := range s.cfg.Policies {
+		order[p] = i
+	}
+	points := make([]SweepRow, 0, len(s.points))
+	for _, p := range s.points {
+		points = append(points, p)
+	}
+	slices.SortFunc(points, func(a, b SweepRow) int {
+		return cmp.Or(cmp.Compare(order[a.Policy], order[b.Policy]), cmp.Compare(a.Replication, b.Replication), cmp.Compare(a.Load, b.Load))
+	})
+	return points, capacity, nil
+}
+
+// capacity finds the highest load the policy's replication sustains.
+func (s *sweeper) capacity(ctx context.Context, spec string, rep int) (CapacityRow, error) {
+	c := CapacityRow{Policy: spec, Replication: int32(rep), Target: s.cfg.Sweep.Target, Tolerance: s.cfg.Sweep.Tolerance}
+	var err error
+	c.SustainedLoad, c.FailedLoad, c.Points, err = searchCapacity(s.cfg.Sweep.Loads, s.cfg.Sweep.Tolerance, func(u float64, search bool) (bool, error) {
+		return s.sustains(ctx, pointOf{spec, rep, u}, search)
+	})
+	return c, err
+}
+
+// searchCapacity brackets the highest sustained load with the grid (the
+// highest load of the grid's sustained prefix, and the first load after
+// it), doubles loads above the grid until one fails (up to MaxSweepLoad),
+// and bisects the bracket until it is at most tol wide (tol 0: no search).
+// It returns the bracket and the number of loads it tried beyond the grid.
+func searchCapacity(grid []float64, tol float64, sustains func(u float64, search bool) (bool, error)) (sustained, failed float64, points int32, err error) {
+	failed = math.Inf(1)
+	for _, u := range grid {
+		ok, err := sustains(u, false)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if !ok {
+			failed = u
+			break
+		}
+		sustained = u
+	}
+	if tol == 0 {
+		return sustained, failed, 0, nil
+	}
+	try := func(u float64) (bool, error) {
+		points++
+		return sustains(u, true)
+	}
+	for math.IsInf(failed, 1) && sustained < MaxSweepLoad {
+		u := min(MaxSweepLoad, max(2*sustained, 1))
+		ok, err := try(u)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if !ok {
+			failed = u
+			break
+		}
+		sustained = u
+	}
+	for !math.IsInf(failed, 1) && failed-sustained > tol {
+		u := (sustained + failed) / 2
+		ok, err := try(u)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if ok {
+			sustained = u
+		} else {
+			failed = u
+		}
+	}
+	return sustained, failed, points, nil
+}
+
+// sustains says whether the point meets the target.
+func (s *sweeper) sustains(ctx context.Context, p pointOf, search bool) (bool, error) {
+	r, err := s.point(ctx, p, search)
+	if err != nil {
+		return false, err
+	}
+	att := r.InteractiveSLOAttainment
+	if math.IsNaN(att) {
+		att = r.SLOAttainment
+	}
+	return att >= s.cfg.Sweep.Target, nil
+}
+
+// point returns the point's row, simulating its unit unless the memo or an
+// earlier call has it.
+func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, error) {
+	s.mu.Lock()
+	r, ok := s.points[p]
+	s.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	u := Unit{Spec: p.spec, Replication: p.rep, Jobs: s.cfg.Sweep.Jobs, Load: p.load * s.perUnit}
+	build := func(dir string) error { return s.simulate(ctx, u, dir) }
+	var dir string
+	var err error
+	if s.memo != nil {
+		dir, err = s.memo.Get("point", unitConfig(s.cfg), u.KeyLines(), build)
+	} else {
+		dir, err = os.MkdirTemp("", "mlsched-sweep-point")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			err = build(dir)
+		}
+	}
+	if err != nil {
+		return SweepRow{}, fmt.Errorf("%s: %w", u, err)
+	}
+	rows, err := parquetio.ReadAll[SweepRow](filepath.Join(dir, pointFile))
+	if err != nil {
+		return SweepRow{}, fmt.Errorf("%s: %w", u, err)
+	}
+	if len(rows) != 1 || rows[0].Policy != u.Spec || rows[0].Replication != int32(u.Replication) || rows[0].ScheduleLoad != u.Load {
+		return SweepRow{}, fmt.Errorf("%s: the memo entry %s holds another point: %+v", u, dir, rows)
+	}
+	r = rows[0]
+	r.Load, r.Search = p.load, search
+	s.mu.Lock()
+	s.points[p] = r
+	s.mu.Unlock()
+	return r, nil
+}
+
+// simulate runs the unit, its trace and devices files in a scratch
+// directory inside dir, and writes its summary into dir.
+func (s *sweeper) simulate(ctx context.Context, u Unit, dir string) error {
+	scratch := filepath.Join(dir, "sim")
+	defer os.RemoveAll(scratch)
+	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, s.jobs, scratch, nil, s.prog); err != nil {
+		return err
+	}
+	devices := make([]string, len(s.cl.cfg))
+	lanes := make([]int32, len(s.cl.cfg))
+	for d, dev := range s.cl.cfg {
+		devices[d], lanes[d] = dev.Name, int32(dev.Lanes)
+	}
+	t, err := metrics.ReadTrace(filepath.Join(scratch, TraceFile), devices)
+	if err != nil {
+		return err
+	}
+	busy, err := metrics.ReadBusy(filepath.Join(scratch, DevicesFile), devices)
+	if err != nil {
+		return err
+	}
+	sum := metrics.Summarize(t, busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil, metrics.Bootstrap{})
+	inter := math.NaN()
+	for _, c := range sum.Classes {
+		if c.Class == generate.ClassInteractive {
+			inter = 1 - c.SLOViolation
+		}
+	}
+	row := SweepRow{
+		Policy: u.Spec, Replication: int32(u.Replication), ScheduleLoad: u.Load, Jobs: sum.Jobs,
+		SLOAttainment: 1 - sum.SLOViolation, InteractiveSLOAttainment: inter,
+		MeanE2ES: sum.E2E.Mean, P99E2ES: sum.E2E.P99,
+		ThroughputJobsPerS: sum.Throughput, GoodputJobsPerS: sum.Goodput,
+	}
+	return parquetio.WriteFile(filepath.Join(dir, pointFile), []SweepRow{row}, nil)
+}

@@ -1,0 +1,288 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/generate"
+)
+
+// TestSearchCapacity: against a known threshold, the search ends with the
+// threshold inside a bracket no wider than the tolerance, its ends on the
+// right sides, and it never asks for a grid load again.
+func TestSearchCapacity(t *testing.T) {
+	grid := []float64{0.3, 0.5, 0.7, 0.9, 1.1}
+	tests := []struct {
+		name      string
+		grid      []float64
+		tol       float64
+		threshold float64 // loads up to it are sustained
+	}{
+		{"between grid loads", grid, 0.01, 0.637},
+		{"below the grid", grid, 0.01, 0.137},
+		{"none at all", grid, 0.01, 0},
+		{"above the grid", grid, 0.01, 2.71},
+		{"beyond the largest load", grid, 0.01, 100},
+		{"no grid", nil, 0.02, 0.45},
+		{"no search", grid, 0, 0.637},
+		{"on a grid load", grid, 0.01, 0.7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []float64
+			sustained, failed, points, err := searchCapacity(tt.grid, tt.tol, func(u float64, search bool) (bool, error) {
+				if search && slices.Contains(tt.grid, u) {
+					t.Errorf("the search asked for grid load %v again", u)
+				}
+				if search {
+					asked = append(asked, u)
+				}
+				return u <= tt.threshold, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int(points) != len(asked) {
+				t.Errorf("points = %d, the search asked %d loads", points, len(asked))
+			}
+			if sustained > tt.threshold || (failed <= tt.threshold && !math.IsInf(failed, 1)) {
+				t.Errorf("bracket [%v, %v] does not hold the threshold %v", sustained, failed, tt.threshold)
+			}
+			switch {
+			case tt.threshold >= MaxSweepLoad:
+				if sustained != MaxSweepLoad || !math.IsInf(failed, 1) {
+					t.Errorf("bracket [%v, %v], want [%v, +Inf]", sustained, failed, float64(MaxSweepLoad))
+				}
+			case tt.tol == 0:
+				// Neighbours on the grid.
+				if sustained != 0.5 || failed != 0.7 {
+					t.Errorf("bracket [%v, %v], want the grid's [0.5, 0.7]", sustained, failed)
+				}
+			case failed-sustained > tt.tol:
+				t.Errorf("bracket [%v, %v] is wider than %v", sustained, failed, tt.tol)
+			}
+		})
+	}
+	boom := errors.New("boom")
+	if _, _, _, err := searchCapacity(grid, 0.01, func(float64, bool) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+		t.Errorf("a failing simulation gave %v", err)
+	}
+}
+
+// countingMemo is the runner's memo, counting the entries it builds.
+type countingMemo struct {
+	*pipeline.Memo
+	builds atomic.Int32
+}
+
+func (c *countingMemo) Get(unit string, config any, lines [][2]string, build func(dir string) error) (string, error) {
+	return c.Memo.Get(unit, config, lines, func(dir string) error { c.builds.Add(1); return build(dir) })
+}
+
+// sweepConfig sweeps fifo and edf on one two-lane device.
+func sweepConfig() Config {
+	cfg := oneDevice(2, 1<<20, "fifo", "edf")
+	cfg.Replications = 2
+	// edf keeps its interactive jobs within SLO far above capacity (batch
+	// jobs wait instead), so the grid reaches 4.
+	cfg.Sweep = Sweep{Loads: []float64{0.3, 0.6, 0.9, 1.2, 4}, Jobs: 2000, Target: 0.9, Tolerance: 0.02}
+	return cfg
+}
+
+func readSweep(t *testing.T, dir string) ([]SweepRow, []CapacityRow) {
+	t.Helper()
+	points, err := parquetio.ReadAll[SweepRow](filepath.Join(dir, SweepFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity, err := parquetio.ReadAll[CapacityRow](filepath.Join(dir, CapacityFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return points, capacity
+}
+
+// TestSweep: every grid point of every policy's replication is simulated,
+// each capacity is bracketed by points that say so, a point is what a run of
+// the whole stage on the same jobs at the same load gives, and the memo
+// holds each point under a key of everything it depends on.
+func TestSweep(t *testing.T) {
+	prof := writeSamples(t, noisyProfile())
+	jobs := generateJobs(t, mlpWorkload(6000), 3)
+	cfg := sweepConfig()
+	memo := &countingMemo{Memo: pipeline.NewMemo(t.TempDir(), "schedule", pipeline.KeyInputs{Code: "test"})}
+	run := func(cfg Config, memo Memo) string {
+		t.Helper()
+		dir := t.TempDir()
+		if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: dir, Metadata: testMeta, Memo: memo}); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		return dir
+	}
+	dir := run(cfg, memo)
+	points, capacity := readSweep(t, dir)
+
+	at := map[pointOf]SweepRow{}
+	for _, p := range points {
+		at[pointOf{p.Policy, int(p.Replication), p.Load}] = p
+		if p.Jobs != cfg.Sweep.Jobs {
+			t.Errorf("%s rep %d at %v simulated %d jobs, want %d", p.Policy, p.Replication, p.Load, p.Jobs, cfg.Sweep.Jobs)
+		}
+	}
+	if len(capacity) != len(cfg.Policies)*cfg.Replications {
+		t.Fatalf("%d capacity rows, want %d", len(capacity), len(cfg.Policies)*cfg.Replications)
+	}
+	var searched int32
+	for _, c := range capacity {
+		for _, u := range cfg.Sweep.Loads {
+			if p, ok := at[pointOf{c.Policy, int(c.Replication), u}]; !ok || p.Search {
+				t.Errorf("%s rep %d: grid load %v missing or marked as a search point", c.Policy, c.Replication, u)
+			}
+		}
+		searched += c.Points
+		meets := func(u float64) bool {
+			p, ok := at[pointOf{c.Policy, int(c.Replication), u}]
+			if !ok {
+				t.Fatalf("%s rep %d: no point at %v", c.Policy, c.Replication, u)
+			}
+			return p.InteractiveSLOAttainment >= cfg.Sweep.Target
+		}
+		if c.SustainedLoad > 0 && !meets(c.SustainedLoad) {
+			t.Errorf("%s rep %d: sustained load %v misses the target", c.Policy, c.Replication, c.SustainedLoad)
+		}
+		if math.IsInf(c.FailedLoad, 1) || meets(c.FailedLoad) {
+			t.Errorf("%s rep %d: failed load %v meets the target", c.Policy, c.Replication, c.FailedLoad)
+		}
+		if c.FailedLoad-c.SustainedLoad > cfg.Sweep.Tolerance {
+			t.Errorf("%s rep %d: bracket [%v, %v] wider than the tolerance", c.Policy, c.Replication, c.SustainedLoad, c.FailedLoad)
+		}
+	}
+	if want := len(cfg.Policies)*cfg.Replications*len(cfg.Sweep.Loads) + int(searched); len(points) != want || int(memo.builds.Load()) != want {
+		t.Errorf("%d points, %d built; want %d (grid and search)", len(points), memo.builds.Load(), want)
+	}
+
+	// A point is the whole stage run on the same first jobs at the same
+	// schedule load: same trace, so the same attainment.
+	p := at[pointOf{"edf", 2, 0.9}]
+	first := firstJobsFile(t, jobs, cfg.Sweep.Jobs)
+	full := cfg
+	full.Sweep, full.Load = Sweep{Target: 0.9}, p.ScheduleLoad
+	o := runStage(t, full, 7, prof, first)
+	var met, inter, interMet int
+	for _, r := range o.traces[replicationKey("edf", 2)] {
+		if r.SLOMet {
+			met++
+		}
+		if r.Class == generate.ClassInteractive {
+			inter++
+			if r.SLOMet {
+				interMet++
+			}
+		}
+	}
+	n := len(o.traces[replicationKey("edf", 2)])
+	if got, want := p.SLOAttainment, float64(met)/float64(n); got != want {
+		t.Errorf("edf rep 2 at 0.9: slo_attainment %v, the full stage's trace gives %v", got, want)
+	}
+	if got, want := p.InteractiveSLOAttainment, float64(interMet)/float64(inter); got != want {
+		t.Errorf("edf rep 2 at 0.9: interactive_slo_attainment %v, the full stage's trace gives %v", got, want)
+	}
+
+	// The same run again builds nothing, and writes the same bytes; with
+	// no memo, too.
+	before := memo.builds.Load()
+	again := run(cfg, memo)
+	if memo.builds.Load() != before {
+		t.Errorf("a second run built %d points", memo.builds.Load()-before)
+	}
+	base := digests(t, dir)
+	for _, d := range []string{again, run(cfg, nil)} {
+		for _, name := range []string{SweepFile, CapacityFile} {
+			if got := digests(t, d)[name]; got != base[name] {
+				t.Errorf("%s differs between runs of the same config", name)
+			}
+		}
+	}
+
+	// A load above every failing one adds exactly its own points: the
+	// brackets, and so the search, stay as they were.
+	for _, c := range capacity {
+		if c.FailedLoad > 4 {
+			t.Fatalf("%s rep %d sustains 4; the test needs a load it fails", c.Policy, c.Replication)
+		}
+	}
+	more := cfg
+	more.Sweep.Loads = append(slices.Clone(cfg.Sweep.Loads), 6)
+	before = memo.builds.Load()
+	run(more, memo)
+	if got, want := memo.builds.Load()-before, int32(len(cfg.Policies)*cfg.Replications); got != want {
+		t.Errorf("adding a load built %d points, want %d", got, want)
+	}
+	// Another seed or another cluster misses the memo.
+	before = memo.builds.Load()
+	other := cfg
+	other.Cluster = slices.Clone(cfg.Cluster)
+	other.Cluster[0].Lanes = 3
+	run(other, memo)
+	if memo.builds.Load() == before {
+		t.Error("a run on another cluster built no point")
+	}
+}
+
+// firstJobsFile writes the first n jobs of a jobs file to a new one.
+func firstJobsFile(t *testing.T, path string, n int64) string {
+	t.Helper()
+	jobs, err := parquetio.ReadAll[generate.Job](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeJobs(t, jobs[:n])
+}
+
+func TestSweepConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(*Sweep)
+		want string
+	}{
+		{"descending", func(s *Sweep) { s.Loads = []float64{0.5, 0.4} }, "schedule.sweep.loads[1]: loads must ascend, got 0.4 after 0.5"},
+		{"zero load", func(s *Sweep) { s.Loads = []float64{0} }, "schedule.sweep.loads[0]: must be a positive fraction"},
+		{"huge load", func(s *Sweep) { s.Loads = []float64{40} }, fmt.Sprintf("schedule.sweep.loads[0]: must be at most %d times", MaxSweepLoad)},
+		{"negative jobs", func(s *Sweep) { s.Jobs = -1 }, "schedule.sweep.jobs: must be at least 0"},
+		{"target", func(s *Sweep) { s.Target = 1.5 }, "schedule.sweep.target: must be an SLO attainment in (0, 1]"},
+		{"tolerance", func(s *Sweep) { s.Tolerance = -0.01 }, "schedule.sweep.tolerance: must be a fraction of capacity in [0, 0.5]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tt.set(&cfg.Sweep)
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// Empty sweep files, not missing ones, when the sweep is off.
+	dir := t.TempDir()
+	cfg := testConfig()
+	cfg.Policies = []string{"fifo"}
+	if err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(100), 1)}, Output{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	points, capacity := readSweep(t, dir)
+	if len(points) != 0 || len(capacity) != 0 {
+		t.Errorf("sweep off: %d points, %d capacities", len(points), len(capacity))
+	}
+	if _, err := os.Stat(filepath.Join(dir, RunsFile)); err != nil {
+		t.Error(err)
+	}
+}

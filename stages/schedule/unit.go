@@ -1,0 +1,72 @@
+package schedule
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
+
+// Unit is one simulation, the smallest piece of the stage's work: the
+// policy spec Spec, with replication Replication's seeds, on the first Jobs
+// jobs of the eval workload (all of them when 0), their arrival times
+// divided by Load. Everything else it depends on (the cluster, the option
+// settings, the seed, the upstream files) is the same for every unit of a
+// run, so a unit is named by these four fields within the stage, and by its
+// key (its KeyLines on the stage's key lines) anywhere: that is what the
+// memo keeps it under, and what a remote worker will be handed.
+type Unit struct {
+	Spec        string
+	Replication int
+	Jobs        int64
+	Load        float64
+}
+
+// String names the unit for messages, e.g. "edf+batch at load ×0.75, 50000
+// jobs, replication 2".
+func (u Unit) String() string {
+	jobs := "all jobs"
+	if u.Jobs > 0 {
+		jobs = fmt.Sprintf("%d jobs", u.Jobs)
+	}
+	return fmt.Sprintf("%s at load ×%s, %s, replication %d", u.Spec, strconv.FormatFloat(u.Load, 'g', -1, 64), jobs, u.Replication)
+}
+
+// KeyLines are the unit's own lines of its key, after the stage's: the
+// load in the shortest form that reads back as the same float64, so that
+// the same simulation always has the same key.
+func (u Unit) KeyLines() [][2]string {
+	return [][2]string{
+		{"spec", u.Spec},
+		{"replication", strconv.Itoa(u.Replication)},
+		{"jobs", strconv.FormatInt(u.Jobs, 10)},
+		{"load", strconv.FormatFloat(u.Load, 'g', -1, 64)},
+	}
+}
+
+// seeds derives the two seeds of the unit from the global seed: the
+// simulator's (ground-truth draws) and the policy's own (random placement).
+// Each is the first 8 bytes, little-endian, of
+// SHA-256("mlsched/schedule/v2" NUL owner NUL stream NUL ‖ le64(seed)),
+// with stream "sim" or "policy", followed by "#k" from the second
+// replication on. The simulator's owner is "" for every policy, so all
+// policies of a replication share their ground-truth draws (common random
+// numbers, see sim.Variate); the policy's owner is the policy, so each
+// random policy has its own stream. Adding a policy or a replication
+// changes no other's trace, and the first replication is the one a single
+// run gives. Neither depends on the jobs or the load: a sweep point draws
+// as the full run does.
+func (u Unit) seeds(global int64) (simSeed, policySeed uint64) {
+	derive := func(owner, stream string) uint64 {
+		if u.Replication > 1 {
+			stream += fmt.Sprintf("#%d", u.Replication)
+		}
+		h := sha256.New()
+		h.Write([]byte("mlsched/schedule/v2\x00" + owner + "\x00" + stream + "\x00"))
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(global))
+		h.Write(b[:])
+		return binary.LittleEndian.Uint64(h.Sum(nil)[:8])
+	}
+	return derive("", "sim"), derive(u.Spec, "policy")
+}
