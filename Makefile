@@ -3,6 +3,7 @@
 
 GO      ?= go
 BIN     := bin/mlsched
+WORKER  := bin/mlsched-worker
 CONFIG  ?= pipeline.yaml
 # Benchmarks: which packages and how long each runs.
 BENCH   ?= .
@@ -14,7 +15,7 @@ COUNT   ?= 5
 DUCKDB_VERSION := 1.5.6-r.1
 DUCKDB_DIR := .tools/duckdb
 
-.PHONY: all setup test-tools build run test bench fingerprints clean
+.PHONY: all setup test-tools bench-tools build run test bench fingerprints clean
 
 all: build
 
@@ -85,6 +86,14 @@ $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json:
 	mkdir -p $(DUCKDB_DIR)
 	cd $(DUCKDB_DIR) && npm install --no-audit --no-fund --no-save --loglevel=error @duckdb/node-api@$(DUCKDB_VERSION)
 
+# bench-tools installs what only the comparison benchmarks need; idempotent.
+# Debian's snakemake is what BenchmarkSnakemakeNoop times against the cached
+# mlsched run; hyperfine times either from the shell.
+bench-tools:
+	@dpkg -s snakemake hyperfine >/dev/null 2>&1 || { \
+	  echo "make bench-tools: installing Debian's snakemake and hyperfine"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq snakemake hyperfine >/dev/null; }
+
 # onnx-proto regenerates the ONNX protobuf Go code from Debian's onnx.proto;
 # its output is committed, so only changing the proto needs this.
 .PHONY: onnx-proto
@@ -98,8 +107,13 @@ onnx-proto:
 fingerprints: setup
 	$(GO) generate ./stages
 
+# build makes the two programs: mlsched, the command line and the runner,
+# which links none of the stages' code and no C library (CGO_ENABLED=0: a
+# static binary starts without the dynamic loader), and mlsched-worker,
+# beside it, which runs the stages' code when a stage must run.
 build: fingerprints
-	$(GO) build -o $(BIN) ./cmd/mlsched
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/mlsched
+	$(GO) build -o $(WORKER) ./cmd/mlsched-worker
 
 run: build
 	./$(BIN) --config $(CONFIG) run
@@ -110,7 +124,7 @@ test: setup test-tools
 	REQUIRE_ONNXRUNTIME=1 REQUIRE_ONNX_CHECKER=1 $(GO) test -count=1 ./...
 
 # bench runs every benchmark COUNT times; compare medians (the machine is noisy).
-bench: build
+bench: build bench-tools
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) -benchmem $(BENCHPKG)
 
 clean:

@@ -1,7 +1,12 @@
 // Package pipeline runs a DAG of stages that read and write versioned
 // artifacts, rerunning only the stages whose inputs changed. It knows
 // nothing about scheduling: stages are plain values (Stage) registered in a
-// Registry, validated into a Graph and run by a Pipeline over a Store.
+// Registry, validated into a Graph and run by a Pipeline over a Store,
+// their code executed by an Executor.
+//
+//	Registry ─> Graph ─> Pipeline.Run ─┬─> Store: Lock, Manifest, Check (cached? pinned?)
+//	                                   ├─> Executor: Inline, or Process (a worker program)
+//	                                   └─> Store: Begin, Commit; pipeline.lock
 //
 // # Cache keys
 //
@@ -15,7 +20,9 @@
 //	config <the stage's config section as canonical JSON: keys sorted, numbers normalized, defaults filled in>
 //	seed   <the global seed, only for stages that declare UsesSeed>
 //	extern <file name> <sha256>   (one line per file outside the store the stage reads, sorted by name)
+//	ref    <key> <stage>@<version>/<file> <content digest>   (one line per Ref, resolved)
 //	input  <upstream stage> <upstream output digest>   (one line per upstream, sorted by stage)
+//	input-version <upstream stage> <version>   (after each input line, for a stage that ShowsUpstreams)
 //
 // MLSCHED_DEBUG_KEY=1 prints every hashed line to stderr. The version of a
 // stage's output is the first 16 hex digits of its key; the store keeps it in
@@ -26,9 +33,49 @@
 // digests; for Parquet files the content digest leaves out the provenance
 // entries of the footer (stage, version, upstream versions), so a stage that
 // reran but produced the same data leaves its downstream cached (early
-// cutoff).
+// cutoff). A stage whose output names its upstreams' versions (a report's
+// provenance) sets ShowsUpstreams: their versions enter its key too, so a
+// stored output never names a version other than those it was made from.
+//
+// A Ref is a stored version a stage reads besides its upstreams' current
+// outputs (an earlier run to compare with): the runner resolves it in its
+// own store, keys the stage on the file's content, gives it to the stage
+// (Env.Ref), keeps it through gc while a version that read it is kept, and
+// reports one the store lacks before anything runs (CheckRefs).
+//
+// # Units
+//
+// A stage may split its work into units (one simulation of a load sweep,
+// say) and keep their results in its Memo. A unit's key is made the same
+// way, from the stage's own lines with the part of the config the unit
+// depends on in place of the stage's config, then the unit's own lines:
+//
+//	schema mlsched unit key v1
+//	name   unit <stage>/<unit>
+//	code, salt, seed, extern, ref, input   as above
+//	config <the unit's part of the config, canonical JSON>
+//	<name> <value>   (the unit's own lines)
+//
+// so that no input of the stage can be forgotten, a change of any of them
+// reaches the unit, and a unit is named by its key wherever it runs.
+//
+// # Executors
+//
+// The runner does everything around a stage's code: the key, the staging
+// directory, the inputs, the memo, the commit. Where the code runs is an
+// Executor's business: Inline calls Stage.Run in this process; Process
+// starts a worker program for each stage that must run, hands it the Env as
+// a Task on its standard input, and reads its progress and outcome from its
+// standard output (Serve is the worker's side). A program that only declares
+// its stages (Stage.Run nil) and runs them in workers need not link their
+// code, and a stage that crashes its process fails alone.
 //
 // # Store
+//
+// Store is an interface: what the runner, status, pin, verify and gc ask
+// of a store, and nothing more. LocalStore keeps versions in a directory of
+// this machine; a shared store is meant to keep a LocalStore as its cache,
+// so that stage code, which only sees local directories, never changes.
 //
 // Each version directory holds the stage's files and manifest.json (stage,
 // version, key, every key input including the config as used, files with
@@ -45,10 +92,17 @@
 // kernel drops it when its holder dies, so a killed process never leaves a
 // lock that blocks.
 //
+// A run first settles, in order, every stage the store can answer for
+// (pinned, or cached with its upstreams settled), and starts goroutines
+// only for the stages that must run; a run that changes nothing reads
+// manifests, stats files and writes nothing, not even pipeline.lock.
+//
 // # Lock file
 //
 // pipeline.lock records, after every successful run, each stage's version,
 // output digest and files, and which stages are pinned. A pinned stage is
 // never rerun; its pinned version feeds downstream. A run with Locked set
-// refuses to start when any version would differ from the lock file.
+// refuses to start when any version would differ from the lock file. The
+// version commands mean when they name none is the lock file's, if the
+// store has it, or else the newest stored one (Current).
 package pipeline

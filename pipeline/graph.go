@@ -17,19 +17,27 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{byName: map[string]*Stage{}} }
 
-// Register adds a stage. It fails on an empty or duplicate name or a nil Run.
+// Register adds a stage. It fails on an invalid or duplicate name.
 func (r *Registry) Register(s Stage) error {
 	switch {
 	case s.Name == "" || strings.ContainsAny(s.Name, `/\@. `):
 		return fmt.Errorf("register stage %q: invalid name", s.Name)
 	case r.byName[s.Name] != nil:
 		return fmt.Errorf("register stage %q: duplicate name", s.Name)
-	case s.Run == nil:
-		return fmt.Errorf("register stage %q: no Run function", s.Name)
 	}
 	st := s
 	r.byName[s.Name] = &st
 	r.order = append(r.order, s.Name)
+	return nil
+}
+
+// SetRun gives a registered stage its code.
+func (r *Registry) SetRun(name string, run RunFunc) error {
+	s := r.byName[name]
+	if s == nil {
+		return fmt.Errorf("set the code of stage %q: %w", name, ErrNotFound)
+	}
+	s.Run = run
 	return nil
 }
 

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -230,10 +228,11 @@ func (s *LocalStore) scratch(prefix string) (string, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", err
 	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	dir := filepath.Join(tmp, prefix+"-"+hex.EncodeToString(r[:]))
-	return dir, os.Mkdir(dir, 0o755)
+	dir, err := os.MkdirTemp(tmp, prefix+"-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
 }
 
 // Commit implements Store. An existing version with the same name (a forced

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,13 +63,19 @@ func ReadLockFile(path string) (*LockFile, error) {
 	return lf, nil
 }
 
-// Write saves the lock file atomically.
+// Write saves the lock file atomically. A file that already holds these
+// bytes is left alone: a run that changed nothing writes nothing, and pays
+// for no fsync.
 func (lf *LockFile) Write(path string) error {
 	b, err := json.MarshalIndent(lf, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
+	b = append(b, '\n')
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	return writeFileAtomic(path, b)
 }
 
 // record sets a stage's entry from its manifest, keeping its pin.

@@ -1,15 +1,14 @@
 package pipeline
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -51,8 +50,6 @@ type Memo struct {
 
 // unitSchema starts every unit's key; bump it when the recipe changes.
 const unitSchema = "mlsched unit key v1"
-
-var memoKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // NewMemo returns a memo whose entries live in dir (built in dir/.tmp),
 // outside any store, keyed as the given stage with the key lines base: for
@@ -96,7 +93,7 @@ func (m *Memo) Get(unit string, config any, lines [][2]string, build func(dir st
 }
 
 func (m *Memo) get(key string, build func(dir string) error) (string, error) {
-	if !memoKey.MatchString(key) {
+	if _, err := hex.DecodeString(key); err != nil || len(key) != 2*len(ID{}) || strings.ToLower(key) != key {
 		return "", fmt.Errorf("memo: key %q is not a hex digest", key)
 	}
 	final := filepath.Join(m.root, key)
@@ -113,10 +110,11 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 	if err := os.MkdirAll(m.tmp, 0o755); err != nil {
 		return "", fmt.Errorf("memo: %w", err)
 	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	staging := filepath.Join(m.tmp, "memo-"+key+"-"+hex.EncodeToString(r[:]))
-	if err := os.Mkdir(staging, 0o755); err != nil {
+	staging, err := os.MkdirTemp(m.tmp, "memo-"+key+"-")
+	if err == nil {
+		err = os.Chmod(staging, 0o755)
+	}
+	if err != nil {
 		return "", fmt.Errorf("memo: %w", err)
 	}
 	if err := build(staging); err != nil {
@@ -135,6 +133,36 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 		return "", fmt.Errorf("memo: %w", err)
 	}
 	return final, syncPath(m.root)
+}
+
+// MemoSpec is a Memo as a worker process receives it (Task.Memo): where
+// its entries live and the stage's key lines.
+type MemoSpec struct {
+	Stage string    `json:"stage"`
+	Base  KeyInputs `json:"base"`
+	Root  string    `json:"root"`
+	Tmp   string    `json:"tmp"`
+}
+
+// Spec describes the memo for a worker process.
+func (m *Memo) Spec() MemoSpec {
+	return MemoSpec{Stage: m.stage, Base: m.base, Root: m.root, Tmp: m.tmp}
+}
+
+// open returns the memo a spec describes.
+func (s MemoSpec) open() *Memo {
+	return &Memo{stage: s.Stage, base: s.Base, root: s.Root, tmp: s.Tmp}
+}
+
+// use records entries used elsewhere (by a worker process).
+func (m *Memo) use(keys ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		if !slices.Contains(m.used, k) {
+			m.used = append(m.used, k)
+		}
+	}
 }
 
 // Used returns the keys of the entries Get was asked for, sorted.

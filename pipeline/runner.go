@@ -37,6 +37,15 @@ type Pipeline struct {
 	// Root is the project directory that Publish destinations are relative
 	// to; empty disables publishing.
 	Root string
+	// Executor runs the stages' code; nil runs it in this process (Inline).
+	Executor Executor
+}
+
+func (p *Pipeline) executor() Executor {
+	if p.Executor == nil {
+		return Inline{}
+	}
+	return p.Executor
 }
 
 // Outcome is what happened to a stage in a run.
@@ -169,8 +178,63 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 	for _, n := range names {
 		nodes[n] = &node{done: make(chan struct{}), res: Result{Stage: n, Outcome: Skipped}}
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	newRun := func(name string, ups []*Manifest) *runStage {
+		return &runStage{p: p, s: p.Graph.Stage(name), ups: ups, rep: rep, lock: lock, locked: opts.Locked,
+			force: force[name], sem: sem, exclusive: &exclusive}
+	}
+	// finish records a stage's outcome and reports it; its dependents may
+	// go on once it returns nil.
+	finish := func(ctx context.Context, r *runStage, m *Manifest, res Result, err error) error {
+		n, name := nodes[r.s.Name], r.s.Name
+		n.res = res
+		if err == nil {
+			err = p.publish(r.s, m)
+		}
+		if err != nil {
+			n.res.Outcome = Failed
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				n.res.Outcome = Skipped // a sibling failed, or the run was interrupted
+			}
+			rep.Report(Event{Kind: EventDone, Stage: name, Outcome: n.res.Outcome, Version: res.Version, Duration: res.Duration, Err: err})
+			return &StageError{Stage: name, Err: err}
+		}
+		n.m = m
+		rep.Report(Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason})
+		return nil
+	}
+
+	// First, in order, every stage the store settles: pinned, or cached
+	// with its upstreams settled. This is all a run that changes nothing
+	// does, and it needs no goroutine.
+	var pending []string
 	for _, name := range names {
+		s := p.Graph.Stage(name)
+		ups := make([]*Manifest, len(s.Deps))
+		ready := true
+		for i, d := range s.Deps {
+			if ups[i] = nodes[d].m; ups[i] == nil {
+				ready = false
+			}
+		}
+		if !ready {
+			pending = append(pending, name)
+			continue
+		}
+		r := newRun(name, ups)
+		m, res, ok, err := r.settle()
+		if err == nil && !ok {
+			pending = append(pending, name)
+			continue
+		}
+		if err := finish(ctx, r, m, res, err); err != nil {
+			return p.results(names, nodes), err
+		}
+		close(nodes[name].done)
+	}
+
+	// Then the stages that must run, independent ones in parallel.
+	g, gctx := errgroup.WithContext(ctx)
+	for _, name := range pending {
 		n, s := nodes[name], p.Graph.Stage(name)
 		g.Go(func() error {
 			defer close(n.done)
@@ -185,33 +249,13 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 					return nil // upstream failed: the group already has its error
 				}
 			}
-			r := &runStage{p: p, s: s, ups: ups, rep: rep, lock: lock, locked: opts.Locked,
-				force: force[name], sem: sem, exclusive: &exclusive}
+			r := newRun(name, ups)
 			m, res, err := r.bring(gctx)
-			n.res = res
-			if err != nil {
-				n.res.Outcome = Failed
-				if gctx.Err() != nil && errors.Is(err, context.Canceled) {
-					n.res.Outcome = Skipped
-				}
-				rep.Report(Event{Kind: EventDone, Stage: name, Outcome: n.res.Outcome, Version: res.Version, Duration: res.Duration, Err: err})
-				return &StageError{Stage: name, Err: err}
-			}
-			if err := p.publish(s, m); err != nil {
-				n.res.Outcome = Failed
-				rep.Report(Event{Kind: EventDone, Stage: name, Outcome: Failed, Version: res.Version, Duration: res.Duration, Err: err})
-				return &StageError{Stage: name, Err: err}
-			}
-			n.m = m
-			rep.Report(Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason})
-			return nil
+			return finish(gctx, r, m, res, err)
 		})
 	}
 	runErr := g.Wait()
-	results := make([]Result, 0, len(names))
-	for _, n := range names {
-		results = append(results, nodes[n].res)
-	}
+	results := p.results(names, nodes)
 	if err := ctx.Err(); err != nil {
 		return results, fmt.Errorf("interrupted; every stored version is intact: %w", err)
 	}
@@ -227,6 +271,15 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 	return results, nil
 }
 
+// results lists each stage's result, in the order of names.
+func (p *Pipeline) results(names []string, nodes map[string]*node) []Result {
+	out := make([]Result, 0, len(names))
+	for _, n := range names {
+		out = append(out, nodes[n].res)
+	}
+	return out
+}
+
 // runStage brings one stage up to date within a run.
 type runStage struct {
 	p         *Pipeline
@@ -239,46 +292,62 @@ type runStage struct {
 	sem       chan struct{}
 	exclusive *sync.RWMutex
 	reason    string // why the stage ran, when it did
+	key       ID
+	in        KeyInputs
 }
 
-func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
+// settle finds the stored version the stage can use without running: its
+// pinned version, or an intact stored version that matches its key. ok is
+// false when the stage must run, and r.reason then says why.
+func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 	p, s := r.p, r.s
-	res := Result{Stage: s.Name}
-	if v, ok := r.lock.pinned(s.Name); ok {
+	res = Result{Stage: s.Name}
+	if v, pinned := r.lock.pinned(s.Name); pinned {
 		res.Outcome, res.Version = Pinned, v
 		m, err := p.Store.Manifest(s.Name, v)
 		if err != nil {
-			return nil, res, fmt.Errorf("pinned to version %s, which the store %s cannot provide (restore it, or run 'mlsched unpin %s'): %w", v, p.Store.Location(), s.Name, err)
+			return nil, res, false, fmt.Errorf("pinned to version %s, which the store %s cannot provide (restore it, or run 'mlsched unpin %s'): %w", v, p.Store.Location(), s.Name, err)
 		}
 		if bad, _, err := p.Store.Check(m, true); err != nil || len(bad) > 0 {
-			return nil, res, fmt.Errorf("pinned version %s is damaged: %s", v, strings.Join(bad, "; "))
+			return nil, res, false, fmt.Errorf("pinned version %s is damaged: %s", v, strings.Join(bad, "; "))
 		}
-		return m, res, nil
+		return m, res, true, nil
 	}
-	key, in, err := p.key(s, upstreamsOf(r.ups))
+	r.key, r.in, err = p.key(s, upstreamsOf(r.ups))
 	if err != nil {
-		return nil, res, err
+		return nil, res, false, err
 	}
-	res.Version = key.Short()
-	if !r.force {
-		m, err := p.Store.Manifest(s.Name, res.Version)
-		switch {
-		case err == nil:
-			bad, _, err := p.Store.Check(m, true)
-			if err != nil {
-				return nil, res, err
-			}
-			if len(bad) == 0 {
-				res.Outcome = Cached
-				return m, res, nil
-			}
-			r.reason = "output damaged: " + strings.Join(bad, "; ")
-		case !errors.Is(err, ErrNotFound):
-			r.reason = err.Error()
-		}
-	} else {
+	res.Version = r.key.Short()
+	if r.force {
 		r.reason = "forced"
+		return nil, res, false, nil
 	}
+	m, err = p.Store.Manifest(s.Name, res.Version)
+	switch {
+	case err == nil:
+		bad, _, err := p.Store.Check(m, true)
+		if err != nil {
+			return nil, res, false, err
+		}
+		if len(bad) == 0 {
+			res.Outcome = Cached
+			return m, res, true, nil
+		}
+		r.reason = "output damaged: " + strings.Join(bad, "; ")
+	case !errors.Is(err, ErrNotFound):
+		r.reason = err.Error()
+	}
+	return nil, res, false, nil
+}
+
+// bring settles the stage or runs it.
+func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
+	p, s := r.p, r.s
+	m, res, ok, err := r.settle()
+	if err != nil || ok {
+		return m, res, err
+	}
+	key, in := r.key, r.in
 
 	select {
 	case r.sem <- struct{}{}:
@@ -298,7 +367,7 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 	}
 	start := time.Now()
 	r.rep.Report(Event{Kind: EventStart, Stage: s.Name, Version: res.Version, Reason: r.reason})
-	m, err := p.execute(ctx, s, res.Version, key, in, r.ups, r.rep)
+	m, err = p.execute(ctx, s, res.Version, key, in, r.ups, r.rep)
 	res.Duration = time.Since(start)
 	if err != nil {
 		return nil, res, err
@@ -449,7 +518,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 	env.Metadata[digest.KeyUpstream] = strings.Join(prov, ",")
 
 	start := time.Now()
-	if err := callStage(ctx, s.Run, env); err != nil {
+	if err := p.executor().Execute(ctx, s, env); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -483,19 +552,6 @@ func (p *Pipeline) now() time.Time {
 		return p.Now()
 	}
 	return time.Now()
-}
-
-// callStage runs a stage, turning a panic into an error so that one broken
-// stage cannot take the process and the store's consistency with it.
-func callStage(ctx context.Context, run RunFunc, env *Env) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			buf := make([]byte, 8<<10)
-			buf = buf[:runtime.Stack(buf, false)]
-			err = fmt.Errorf("panic: %v\n%s", r, buf)
-		}
-	}()
-	return run(ctx, env)
 }
 
 // collect digests every file a stage wrote, makes it durable, and returns

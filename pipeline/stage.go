@@ -65,7 +65,9 @@ type Stage struct {
 	// Publish copies some of the stage's outputs into project folders
 	// (models/, reports/) after every successful run, cached or not.
 	Publish []Publish
-	// Run produces the stage's output files in env.Dir.
+	// Run produces the stage's output files in env.Dir. It may be nil in
+	// a program that declares the stage but runs its code elsewhere
+	// (Pipeline.Executor).
 	Run RunFunc
 }
 
@@ -142,10 +144,11 @@ func (env *Env) Ref(key string) (Input, error) {
 
 // Input is an upstream artifact as seen by a running stage.
 type Input struct {
-	Stage, Version string
+	Stage   string `json:"stage"`
+	Version string `json:"version"`
 	// Dir is the absolute path of the artifact's version directory.
-	Dir   string
-	Files []File
+	Dir   string `json:"dir"`
+	Files []File `json:"files"`
 }
 
 // Path returns the absolute path of one of the input's files.

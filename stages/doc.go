@@ -1,9 +1,14 @@
 // Package stages assembles mlsched's pipeline: the whole configuration file
-// (Config), and the registry that turns each stage package into a
-// pipeline.Stage with its code version, config section and dependencies.
+// (Config), and the registry that declares each stage to the runner as a
+// pipeline.Stage: its name, dependencies, config section, code version,
+// references and outputs to publish, but not its code.
 //
-// Each stage lives in its own package below this one (stages/generate, ...)
-// and knows nothing of the runner; the small adapters here translate the
-// runner's pipeline.Env into each stage's own arguments, so that editing the
-// runner does not change any stage's code version.
+// The code runs elsewhere: the mlsched-worker program (cmd/mlsched-worker)
+// maps each stage to it, and runs it when a stage must run. The declarations
+// need only each stage's configuration, which lives in a small package of
+// its own (profilespec, generatespec, schedulespec, evaluatespec), so the
+// mlsched command links the runner and these declarations and none of the
+// stages' dependencies (onnxruntime, gonum/plot, goldmark, parquet-go):
+// it starts at once, and a run that finds everything cached is over in a
+// few milliseconds. Payload carries the configuration to the worker.
 package stages

@@ -3,9 +3,9 @@ package stages
 //go:generate go run ../cmd/fingerprint -root .. -under stages -o codeversion_gen.go -pkg stages
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,15 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/config"
-	"github.com/mlsched/mlsched/stages/evaluate"
-	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/evaluate/evaluatespec"
+	"github.com/mlsched/mlsched/stages/generate/generatespec"
+	"github.com/mlsched/mlsched/stages/profile/profilespec"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // Config is the whole of pipeline.yaml: the global keys and one section per
@@ -32,34 +30,34 @@ type Config struct {
 	// Store is the artifact store's directory, relative to the config file.
 	Store string `koanf:"store"`
 	// Profile is the profile stage's section.
-	Profile profile.Config `koanf:"profile"`
+	Profile profilespec.Config `koanf:"profile"`
 	// Generate is the generate stage's section.
-	Generate generate.Config `koanf:"generate"`
+	Generate generatespec.Config `koanf:"generate"`
 	// Schedule is the schedule stage's section.
-	Schedule schedule.Config `koanf:"schedule"`
+	Schedule schedulespec.Config `koanf:"schedule"`
 	// Evaluate is the evaluate stage's section.
-	Evaluate evaluate.Config `koanf:"evaluate"`
+	Evaluate evaluatespec.Config `koanf:"evaluate"`
 }
 
 // Runtime holds what the stages need from the command line and the
 // process, beyond the config file. None of it enters a cache key.
 type Runtime struct {
 	// ORTLib is the --ort-lib flag.
-	ORTLib string
+	ORTLib string `json:"ort_lib,omitempty"`
 	// Environ is the process environment (for ONNXRUNTIME_LIB).
-	Environ []string
+	Environ []string `json:"environ,omitempty"`
 	// ConfigDir is the config file's directory: relative paths in the
 	// config resolve against it.
-	ConfigDir string
+	ConfigDir string `json:"config_dir,omitempty"`
 	// SearchDirs are where the onnxruntime library that make setup
 	// installs is looked for.
-	SearchDirs []string
+	SearchDirs []string `json:"search_dirs,omitempty"`
 }
 
 // DefaultConfig returns the configuration used for every key the file does
 // not set.
 func DefaultConfig() Config {
-	return Config{Seed: 1, Store: "data", Profile: profile.DefaultConfig(), Generate: generate.DefaultConfig(), Schedule: schedule.DefaultConfig(), Evaluate: evaluate.DefaultConfig()}
+	return Config{Seed: 1, Store: "data", Profile: profilespec.DefaultConfig(), Generate: generatespec.DefaultConfig(), Schedule: schedulespec.DefaultConfig(), Evaluate: evaluatespec.DefaultConfig()}
 }
 
 // Validate checks every value; each error names its full key path.
@@ -82,8 +80,10 @@ const (
 	Evaluate = "evaluate"
 )
 
-// factory builds a stage from the configuration. It fails only on bad
-// input the config cannot see by itself (a missing imported file).
+// factory declares a stage from the configuration: everything the runner
+// needs of it but its code, which runs in a worker process (package
+// worker). It fails only on bad input the config cannot see by itself (a
+// missing imported file).
 type factory func(Config, Runtime) (pipeline.Stage, error)
 
 // registry is the explicit list of stages: one line per stage.
@@ -94,10 +94,14 @@ var registry = map[string]factory{
 	Evaluate: evaluateStage,
 }
 
-// Registry returns mlsched's stages configured by cfg.
+// Names returns the stages' names, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(registry)) }
+
+// Registry returns mlsched's stages configured by cfg, without their code
+// (Stage.Run is nil): the runner gives them to an Executor.
 func Registry(cfg Config, rt Runtime) (*pipeline.Registry, error) {
 	r := pipeline.NewRegistry()
-	for _, name := range slices.Sorted(maps.Keys(registry)) {
+	for _, name := range Names() {
 		s, err := registry[name](cfg, rt)
 		if err != nil {
 			return nil, err
@@ -121,18 +125,13 @@ func generateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Config:   cfg.Generate,
 		UsesSeed: true,
 		Code:     codeVersions["stages/generate"],
-		Run: func(ctx context.Context, env *pipeline.Env) error {
-			return generate.Run(ctx, cfg.Generate, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
-		},
 	}, nil
 }
 
 func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
-	pc := cfg.Profile
-	var importPath string
 	extern := map[string]string{}
-	if pc.Import != "" {
-		importPath = rt.path(pc.Import)
+	if pc := cfg.Profile; pc.Import != "" {
+		importPath := rt.Path(pc.Import)
 		digest, err := fileDigest(importPath)
 		if err != nil {
 			return pipeline.Stage{}, fmt.Errorf("profile.import: %w", err)
@@ -141,28 +140,12 @@ func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	}
 	return pipeline.Stage{
 		Name:      Profile,
-		Config:    pc,
+		Config:    cfg.Profile,
 		UsesSeed:  true,
 		Code:      codeVersions["stages/profile"],
 		Extern:    extern,
 		Exclusive: true, // nothing else may run on the cores while it times
 		Publish:   []pipeline.Publish{{Glob: "*.onnx", Dir: "models"}},
-		Run: func(ctx context.Context, env *pipeline.Env) error {
-			lib := profile.Library{}
-			if pc.Measure {
-				configured := ""
-				if pc.ORTLib != "" {
-					configured = rt.path(pc.ORTLib)
-				}
-				path, src, err := ort.Locate(rt.ORTLib, configured, rt.Environ, rt.SearchDirs)
-				if err != nil {
-					return err
-				}
-				lib = profile.Library{Path: path, Source: src}
-			}
-			return profile.Run(ctx, pc, env.Seed, lib, importPath,
-				profile.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
-		},
 	}, nil
 }
 
@@ -175,32 +158,17 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		// The fingerprint covers the simulator, the policies and the
 		// service model, which the package imports.
 		Code: codeVersions["stages/schedule"],
-		Run: func(ctx context.Context, env *pipeline.Env) error {
-			prof, err := env.Input(Profile)
-			if err != nil {
-				return err
-			}
-			gen, err := env.Input(Generate)
-			if err != nil {
-				return err
-			}
-			in := schedule.Inputs{
-				Samples: prof.Path(profile.SamplesFile),
-				Jobs:    gen.Path(generate.JobsFile(generate.WorkloadEval)),
-			}
-			return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
-				schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo})
-		},
 	}, nil
 }
 
-// compareTo is the config key of evaluate's reference to an earlier run.
-const compareTo = "evaluate.compare_to"
+// CompareTo is the config key of evaluate's reference to an earlier run
+// (pipeline.Ref.Key, and Env.Ref's argument).
+const CompareTo = "evaluate.compare_to"
 
 func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	var refs []pipeline.Ref
 	if v := cfg.Evaluate.CompareTo; v != "" {
-		refs = []pipeline.Ref{{Key: compareTo, Stage: Evaluate, Version: v, File: evaluate.MetricsFile}}
+		refs = []pipeline.Ref{{Key: CompareTo, Stage: Evaluate, Version: v, File: evaluatespec.MetricsFile}}
 	}
 	return pipeline.Stage{
 		Name: Evaluate,
@@ -219,82 +187,46 @@ func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Code: codeVersions["stages/evaluate"],
 		Publish: []pipeline.Publish{
 			{Glob: "report.*", Dir: "reports"},
-			{Glob: evaluate.ChartsDir + "/*.svg", Dir: "reports/" + evaluate.ChartsDir},
-		},
-		Run: func(ctx context.Context, env *pipeline.Env) error {
-			ins := map[string]pipeline.Input{}
-			for _, name := range []string{Generate, Profile, Schedule} {
-				in, err := env.Input(name)
-				if err != nil {
-					return err
-				}
-				ins[name] = in
-			}
-			prov, err := provenance(env, cfg.Evaluate)
-			if err != nil {
-				return err
-			}
-			in := evaluate.Inputs{
-				Schedule: ins[Schedule].Dir,
-				Jobs:     ins[Generate].Path(generate.JobsFile(generate.WorkloadEval)),
-				Samples:  ins[Profile].Path(profile.SamplesFile),
-			}
-			if len(refs) > 0 {
-				prev, err := env.Ref(compareTo)
-				if err != nil {
-					return err
-				}
-				in.Previous, in.PreviousVersion = prev.Path(evaluate.MetricsFile), prev.Version
-			}
-			return evaluate.Run(ctx, cfg.Evaluate, env.Seed, in, evaluate.Output{
-				Dir: env.Dir, Metadata: env.Metadata, Provenance: prov, Progress: env.Progress})
+			{Glob: evaluatespec.ChartsDir + "/*.svg", Dir: "reports/" + evaluatespec.ChartsDir},
 		},
 	}, nil
 }
 
-// provenance is what the report says of the run: the versions it rests on,
-// the profiled machine, the configuration as each upstream's manifest
-// records it (with evaluate's own section and the seed), and the commands
-// that reproduce it. All of it is in evaluate's key, through its upstreams'
-// versions (Stage.ShowsUpstreams).
-func provenance(env *pipeline.Env, own evaluate.Config) (evaluate.Provenance, error) {
-	prov := evaluate.Provenance{Versions: []string{Evaluate + "@" + env.Version}}
-	var lines []string
-	seed := fmt.Sprintf("seed = %d", env.Seed)
-	for _, name := range slices.Sorted(maps.Keys(env.Inputs)) {
-		in := env.Inputs[name]
-		prov.Versions = append(prov.Versions, name+"@"+in.Version)
-		m, err := in.Manifest()
-		if err != nil {
-			return prov, err
-		}
-		if name == Profile {
-			prov.Machine = m.Notes
-			prov.Commands = append(prov.Commands, "mlsched pin profile "+in.Version+"   # the measured profile this report rests on")
-		}
-		l, err := config.Lines(name+".", m.Inputs.Config)
-		if err != nil {
-			return prov, fmt.Errorf("%s@%s: config in manifest: %w", name, in.Version, err)
-		}
-		lines = append(lines, l...)
-	}
-	b, err := config.Canonical(own)
-	if err != nil {
-		return prov, err
-	}
-	l, err := config.Lines(Evaluate+".", b)
-	if err != nil {
-		return prov, err
-	}
-	lines = append(append(lines, l...), seed)
-	slices.Sort(lines)
-	prov.Config = strings.Join(lines, "\n") + "\n"
-	prov.Commands = append(prov.Commands, "mlsched run                                   # with this pipeline.yaml")
-	return prov, nil
+// Payload is what a worker process needs to build the stages' code: the
+// configuration as used, every default filled in, and the runtime.
+type Payload struct {
+	Config  json.RawMessage `json:"config"`
+	Runtime Runtime         `json:"runtime"`
 }
 
-// path resolves a path from the config against the config's directory.
-func (rt Runtime) path(p string) string {
+// EncodePayload writes cfg and rt for a worker (pipeline.Process.Payload).
+func EncodePayload(cfg Config, rt Runtime) (json.RawMessage, error) {
+	c, err := config.Canonical(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(Payload{Config: c, Runtime: rt})
+}
+
+// DecodePayload reads what EncodePayload wrote, and validates the
+// configuration as the command line did.
+func DecodePayload(b json.RawMessage) (Config, Runtime, error) {
+	var p Payload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return Config{}, Runtime{}, fmt.Errorf("payload: %w", err)
+	}
+	cfg := DefaultConfig()
+	if err := config.Decode("payload", p.Config, &cfg); err != nil {
+		return Config{}, Runtime{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, Runtime{}, fmt.Errorf("payload: invalid configuration:\n%w", err)
+	}
+	return cfg, p.Runtime, nil
+}
+
+// Path resolves a path from the config against the config's directory.
+func (rt Runtime) Path(p string) string {
 	if filepath.IsAbs(p) || rt.ConfigDir == "" {
 		return p
 	}

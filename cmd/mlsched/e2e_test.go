@@ -15,7 +15,8 @@ import (
 	"github.com/mlsched/mlsched/pipeline"
 )
 
-// mlschedBin is the real CLI, built once for the end-to-end tests.
+// mlschedBin is the real CLI, built once for the end-to-end tests as make
+// build builds it: static, with mlsched-worker beside it.
 var mlschedBin string
 
 func TestMain(m *testing.M) {
@@ -24,10 +25,19 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	mlschedBin = filepath.Join(dir, "mlsched")
-	out, err := exec.Command("go", "build", "-o", mlschedBin, ".").CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
-		panic(err)
+	for _, b := range []struct {
+		out, pkg string
+		env      []string
+	}{
+		{mlschedBin, ".", []string{"CGO_ENABLED=0"}},
+		{filepath.Join(dir, workerName), "../mlsched-worker", nil},
+	} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Env = append(os.Environ(), b.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.Stderr.Write(out)
+			panic(err)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -437,5 +447,48 @@ func TestInterruptLeavesNoPartialVersion(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(p.dir, "data", ".tmp")); len(ents) != 0 {
 		t.Errorf("an interrupted run left %d staging directories", len(ents))
+	}
+}
+
+// TestStagesRunInTheWorker: mlsched runs the stages' code in
+// mlsched-worker; a run that finds everything cached needs no worker at
+// all, and one that must run a stage without one says what is missing.
+func TestStagesRunInTheWorker(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	// mlsched alone, as a go run or a bare copy would leave it.
+	alone := filepath.Join(t.TempDir(), "mlsched")
+	b, err := os.ReadFile(mlschedBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(alone, args...)
+		cmd.Dir = p.dir
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	if out, errs, code := run("run"); code != 0 || strings.Count(out, "cached") != 4 {
+		t.Errorf("a cached run without the worker: exit %d\n%s%s", code, out, errs)
+	}
+	_, errs, code := run("run", "--set", "generate.eval.jobs=900")
+	if code != 1 || !strings.Contains(errs, "mlsched-worker, which runs the stages' code, is not beside "+alone) || !strings.Contains(errs, "MLSCHED_WORKER") {
+		t.Errorf("a run that needs the worker, without it: exit %d\n%s", code, errs)
+	}
+	// MLSCHED_WORKER points at one elsewhere.
+	p.env = []string{"MLSCHED_WORKER=" + filepath.Join(filepath.Dir(mlschedBin), workerName)}
+	if got := outcomes(p.mustCLI("run", "--set", "generate.eval.jobs=900")); got["generate"] != "ran" {
+		t.Errorf("run with MLSCHED_WORKER: %v", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -33,10 +34,29 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
-	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ(), catchInterrupts(cancel))
+	cancel()
 	os.Exit(code)
+}
+
+// catchInterrupts returns a function that, once called, turns the first
+// SIGINT or SIGTERM into cancel(), so that stages still running stop
+// cleanly; a second signal then ends the process at once. It is called
+// only when a stage is about to run: until then an interrupt may end the
+// process as it is, since every write to the store is atomic, and a run
+// that only finds everything cached is spared starting the signal
+// watcher's thread.
+func catchInterrupts(cancel context.CancelFunc) func() {
+	return sync.OnceFunc(func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-ch
+			signal.Stop(ch)
+			cancel()
+		}()
+	})
 }
 
 // usageError marks an error as the user's (exit 2).
@@ -56,11 +76,15 @@ type app struct {
 	// inRunE is set once a command's own code runs: errors before that are
 	// cobra's (unknown command, bad flag, wrong arguments), so usage errors.
 	inRunE bool
+	// interruptible makes interrupts cancel the command's context rather
+	// than end the process; nil leaves them alone (a test's in-process
+	// call).
+	interruptible func()
 }
 
 // execute runs the command line and returns the process exit code.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	a := &app{stdout: stdout, stderr: stderr, environ: environ}
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string, interruptible func()) int {
+	a := &app{stdout: stdout, stderr: stderr, environ: environ, interruptible: interruptible}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -157,6 +181,7 @@ func (a *app) load() (*loaded, error) {
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
 		LockPath: filepath.Join(base, "pipeline.lock"),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
+		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr, interruptible: a.interruptible},
 	}
 	// A reference to a stored version the store lacks is the user's
 	// error, told before anything runs.
@@ -173,12 +198,13 @@ const envPrefix = "MLSCHED_"
 // (MLSCHED_DEBUG_KEY, MLSCHED_DEBUG_CODEVERSION); they are not config keys.
 const debugPrefix = envPrefix + "DEBUG_"
 
-// configEnviron drops the debugging switches from the environment given to
-// the config loader, which would otherwise reject them as unknown keys.
+// configEnviron drops the debugging switches and MLSCHED_WORKER from the
+// environment given to the config loader, which would otherwise reject
+// them as unknown keys.
 func configEnviron(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
-		if !strings.HasPrefix(kv, debugPrefix) {
+		if !strings.HasPrefix(kv, debugPrefix) && !strings.HasPrefix(kv, workerEnv+"=") {
 			out = append(out, kv)
 		}
 	}

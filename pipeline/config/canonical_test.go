@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -267,4 +268,46 @@ func FuzzDiff(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeCanonical: what Canonical writes, Decode reads back over the
+// defaults into the same value, whatever it holds (pointers, lists of
+// sections, maps of sections, durations, text types, empty maps), so a
+// configuration crosses to another process whole. A document that does
+// not fit is an error naming its source.
+func TestDecodeCanonical(t *testing.T) {
+	limit := 7
+	full := defaults()
+	full.Seed, full.Name, full.Verbose, full.Ratio, full.Small, full.Count, full.Level = -3, "x \"quoted\"", true, 1e-9, -8, 65535, 1
+	full.Limit, full.Extra = &limit, &extraConfig{Note: "n", Depth: 2}
+	full.Workers, full.Steps = []int{}, []extraConfig{{Note: "a"}, {Depth: 9}}
+	full.Tags = map[string]string{"a.b": "dotted", "": "empty key"}
+	full.Generate.Eval.Timeout = 1500 * time.Microsecond
+	full.Generate.Weights = map[string]float64{"m": 0.25}
+	full.Generate.Lanes = map[string]laneConfig{}
+	for _, want := range []testConfig{defaults(), full} {
+		b, err := Canonical(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := defaults()
+		got.Runtime, got.Skipped = want.Runtime, want.Skipped
+		if err := Decode("payload", b, &got); err != nil {
+			t.Fatalf("Decode(%s) = %v", b, err)
+		}
+		again, err := Canonical(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(again) != string(b) {
+			t.Errorf("round trip:\n got %s\nwant %s", again, b)
+		}
+	}
+	var c testConfig
+	if err := Decode("payload", []byte(`{"seed": "one"}`), &c); err == nil || !strings.Contains(err.Error(), "payload") || !strings.Contains(err.Error(), "seed") {
+		t.Errorf("Decode of a bad document = %v, want an error naming payload and seed", err)
+	}
+	if err := Decode("payload", []byte(`{`), &c); err == nil || !errors.Is(err, ErrSyntax) {
+		t.Errorf("Decode of broken JSON = %v, want ErrSyntax", err)
+	}
 }

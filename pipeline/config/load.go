@@ -100,6 +100,36 @@ func Load(opts Options, dst any) error {
 	return nil
 }
 
+// Decode overlays a document (YAML, or JSON such as Canonical writes) on
+// the struct dst points to, with Load's rules; src names the document in
+// errors. Decoding what Canonical wrote over the defaults gives back the
+// value it was written from: it is how a configuration crosses to another
+// process.
+func Decode(src string, doc []byte, dst any) error {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || !isSection(rv.Type()) {
+		return fmt.Errorf("config: decode: want a non-nil pointer to a struct, got %T", dst)
+	}
+	t := rv.Type().Elem()
+	if err := checkType(t); err != nil {
+		return fmt.Errorf("config: decode: %w", err)
+	}
+	raw, err := parseYAML(doc)
+	if err != nil {
+		return &Error{Source: src, Msg: strings.TrimPrefix(err.Error(), "yaml: "), Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
+	}
+	work := reflect.New(t).Elem()
+	work.Set(rv.Elem())
+	var errs Errors
+	d := &decoder{src: src, root: t, errs: &errs}
+	d.decode(work, raw, "")
+	if len(errs) > 0 {
+		return errs
+	}
+	rv.Elem().Set(work)
+	return nil
+}
+
 // readFile reads and parses the config file with koanf's file provider and
 // YAML parser. Only those two are used, not a koanf.Koanf: its key-path
 // merging splits keys at the delimiter, which would break map keys that

@@ -1,6 +1,9 @@
 // Package evaluate is mlsched's evaluate stage: it turns the schedule
-// stage's traces into metrics with confidence intervals, runs a load sweep,
-// and writes the report people read and share.
+// stage's traces, load sweep and capacity search into metrics with
+// confidence intervals, and writes the report people read and share. It
+// simulates nothing: everything it says of the simulations (which policies
+// ran and how often, on which cluster, at which loads) it reads from the
+// schedule artifact.
 //
 // # What it computes
 //
@@ -26,19 +29,16 @@
 // baselines' stay loaded for the paired comparisons, so memory is a few
 // traces' columns whatever the number of policies.
 //
-// # The load sweep
+// # The load sweep and capacity
 //
-// evaluate.sweep.loads are offered loads as fractions of the cluster's
-// capacity: a load u sets schedule.load to u × (arrival span / work bound),
-// both taken from schedule.Bounds on the jobs swept at load 1, so u = 1
-// offers exactly the work the cluster can do in the span of the arrivals.
-// Each (policy, load) point simulates the first sweep.jobs eval jobs with
-// the schedule section's settings, summarizes them, and keeps only the
-// summary, in the runner's memo under a key of everything it depends on
-// except the lists of loads and policies: adding a load or a policy
-// simulates just the new points. A policy sustains a load when its
-// interactive SLO attainment is at least sweep.target there and at every
-// lower load.
+// The schedule stage's sweep.parquet and capacity.parquet hold each
+// policy's points at the grid's loads and its highest sustained load per
+// replication (package schedule says how they are found). The report
+// charts SLO attainment and P99 latency against load (means over the
+// replications), states each policy's sustained load, and, in its
+// summary, the best policy's capacity as a multiple of each baseline's,
+// paired by replication; with several replications each comes with its
+// Student-t interval.
 //
 // # Outputs
 //
@@ -56,5 +56,9 @@
 // report.html carries inline. The stage publishes all three to reports/.
 //
 // The report is deterministic given its inputs: it contains versions and
-// the configuration, never the time it was written.
+// the configuration, never the time it was written. Its provenance names
+// its upstreams' versions and shows their configuration as their
+// manifests record it; the runner keys the stage on those versions
+// (pipeline.Stage.ShowsUpstreams), so a stored report never names a
+// version other than those it was made from.
 package evaluate

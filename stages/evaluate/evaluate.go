@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
@@ -51,6 +53,52 @@ type Provenance struct {
 	Machine map[string]string
 	// Commands reproduce the run.
 	Commands []string
+}
+
+// Upstream is an artifact the report rests on, as its manifest records
+// it: its stage and version, its section of the configuration as canonical
+// JSON, and the notes its run left (the profile's machine).
+type Upstream struct {
+	Stage, Version string
+	Config         []byte
+	Notes          map[string]string
+}
+
+// NewProvenance says what the report of evaluate's version rests on: the
+// upstreams' versions, the profiled machine, the configuration (evaluate's
+// own section, the seed and each upstream's section as it was used) and the
+// commands that reproduce it. The runner puts all of it in evaluate's key:
+// the upstreams' versions enter it (pipeline.Stage.ShowsUpstreams), and a
+// version's configuration is part of its key.
+func NewProvenance(version string, seed int64, own Config, ups []Upstream) (Provenance, error) {
+	prov := Provenance{Versions: []string{"evaluate@" + version}}
+	var lines []string
+	for _, u := range ups {
+		prov.Versions = append(prov.Versions, u.Stage+"@"+u.Version)
+		if u.Stage == "profile" {
+			prov.Machine = u.Notes
+			prov.Commands = append(prov.Commands, "mlsched pin profile "+u.Version+"   # the measured profile this report rests on")
+		}
+		l, err := config.Lines(u.Stage+".", u.Config)
+		if err != nil {
+			return prov, fmt.Errorf("%s@%s: config in manifest: %w", u.Stage, u.Version, err)
+		}
+		lines = append(lines, l...)
+	}
+	b, err := config.Canonical(own)
+	if err != nil {
+		return prov, err
+	}
+	l, err := config.Lines("evaluate.", b)
+	if err != nil {
+		return prov, err
+	}
+	lines = append(append(lines, l...), fmt.Sprintf("seed = %d", seed))
+	slices.Sort(lines)
+	slices.Sort(prov.Versions[1:])
+	prov.Config = strings.Join(lines, "\n") + "\n"
+	prov.Commands = append(prov.Commands, "mlsched run                                   # with this pipeline.yaml")
+	return prov, nil
 }
 
 // policyResult is what the report needs of one policy once its trace is

@@ -1,15 +1,5 @@
 package evaluate
 
-// Output file names.
-const (
-	MetricsFile = "metrics.parquet"
-	ReportMD    = "report.md"
-	ReportHTML  = "report.html"
-	// ChartsDir holds the report's charts as SVG files; report.md links
-	// them and report.html carries them inline.
-	ChartsDir = "charts"
-)
-
 // Scopes of metrics.parquet's rows: what a row's number is about.
 const (
 	ScopePolicy     = "policy"     // a policy over all its jobs

@@ -7,19 +7,6 @@ import (
 	"github.com/mlsched/mlsched/stages/catalog"
 )
 
-// Workload names; each names its output file (JobsFile) and its random
-// streams.
-const (
-	WorkloadTrain = "train"
-	WorkloadEval  = "eval"
-)
-
-// Job classes.
-const (
-	ClassInteractive = "interactive"
-	ClassBatch       = "batch"
-)
-
 // Precisions.
 const (
 	PrecisionFP32 = "fp32"

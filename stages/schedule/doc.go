@@ -1,11 +1,16 @@
 // Package schedule is the schedule stage: it simulates generate's eval
 // workload on a virtual cluster under every configured policy, with
-// service times drawn from the profile's measured latencies, and writes
-// each policy's trace for the evaluate stage.
+// service times drawn from the profile's measured latencies, writes each
+// policy's trace for the evaluate stage, and runs the load sweep and the
+// capacity search, which simulate the policies again at other loads.
 //
-//	jobs-eval.parquet ─┐                       ┌─> cluster.parquet, bounds.parquet
-//	                   ├─> bounds pass ─> sim ─┤
-//	samples.parquet ───┘   (resolves curves)   └─> <policy>/trace.parquet, devices.parquet
+//	jobs-eval.parquet ─┐                       ┌─> cluster.parquet, bounds.parquet, runs.parquet
+//	                   ├─> bounds pass ─> sim ─┼─> <policy>/trace.parquet, devices.parquet
+//	samples.parquet ───┘   (resolves curves)   └─> sweep.parquet, capacity.parquet (memoized units)
+//
+// The stage's configuration and the rows of its files are declared in
+// package schedulespec, which the command line links without the
+// simulator; this package aliases them.
 //
 // The simulator (package sim), the policies (package policy) and the
 // ground-truth service model (package service) live below this package;
@@ -77,6 +82,12 @@
 //	  splitting: {min_batch: 32}                 # +split; >= 2
 //	  migration: {cost: 1ms, min_gain: 0s}       # +migrate; both >= 0
 //	  dynamic: {class: 1, urgency: 2, batch: 0.5, service: 0.5, memory: 0.25}
+//	  replications: 1
+//	  sweep:
+//	    loads: [0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2]   # fractions of capacity; empty: no grid
+//	    jobs: 50000               # the first eval jobs each point simulates (0: all)
+//	    target: 0.99              # the interactive SLO attainment that makes a load sustained
+//	    tolerance: 0.01           # the capacity search's resolution; 0: no search
 //
 // The default cluster is this machine's CPU, two single-threaded lanes as
 // measured, beside a declared four-lane accelerator whose lanes are each
@@ -127,7 +138,7 @@
 //
 // # Seeds
 //
-// Each policy's simulation has two seeds, one for the simulator's
+// Each unit has two seeds, one for the simulator's
 // ground-truth draws and one for the policy's own randomness (random
 // placement), each the first 8 bytes, little-endian, of
 //
@@ -146,6 +157,48 @@
 // byte-identical files. The wall clock is read only to pace progress
 // reports.
 //
+// # Units
+//
+// A Unit is one simulation: a policy spec, a replication (its seeds), the
+// first Jobs jobs (0: all) and a Load their arrival times are divided by.
+// The main runs are units over every job at schedule.load; the sweep's and
+// the search's are units over the first sweep.jobs jobs. A unit's key is
+// made by the runner (pipeline.Memo) from the stage's own key lines, so
+// that no input of the stage can be forgotten, with the part of the
+// section a simulation depends on (all of it but the lists of policies,
+// the load, the replications and the sweep) and the unit's lines:
+//
+//	spec <spec>, replication <k>, jobs <n>, load <factor, shortest exact form>
+//
+// MLSCHED_DEBUG_KEY=1 prints them. The sweep's units are kept in the
+// memo under those keys, so adding a load, a policy or a replication
+// simulates only what is new, and a distributed executor can ship a unit
+// by its key.
+//
+// # The load sweep and the capacity search
+//
+// A load u is a fraction of the capacity of the cluster for the jobs
+// swept: the first sweep.jobs jobs are offered at schedule load
+// u × (arrival span / work bound), both from the bounds of those jobs at
+// load 1, so u = 1 offers exactly the work the cluster can do in the span
+// of their arrivals. Each point is summarized (SweepRow): SLO attainment
+// overall and of the interactive jobs, mean and P99 end-to-end latency,
+// throughput and goodput, with evaluate's metrics package, so that its
+// numbers mean what the report's do.
+//
+// A load is sustained when the interactive jobs' SLO attainment (that of
+// all jobs, for a workload without interactive jobs) is at least
+// sweep.target there. The capacity search (Vidur's) finds the highest
+// sustained load of each policy's replication: the grid brackets it (the
+// highest load of its sustained prefix, and the next), loads above the
+// grid double until one fails, up to MaxSweepLoad, and bisection narrows
+// the bracket until it is at most sweep.tolerance wide. It assumes
+// attainment falls as load rises, as it does but for noise. A policy that
+// favours interactive jobs may sustain loads beyond capacity while batch
+// jobs wait; the report says how many of all the jobs met their SLO at the
+// sustained load. capacity.parquet has each replication's bracket
+// (CapacityRow), sweep.parquet every point, grid and search.
+//
 // # Files
 //
 // cluster.parquet has a row per device, in cluster order (ClusterRow):
@@ -155,6 +208,10 @@
 // factors came from.
 //
 // bounds.parquet has one row (BoundsRow), below.
+//
+// runs.parquet has a row per simulation of the whole workload (RunRow):
+// the policy spec, the replication, the jobs, the load, and the paths of
+// its trace and devices files; evaluate finds the traces through it.
 //
 // Each policy writes into a directory named after it, and with
 // replications: k > 1, its k-th run (other seeds, see below) into

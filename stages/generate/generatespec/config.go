@@ -1,4 +1,4 @@
-package generate
+package generatespec
 
 import (
 	"errors"
@@ -12,6 +12,19 @@ import (
 )
 
 // Arrival process names, the values of generate.<workload>.arrival.process.
+// Workload names; each names its output file (JobsFile) and its random
+// streams.
+const (
+	WorkloadTrain = "train"
+	WorkloadEval  = "eval"
+)
+
+// Job classes.
+const (
+	ClassInteractive = "interactive"
+	ClassBatch       = "batch"
+)
+
 const (
 	ProcessPoisson = "poisson"
 	ProcessBursty  = "bursty"

@@ -1,13 +1,22 @@
-package evaluate
+package evaluatespec
 
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
 	"github.com/mlsched/mlsched/stages/schedule/policy"
+)
+
+// Output file names.
+const (
+	MetricsFile = "metrics.parquet"
+	ReportMD    = "report.md"
+	ReportHTML  = "report.html"
+	// ChartsDir holds the report's charts as SVG files; report.md links
+	// them and report.html carries them inline.
+	ChartsDir = "charts"
 )
 
 // Config is the evaluate section of pipeline.yaml.
@@ -42,7 +51,20 @@ type Timeline struct {
 	Span  time.Duration `koanf:"span"`
 }
 
-var versionPrefix = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
+// isVersionPrefix says whether s can start a version: 1 to 64 lower-case
+// hex digits. (A regexp would be compiled at every start of the command
+// line, which links this package and must start at once.)
+func isVersionPrefix(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // DefaultConfig returns the evaluate section's defaults.
 func DefaultConfig() Config {
@@ -78,7 +100,7 @@ func (c Config) Validate() error {
 	if !(c.Timeline.Start >= 0 && c.Timeline.Start < 1) {
 		bad("timeline.start", "must be a fraction of the makespan in [0, 1), got %v", c.Timeline.Start)
 	}
-	if c.CompareTo != "" && !versionPrefix.MatchString(c.CompareTo) {
+	if c.CompareTo != "" && !isVersionPrefix(c.CompareTo) {
 		bad("compare_to", "must be an evaluate version or a prefix of one (hex digits), got %q", c.CompareTo)
 	}
 	if c.Timeline.Span <= 0 {

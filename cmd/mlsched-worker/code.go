@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/stages"
+	"github.com/mlsched/mlsched/stages/evaluate"
+	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule"
+)
+
+// The stages' code, one line per stage in codes, as the stages' registry
+// (package stages) declares each. It lives here, not below stages, because
+// it is glue between the runner and the stages, like the registry: the
+// stages' code versions cover their own packages.
+
+// code builds one stage's code from the configuration.
+type code func(stages.Config, stages.Runtime) pipeline.RunFunc
+
+// codes is the explicit list of the stages' code: one line per stage.
+var codes = map[string]code{
+	stages.Generate: generateCode,
+	stages.Profile:  profileCode,
+	stages.Schedule: scheduleCode,
+	stages.Evaluate: evaluateCode,
+}
+
+// Names returns the stages this package has code for, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(codes)) }
+
+// Code returns the code of the named stage configured by cfg.
+func Code(stage string, cfg stages.Config, rt stages.Runtime) (pipeline.RunFunc, error) {
+	c, ok := codes[stage]
+	if !ok {
+		return nil, fmt.Errorf("this worker has no code for stage %q (it has %s)", stage, strings.Join(Names(), ", "))
+	}
+	return c(cfg, rt), nil
+}
+
+// Attach gives every stage of reg its code, so that a pipeline over reg
+// runs the stages in this process (pipeline.Inline).
+func Attach(reg *pipeline.Registry, cfg stages.Config, rt stages.Runtime) error {
+	for _, name := range stages.Names() {
+		run, err := Code(name, cfg, rt)
+		if err != nil {
+			return err
+		}
+		if err := reg.SetRun(name, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serve reads one stage's task from r, runs it and answers on w
+// (pipeline.Serve): the whole of mlsched-worker's work.
+func serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	return pipeline.Serve(ctx, r, w, func(t *pipeline.Task) (pipeline.RunFunc, error) {
+		cfg, rt, err := stages.DecodePayload(t.Payload)
+		if err != nil {
+			return nil, err
+		}
+		return Code(t.Stage, cfg, rt)
+	})
+}
+
+func generateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
+	return func(ctx context.Context, env *pipeline.Env) error {
+		return generate.Run(ctx, cfg.Generate, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
+	}
+}
+
+func profileCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
+	pc := cfg.Profile
+	return func(ctx context.Context, env *pipeline.Env) error {
+		importPath := ""
+		if pc.Import != "" {
+			importPath = rt.Path(pc.Import)
+		}
+		lib := profile.Library{}
+		if pc.Measure {
+			configured := ""
+			if pc.ORTLib != "" {
+				configured = rt.Path(pc.ORTLib)
+			}
+			path, src, err := ort.Locate(rt.ORTLib, configured, rt.Environ, rt.SearchDirs)
+			if err != nil {
+				return err
+			}
+			lib = profile.Library{Path: path, Source: src}
+		}
+		return profile.Run(ctx, pc, env.Seed, lib, importPath,
+			profile.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
+	}
+}
+
+func scheduleCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
+	return func(ctx context.Context, env *pipeline.Env) error {
+		prof, err := env.Input(stages.Profile)
+		if err != nil {
+			return err
+		}
+		gen, err := env.Input(stages.Generate)
+		if err != nil {
+			return err
+		}
+		in := schedule.Inputs{
+			Samples: prof.Path(profile.SamplesFile),
+			Jobs:    gen.Path(generate.JobsFile(generate.WorkloadEval)),
+		}
+		return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
+			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo})
+	}
+}
+
+func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
+	return func(ctx context.Context, env *pipeline.Env) error {
+		ins := map[string]pipeline.Input{}
+		for _, name := range []string{stages.Generate, stages.Profile, stages.Schedule} {
+			in, err := env.Input(name)
+			if err != nil {
+				return err
+			}
+			ins[name] = in
+		}
+		prov, err := provenance(env, cfg.Evaluate)
+		if err != nil {
+			return err
+		}
+		in := evaluate.Inputs{
+			Schedule: ins[stages.Schedule].Dir,
+			Jobs:     ins[stages.Generate].Path(generate.JobsFile(generate.WorkloadEval)),
+			Samples:  ins[stages.Profile].Path(profile.SamplesFile),
+		}
+		if cfg.Evaluate.CompareTo != "" {
+			prev, err := env.Ref(stages.CompareTo)
+			if err != nil {
+				return err
+			}
+			in.Previous, in.PreviousVersion = prev.Path(evaluate.MetricsFile), prev.Version
+		}
+		return evaluate.Run(ctx, cfg.Evaluate, env.Seed, in, evaluate.Output{
+			Dir: env.Dir, Metadata: env.Metadata, Provenance: prov, Progress: env.Progress})
+	}
+}
+
+// provenance reads what the report says it rests on from the upstreams'
+// manifests.
+func provenance(env *pipeline.Env, own evaluate.Config) (evaluate.Provenance, error) {
+	var ups []evaluate.Upstream
+	for _, name := range slices.Sorted(maps.Keys(env.Inputs)) {
+		in := env.Inputs[name]
+		m, err := in.Manifest()
+		if err != nil {
+			return evaluate.Provenance{}, err
+		}
+		ups = append(ups, evaluate.Upstream{Stage: name, Version: in.Version, Config: m.Inputs.Config, Notes: m.Notes})
+	}
+	return evaluate.NewProvenance(env.Version, env.Seed, own, ups)
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/stages"
+)
+
+// TestEveryStageHasCode: the worker has code for exactly the stages the
+// registry declares.
+func TestEveryStageHasCode(t *testing.T) {
+	if got, want := Names(), stages.Names(); !slices.Equal(got, want) {
+		t.Errorf("worker has code for %v, the registry declares %v", got, want)
+	}
+	if _, err := Code("nope", stages.DefaultConfig(), stages.Runtime{}); err == nil || !strings.Contains(err.Error(), `no code for stage "nope"`) {
+		t.Errorf("Code(nope) = %v", err)
+	}
+}
+
+// TestPayloadRoundTrip: the configuration a worker decodes is the one the
+// command line encoded, to the last default, and a payload that does not
+// decode, or does not validate, is refused with a reason.
+func TestPayloadRoundTrip(t *testing.T) {
+	cfg := stages.DefaultConfig()
+	if err := config.Load(config.Options{File: "../../cmd/mlsched/testdata/tiny.yaml"}, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	rt := stages.Runtime{ORTLib: "/x/lib.so", ConfigDir: "/proj", SearchDirs: []string{"/a", "/b"}, Environ: []string{"A=1"}}
+	for _, want := range []stages.Config{stages.DefaultConfig(), cfg} {
+		b, err := stages.EncodePayload(want, rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotRT, err := stages.DecodePayload(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc, _ := config.Canonical(got)
+		wc, _ := config.Canonical(want)
+		if !bytes.Equal(gc, wc) {
+			t.Errorf("decoded config differs: %v", config.Diff(wc, gc))
+		}
+		if !slices.Equal(gotRT.SearchDirs, rt.SearchDirs) || gotRT.ORTLib != rt.ORTLib || gotRT.ConfigDir != rt.ConfigDir || !slices.Equal(gotRT.Environ, rt.Environ) {
+			t.Errorf("runtime %+v, want %+v", gotRT, rt)
+		}
+	}
+	bad := stages.DefaultConfig()
+	bad.Schedule.Load = -1
+	b, _ := stages.EncodePayload(bad, rt)
+	if _, _, err := stages.DecodePayload(b); err == nil || !strings.Contains(err.Error(), "schedule.load") {
+		t.Errorf("DecodePayload of an invalid config = %v", err)
+	}
+	if _, _, err := stages.DecodePayload([]byte(`{"config": {"seed": "x"}}`)); err == nil || !strings.Contains(err.Error(), "seed") {
+		t.Errorf("DecodePayload of a bad document = %v", err)
+	}
+}
+
+// TestAttachRunsInProcess: with the code attached, the registry's stages
+// run in this process (pipeline.Inline), generate being the one stage that
+// needs no upstream.
+func TestAttachRunsInProcess(t *testing.T) {
+	cfg := stages.DefaultConfig()
+	cfg.Generate.Train.Jobs, cfg.Generate.Eval.Jobs = 10, 10
+	reg, err := stages.Registry(cfg, stages.Runtime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Attach(reg, cfg, stages.Runtime{}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := reg.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st, _ := pipeline.OpenStore(filepath.Join(dir, "data"))
+	p := &pipeline.Pipeline{Graph: g, Store: st, LockPath: filepath.Join(dir, "pipeline.lock"), Seed: 1}
+	res, err := p.Run(context.Background(), pipeline.RunOptions{Targets: []string{stages.Generate}, Jobs: 1})
+	if err != nil || len(res) != 1 || res[0].Outcome != pipeline.Ran {
+		t.Fatalf("Run = %v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(st.Dir(stages.Generate, res[0].Version), "jobs-eval.parquet")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,23 @@
+package evaluate
+
+import "github.com/mlsched/mlsched/stages/evaluate/evaluatespec"
+
+// The stage's configuration is declared in package evaluatespec, which the
+// command line links without the stage's code; these are the same types
+// and constants, as os.FileMode is fs.FileMode.
+type (
+	Config    = evaluatespec.Config
+	Bootstrap = evaluatespec.Bootstrap
+	Timeline  = evaluatespec.Timeline
+)
+
+// Output file names: evaluatespec's.
+const (
+	MetricsFile = evaluatespec.MetricsFile
+	ReportMD    = evaluatespec.ReportMD
+	ReportHTML  = evaluatespec.ReportHTML
+	ChartsDir   = evaluatespec.ChartsDir
+)
+
+// DefaultConfig is evaluatespec.DefaultConfig.
+func DefaultConfig() Config { return evaluatespec.DefaultConfig() }
