@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "9bdd6f990be9deb4ef2a7f039cfe8cf34f72de1205ae5043ca9361d236e1b650",
+	"stages/evaluate":              "af564e9eb72611b03e891b6f791a000a6abd65f2a3e3cc78c32cbe79b4d5f7b0",
 	"stages/evaluate/chart":        "875337939755c126cbcd9f238f86d2477d692315fd98f32b606f827f6ecf5e8a",
 	"stages/evaluate/evaluatespec": "925f288df2a6128b6d3821b6efdfea0228043995fc55f5937b12c02431156919",
 	"stages/evaluate/metrics":      "7be71deb32cbcde3e1904252f4e0b38afaba12b723c2642c8c016839d7dd0f81",

@@ -74,7 +74,13 @@ func newProject(t *testing.T, config string) *project {
 // cli runs mlsched in the project and returns stdout, stderr and exit code.
 func (p *project) cli(args ...string) (string, string, int) {
 	p.t.Helper()
-	cmd := exec.Command(mlschedBin, args...)
+	return p.cliOf(mlschedBin, args...)
+}
+
+// cliOf runs the mlsched binary at bin in the project.
+func (p *project) cliOf(bin string, args ...string) (string, string, int) {
+	p.t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
 	var out, errb bytes.Buffer
@@ -427,9 +433,10 @@ func TestInterruptLeavesNoPartialVersion(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt once the stage is writing into its staging directory.
+	// Interrupt once generate, the stage the test asserts about, is
+	// writing into its staging directory (named generate-<version>-...).
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if ents, _ := os.ReadDir(filepath.Join(p.dir, "data", ".tmp")); len(ents) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "generate-*")); len(m) > 0 {
 			break
 		}
 		if time.Since(start) > 20*time.Second {
@@ -465,24 +472,10 @@ func TestStagesRunInTheWorker(t *testing.T) {
 	if err := os.WriteFile(alone, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) (string, string, int) {
-		cmd := exec.Command(alone, args...)
-		cmd.Dir = p.dir
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
-	}
-	if out, errs, code := run("run"); code != 0 || strings.Count(out, "cached") != 4 {
+	if out, errs, code := p.cliOf(alone, "run"); code != 0 || strings.Count(out, "cached") != 4 {
 		t.Errorf("a cached run without the worker: exit %d\n%s%s", code, out, errs)
 	}
-	_, errs, code := run("run", "--set", "generate.eval.jobs=900")
+	_, errs, code := p.cliOf(alone, "run", "--set", "generate.eval.jobs=900")
 	if code != 1 || !strings.Contains(errs, "mlsched-worker, which runs the stages' code, is not beside "+alone) || !strings.Contains(errs, "MLSCHED_WORKER") {
 		t.Errorf("a run that needs the worker, without it: exit %d\n%s", code, errs)
 	}

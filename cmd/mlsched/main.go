@@ -42,11 +42,11 @@ func main() {
 
 // catchInterrupts returns a function that, once called, turns the first
 // SIGINT or SIGTERM into cancel(), so that stages still running stop
-// cleanly; a second signal then ends the process at once. It is called
-// only when a stage is about to run: until then an interrupt may end the
-// process as it is, since every write to the store is atomic, and a run
-// that only finds everything cached is spared starting the signal
-// watcher's thread.
+// cleanly; a second signal then ends the process at once. run calls it
+// when the first stage starts (before its staging directory exists): until
+// then an interrupt may end the process as it is, since every write to the
+// store is atomic, and a run that only finds everything cached is spared
+// starting the signal watcher's thread.
 func catchInterrupts(cancel context.CancelFunc) func() {
 	return sync.OnceFunc(func() {
 		ch := make(chan os.Signal, 1)
@@ -181,7 +181,7 @@ func (a *app) load() (*loaded, error) {
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
 		LockPath: filepath.Join(base, "pipeline.lock"),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
-		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr, interruptible: a.interruptible},
+		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr},
 	}
 	// A reference to a stored version the store lacks is the user's
 	// error, told before anything runs.

@@ -37,7 +37,14 @@ per stage: cached, ran or pinned, its version and its duration.`,
 				fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", l.p.Store.Location(), holder)
 			}
 			rep := newRunReporter(a.stdout)
-			opts.Reporter = rep
+			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
+				// From the first stage that runs on, an interrupt stops
+				// the stages cleanly rather than ending the process.
+				if e.Kind == pipeline.EventStart && a.interruptible != nil {
+					a.interruptible()
+				}
+				rep.Report(e)
+			})
 			_, err = l.p.Run(cmd.Context(), opts)
 			rep.close()
 			return err

@@ -30,8 +30,6 @@ type workers struct {
 	rt      stages.Runtime
 	environ []string
 	stderr  io.Writer
-	// interruptible is called before the first stage runs (app's).
-	interruptible func()
 
 	once sync.Once
 	p    *pipeline.Process
@@ -40,9 +38,6 @@ type workers struct {
 
 // Execute implements pipeline.Executor.
 func (w *workers) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline.Env) error {
-	if w.interruptible != nil {
-		w.interruptible()
-	}
 	w.once.Do(w.start)
 	if w.err != nil {
 		return w.err

@@ -533,6 +533,13 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		fmt.Fprintf(&b, ": %s", strings.Join(against, "; "))
 	}
 	b.WriteString(".\n")
+	ranked := slices.Clone(sw.order)
+	slices.SortStableFunc(ranked, func(x, y string) int { return cmp.Compare(sw.sustained(y).mean, sw.sustained(x).mean) })
+	var each []string
+	for _, p := range ranked {
+		each = append(each, fmt.Sprintf("%s %s", p, loadText(sw.sustained(p))))
+	}
+	fmt.Fprintf(&b, "\nEvery policy's sustained load: %s.\n", strings.Join(each, ", "))
 	return b.String()
 }
 

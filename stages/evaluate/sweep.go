@@ -74,6 +74,7 @@ type sweepResult struct {
 	// mean over the replications.
 	grid     map[string][]map[string]estimate
 	capacity map[string]*capacityResult
+	order    []string // the policies with a capacity, in schedule's order
 	// best is the policy with the highest mean sustained load (ties to
 	// the first in schedule's order); ratios its sustained load over each
 	// baseline's, paired by replication.
@@ -146,6 +147,7 @@ func readSweep(dir string, policies, baselines []string, confidence float64) (*s
 		if r == nil {
 			r = &capacityResult{}
 			s.capacity[c.Policy] = r
+			s.order = append(s.order, c.Policy)
 		}
 		r.sustained = append(r.sustained, c.SustainedLoad)
 		r.failed = append(r.failed, c.FailedLoad)
