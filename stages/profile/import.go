@@ -41,39 +41,12 @@ func readImport(path string) ([]Sample, error) {
 	}
 	source := "import:" + filepath.Base(path)
 	for i := range rows {
-		if err := validateSample(rows[i]); err != nil {
+		if err := rows[i].Validate(); err != nil {
 			return nil, fmt.Errorf("profile.import %s: row %d, %w", path, i+1, err)
 		}
 		rows[i].Source = source
 	}
 	return rows, nil
-}
-
-// validateSample checks one row; the error starts with the column at fault.
-func validateSample(s Sample) error {
-	switch {
-	case s.Kind != KindInference && s.Kind != KindMatMul && s.Kind != KindContention:
-		return fmt.Errorf("column kind: want inference, matmul or contention, got %q", s.Kind)
-	case s.Backend == "":
-		return errors.New("column backend: empty")
-	case s.Provider == "":
-		return errors.New("column provider: empty")
-	case s.Device == "":
-		return errors.New("column device: empty")
-	case s.Model == "":
-		return errors.New("column model: empty")
-	case s.Precision != FP32 && s.Precision != FP16:
-		return fmt.Errorf("column precision: want fp32 or fp16, got %q", s.Precision)
-	case s.Batch < 1:
-		return fmt.Errorf("column batch: must be at least 1, got %d", s.Batch)
-	case s.Threads < 1:
-		return fmt.Errorf("column threads: must be at least 1, got %d", s.Threads)
-	case s.Concurrency < 1:
-		return fmt.Errorf("column concurrency: must be at least 1, got %d", s.Concurrency)
-	case !finite(s.LatencyS) || s.LatencyS <= 0:
-		return fmt.Errorf("column latency_s: must be a positive number of seconds, got %v", s.LatencyS)
-	}
-	return nil
 }
 
 func readImportCSV(path string) ([]Sample, error) {

@@ -1,5 +1,10 @@
 package profile
 
+import (
+	"errors"
+	"fmt"
+)
+
 // Sample is one timed run: a row of samples.parquet. Every latency the
 // profile measured is kept, so later stages draw service times from the
 // measured distribution rather than from a summary of it.
@@ -28,6 +33,41 @@ type Sample struct {
 	LatencyS float64 `parquet:"latency_s"`
 	// Source is "measured", or "import:<file>" for imported rows.
 	Source string `parquet:"source,dict"`
+}
+
+// Validate reports the first value of s that no later stage can use: a
+// kind other than inference, matmul or contention; an empty backend,
+// provider, device or model; a precision other than fp32 or fp16; a batch,
+// thread count or concurrency below 1; or a latency that is not a positive
+// finite number of seconds. The error starts with the samples.parquet
+// column at fault ("column batch: ..."); the caller adds the file and row.
+//
+// The profile stage checks imported rows with it, and the schedule stage's
+// service model the rows it reads, so a file one accepts the other does.
+func (s Sample) Validate() error {
+	switch {
+	case s.Kind != KindInference && s.Kind != KindMatMul && s.Kind != KindContention:
+		return fmt.Errorf("column kind: want %s, %s or %s, got %q", KindInference, KindMatMul, KindContention, s.Kind)
+	case s.Backend == "":
+		return errors.New("column backend: empty")
+	case s.Provider == "":
+		return errors.New("column provider: empty")
+	case s.Device == "":
+		return errors.New("column device: empty")
+	case s.Model == "":
+		return errors.New("column model: empty")
+	case s.Precision != FP32 && s.Precision != FP16:
+		return fmt.Errorf("column precision: want %s or %s, got %q", FP32, FP16, s.Precision)
+	case s.Batch < 1:
+		return fmt.Errorf("column batch: must be at least 1, got %d", s.Batch)
+	case s.Threads < 1:
+		return fmt.Errorf("column threads: must be at least 1, got %d", s.Threads)
+	case s.Concurrency < 1:
+		return fmt.Errorf("column concurrency: must be at least 1, got %d", s.Concurrency)
+	case !finite(s.LatencyS) || s.LatencyS <= 0:
+		return fmt.Errorf("column latency_s: must be a positive finite number of seconds, got %v", s.LatencyS)
+	}
+	return nil
 }
 
 // The kinds of samples.

@@ -374,10 +374,13 @@ func TestNewTableErrors(t *testing.T) {
 		{"negative latency", bad(func(s *profile.Sample) { s.LatencyS = -1 }), []string{"row 4 ", "latency_s"}},
 		{"NaN latency", bad(func(s *profile.Sample) { s.LatencyS = math.NaN() }), []string{"row 4 ", "NaN"}},
 		{"infinite latency", bad(func(s *profile.Sample) { s.LatencyS = math.Inf(1) }), []string{"row 4 ", "+Inf"}},
-		{"batch 0", bad(func(s *profile.Sample) { s.Batch = 0 }), []string{"row 4 ", "batch must be at least 1"}},
-		{"threads 0", bad(func(s *profile.Sample) { s.Threads = 0 }), []string{"row 4 ", "threads must be at least 1"}},
+		{"batch 0", bad(func(s *profile.Sample) { s.Batch = 0 }), []string{"row 4 ", "column batch: must be at least 1"}},
+		{"threads 0", bad(func(s *profile.Sample) { s.Threads = 0 }), []string{"row 4 ", "column threads: must be at least 1"}},
+		// The profile stage's checks of imported rows apply here too.
+		{"unknown precision", bad(func(s *profile.Sample) { s.Precision = "int8" }), []string{"row 4 ", `column precision: want fp32 or fp16, got "int8"`}},
+		{"no provider", bad(func(s *profile.Sample) { s.Provider = "" }), []string{"row 4 ", "column provider: empty"}},
 		{"bad contention row", append(slices.Clone(good), rows(profile.KindContention, profile.SourceMeasured, "cpu", "m", profile.FP32, 1, 1, 0, 1)...),
-			[]string{"row 2 ", "contention cpu/m/fp32", "concurrency must be at least 1"}},
+			[]string{"row 2 ", "contention cpu/m/fp32", "column concurrency: must be at least 1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

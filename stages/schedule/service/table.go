@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -70,9 +69,10 @@ type Table struct {
 // It uses kind "inference" rows of concurrency 1 for latencies and kind
 // "contention" rows for contention, and ignores every other row. Rows may
 // come from several devices and sources. It fails if there is no inference
-// row of concurrency 1, or if a row it uses has a batch size, thread count
-// or concurrency below 1 or a latency that is not a positive finite number;
-// the error names the row, counting from 1. Samples that are valid but
+// row of concurrency 1, or if a row it uses is not valid
+// (profile.Sample.Validate, which the profile stage applies to imported
+// rows, so only a damaged file fails here); the error names the row,
+// counting from 1, and the column. Samples that are valid but
 // cannot make a curve or a contention factor (two origins for one
 // configuration, contention without a one-session baseline) are reported
 // by Curve or Contention when asked for, so that they block only the
@@ -96,7 +96,7 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 		if !isInference && s.Kind != profile.KindContention {
 			continue
 		}
-		if err := checkSample(s); err != nil {
+		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("service: profile samples row %d (%s %s/%s/%s batch %d threads %d concurrency %d): %w",
 				n+1, s.Kind, s.Device, s.Model, s.Precision, s.Batch, s.Threads, s.Concurrency, err)
 		}
@@ -181,23 +181,6 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 	}
 	slices.Sort(t.devices)
 	return t, nil
-}
-
-// checkSample rejects the values no latency model can use; the profile
-// stage validates imported rows the same way, so only a damaged file gets
-// here.
-func checkSample(s profile.Sample) error {
-	switch {
-	case s.Batch < 1:
-		return fmt.Errorf("batch must be at least 1, got %d", s.Batch)
-	case s.Threads < 1:
-		return fmt.Errorf("threads must be at least 1, got %d", s.Threads)
-	case s.Concurrency < 1:
-		return fmt.Errorf("concurrency must be at least 1, got %d", s.Concurrency)
-	case math.IsNaN(s.LatencyS) || math.IsInf(s.LatencyS, 0) || s.LatencyS <= 0:
-		return fmt.Errorf("latency_s must be a positive finite number of seconds, got %v", s.LatencyS)
-	}
-	return nil
 }
 
 func addSample[G comparable](m map[G]map[int][]float64, g G, at int, latency float64) {

@@ -263,13 +263,51 @@ func (p splitPolicy) Split(j *Job, s *State) []int32 { return p.f(j) }
 // job and part, in [0, 1), different across each of them, and uniform
 // (mean and deciles within a few standard errors over 200k jobs).
 func TestVariate(t *testing.T) {
-	if Variate(1, 42, -1) != Variate(1, 42, -1) {
-		t.Fatal("Variate is not a function of its inputs")
+	// Pinned draws: a job's draw must not depend on what was drawn before
+	// it (the order of events differs between policies), nor change
+	// between versions, or a run could not be replayed. Each draw is taken
+	// twice, the second time in reverse order, after all the others.
+	pinned := []struct {
+		seed uint64
+		id   int64
+		part int
+		want float64
+	}{
+		{1, 42, -1, 0.5864711825414086},
+		{1, 42, 0, 0.06945787997718478},
+		{2, 42, -1, 0.005442405578626519},
+		{1, 43, -1, 0.5362745330632924},
+		{7, 0, 3, 0.9673633330884709},
 	}
-	for _, other := range []float64{Variate(2, 42, -1), Variate(1, 43, -1), Variate(1, 42, 0), Variate(1, 42, 1)} {
-		if other == Variate(1, 42, -1) {
-			t.Errorf("a different seed, job or part gave the same variate %v", other)
+	first := make([]float64, len(pinned))
+	for i, p := range pinned {
+		first[i] = Variate(p.seed, p.id, p.part)
+	}
+	for i := len(pinned) - 1; i >= 0; i-- {
+		p := pinned[i]
+		if got := Variate(p.seed, p.id, p.part); got != first[i] || got != p.want {
+			t.Errorf("Variate(%d, %d, %d) = %v, then %v, want %v both times", p.seed, p.id, p.part, first[i], got, p.want)
 		}
+	}
+	// Each argument matters: changing any one of them, for many jobs,
+	// changes the draw.
+	changed := []struct {
+		name string
+		f    func(id int64) float64
+	}{
+		{"another seed", func(id int64) float64 { return Variate(2, id, -1) }},
+		{"the next job", func(id int64) float64 { return Variate(1, id+1, -1) }},
+		{"part 0 of the job", func(id int64) float64 { return Variate(1, id, 0) }},
+		{"part 1 of the job", func(id int64) float64 { return Variate(1, id, 1) }},
+	}
+	for _, c := range changed {
+		t.Run(c.name, func(t *testing.T) {
+			for id := range int64(1000) {
+				if base, other := Variate(1, id, -1), c.f(id); base == other {
+					t.Fatalf("Variate(1, %d, -1) = %v, the same with %s", id, base, c.name)
+				}
+			}
+		})
 	}
 	const n = 200_000
 	var sum float64

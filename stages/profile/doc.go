@@ -1,0 +1,89 @@
+// Package profile is the profile stage: it measures how fast this machine
+// runs the models mlsched schedules, and how much sessions sharing its
+// cores slow each other down. Every timed run is kept, so that the
+// schedule stage draws service times from the measured distribution rather
+// than from a summary of it. A profile measured elsewhere, say on a GPU
+// this machine lacks, can be added to it (profile.import).
+//
+//	profile.models ───> zoo: ONNX, seeded ───> onnxruntime ──┐
+//	profile.matmul ───> gonum, onnxruntime ──────────────────┼─> samples.parquet, summary.parquet,
+//	profile.contention ─> k sessions at once ────────────────┤   <model>.onnx, <model>-fp16.onnx
+//	profile.import (.parquet, .csv) ─> Sample.Validate ──────┘
+//
+// The stage's configuration is declared in package profilespec, which the
+// command line links without the stage's code or onnxruntime; spec.go
+// aliases its types and constants here.
+//
+// # What it measures
+//
+// Inference: each model of profile.models is built in Go as an ONNX graph
+// by package zoo, with weights drawn from the global seed, in each
+// precision of profile.precisions, and run through onnxruntime's CPU
+// execution provider at each batch size of profile.batch_sizes and each
+// intra-op thread count of profile.threads (one inter-op thread). Inputs
+// are seeded values in [-1, 1): latency does not depend on them, but zeros
+// or denormals could take odd paths. A configuration runs profile.warmup
+// times untimed, then up to profile.repeats times timed, stopping early
+// once it has used profile.max_time after at least profile.min_repeats
+// runs: the large models at large batches would otherwise take minutes on
+// a small machine. An fp16 configuration the CPU provider has no kernels
+// for is a finding, not a failure: the summary records it as unsupported,
+// with the reason.
+//
+// Matrix multiply: n×n by n×n float32 products for each n of
+// profile.matmul.sizes, in pure Go (gonum's Sgemm, which spreads a product
+// over GOMAXPROCS goroutines, so the row records that many threads) and
+// through onnxruntime at each thread count: the arithmetic rate the
+// machine reaches, to set the models' GFLOP/s against.
+//
+// Contention: for each k of profile.contention.sessions, k sessions of one
+// model, one intra-op thread each, start together and each time its runs:
+// how much lanes sharing the cores slow each other down. The schedule
+// stage turns these rows into the slowdown of a measured device's busy
+// lanes, with k = 1 as the baseline.
+//
+// Every run goes through the CPU execution provider; no GPU numbers are
+// measured or invented. The summary has a row (kind provider) for each GPU
+// execution provider the loaded onnxruntime library cannot use, saying
+// whether it is absent from the build or compiled in but unusable here,
+// rather than leaving readers to assume; import a GPU's profile instead.
+//
+// # Why it runs alone
+//
+// The measurements run one at a time, so that none disturbs another (the
+// contention runs disturb each other on purpose), and the stage is
+// declared Exclusive (pipeline.Stage.Exclusive): the runner starts no
+// other stage while it runs, since a simulation on the same cores would
+// show up in its latencies. The numbers still differ slightly from run to
+// run; pin a version you trust (mlsched pin profile).
+//
+// # Importing a profile
+//
+// profile.import names a .parquet or .csv file (relative to the config
+// file) of rows in samples.parquet's columns: kind, backend, provider,
+// device, model, precision, batch, threads, concurrency and latency_s, and
+// optionally repeat. Every row is checked by Sample.Validate, the same
+// check the schedule stage applies to the rows it reads; an error names
+// the file, the row (data rows counted from 1) and the column. The rows
+// join the measured ones with source "import:<file name>" and keep their
+// own device names, which the schedule stage's cluster can take curves
+// from. With profile.measure off the profile holds only the imported rows.
+// The file's content digest is part of the stage's cache key, so editing
+// it reruns the stage.
+//
+// # Files
+//
+// samples.parquet has one row per timed run (Sample). summary.parquet has
+// one row per configuration (Summary): count, mean, p50, p95 and p99
+// (linearly interpolated, so the p99 of 20 runs is not their maximum),
+// standard deviation, spread (p95/p50, near 1 on a quiet machine),
+// samples a second and GFLOP/s at the median; and a row, marked not
+// supported and with a note saying why, for each configuration that could
+// not run and each absent GPU provider. The .onnx files are the models
+// measured, <model>.onnx in fp32 and <model>-fp16.onnx; the runner also
+// copies them into models/, for Netron or onnx.checker. When the stage
+// measures, every Parquet footer and the manifest describe the machine
+// (Machine: CPU, cores, memory, OS and kernel, Go and onnxruntime
+// versions, execution providers), so the numbers are never separated from
+// the hardware that produced them.
+package profile

@@ -1,0 +1,52 @@
+package profile
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSampleValidate(t *testing.T) {
+	good := Sample{Kind: KindInference, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
+		Model: "mlp", Precision: FP32, Batch: 4, Threads: 1, Concurrency: 1, LatencyS: 0.002}
+	tests := []struct {
+		name   string
+		mutate func(*Sample)
+		want   string // the error; "" for a valid row
+	}{
+		{"a measured inference row", func(*Sample) {}, ""},
+		{"a gonum matmul row", func(s *Sample) {
+			s.Kind, s.Backend, s.Provider, s.Model, s.Batch, s.Threads = KindMatMul, backendGonum, providerGo, "matmul", 256, 2
+		}, ""},
+		{"a contention row in fp16", func(s *Sample) { s.Kind, s.Precision, s.Concurrency = KindContention, FP16, 4 }, ""},
+		{"an imported device", func(s *Sample) { s.Device, s.Provider, s.Source = "a100", "CUDAExecutionProvider", "import:gpu.csv" }, ""},
+		{"unknown kind", func(s *Sample) { s.Kind = "training" }, `column kind: want inference, matmul or contention, got "training"`},
+		{"provider rows belong in the summary", func(s *Sample) { s.Kind = KindProvider }, `column kind: want inference, matmul or contention, got "provider"`},
+		{"no backend", func(s *Sample) { s.Backend = "" }, "column backend: empty"},
+		{"no provider", func(s *Sample) { s.Provider = "" }, "column provider: empty"},
+		{"no device", func(s *Sample) { s.Device = "" }, "column device: empty"},
+		{"no model", func(s *Sample) { s.Model = "" }, "column model: empty"},
+		{"unknown precision", func(s *Sample) { s.Precision = "int8" }, `column precision: want fp32 or fp16, got "int8"`},
+		{"batch 0", func(s *Sample) { s.Batch = 0 }, "column batch: must be at least 1, got 0"},
+		{"negative threads", func(s *Sample) { s.Threads = -2 }, "column threads: must be at least 1, got -2"},
+		{"concurrency 0", func(s *Sample) { s.Concurrency = 0 }, "column concurrency: must be at least 1, got 0"},
+		{"zero latency", func(s *Sample) { s.LatencyS = 0 }, "column latency_s: must be a positive finite number of seconds, got 0"},
+		{"negative latency", func(s *Sample) { s.LatencyS = -0.5 }, "column latency_s: must be a positive finite number of seconds, got -0.5"},
+		{"NaN latency", func(s *Sample) { s.LatencyS = math.NaN() }, "column latency_s: must be a positive finite number of seconds, got NaN"},
+		{"infinite latency", func(s *Sample) { s.LatencyS = math.Inf(1) }, "column latency_s: must be a positive finite number of seconds, got +Inf"},
+		// The first column at fault is named, in the file's column order.
+		{"several faults", func(s *Sample) { s.Model, s.Batch = "", 0 }, "column model: empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := good
+			tt.mutate(&s)
+			err := s.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate(%+v) = %v, want nil", s, err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("Validate(%+v) = %v, want %q", s, err, tt.want)
+			}
+		})
+	}
+}

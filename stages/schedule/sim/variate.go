@@ -1,0 +1,21 @@
+package sim
+
+// Variate is the uniform variate in [0, 1) of the ground-truth draw of
+// job id's batch when the job leads it (part -1), or of its part on device
+// part when the job is split: a SplitMix64 hash of seed, id and part.
+//
+// Keying the draw to the job, not to the order of events, gives common
+// random numbers: a job run alone at the same size takes the same
+// quantile of its device's measured distribution under every policy, so a
+// comparison between policies sees their scheduling, not their luck.
+func Variate(seed uint64, id int64, part int) float64 {
+	x := splitmix64(seed ^ splitmix64(uint64(id)) ^ splitmix64(uint64(part)+0x9e3779b97f4a7c15))
+	return float64(x>>11) * 0x1p-53
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
