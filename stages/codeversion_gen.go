@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "0ee9905996a823dcd071c72de4d30b608cd2bf96fe8a4d904f6c450867587f21",
+	"stages/evaluate":              "8f82f204a2e5c18014577ffe775cd6513f4df2a13efe704b0a23645429606139",
 	"stages/evaluate/chart":        "875337939755c126cbcd9f238f86d2477d692315fd98f32b606f827f6ecf5e8a",
 	"stages/evaluate/evaluatespec": "d8a3c90292507f229c998a95abf16cbcc238642e9d70b3d034009e91a1dd0422",
 	"stages/evaluate/metrics":      "7be71deb32cbcde3e1904252f4e0b38afaba12b723c2642c8c016839d7dd0f81",
@@ -17,9 +17,9 @@ var codeVersions = map[string]string{
 	"stages/ort":                   "cb8575c857223a5e0628f8847e753cc40a34dc556ed4629e7925ccc65a62c7e9",
 	"stages/profile":               "eda557e0c46cf648e9cb2db653f5bb3cbf893ee0022059145279393ece056118",
 	"stages/profile/profilespec":   "d0c4c65e7fdc2c8e3a3758268d4444c70c569e507e1c072a27202f8cc1e85b87",
-	"stages/schedule":              "bc80b0370db40b3cb660c01b3658922362efc535aec43456e68b68a878a24aa6",
+	"stages/schedule":              "f29a13e3dce0118ed3ab577d39480eaf6bad43367490888348e97771d29eaeb2",
 	"stages/schedule/policy":       "ddf527d06d10b618ec1b61569dd9d9e42f0b271218499013316cacf2d49d5a01",
-	"stages/schedule/schedulespec": "92c4c797a178e2a602f40a5f37b4d7c3e31bda4f6b7142f056202cde093fe90a",
+	"stages/schedule/schedulespec": "4bcf3ca274a6f2cdf403489011cda60d1216021f7fd188d7559d1cab251e41e3",
 	"stages/schedule/service":      "f04f361b7ce03b09848560a1d448ed16403bef838b57485c86e6d0c12d3beff9",
 	"stages/schedule/sim":          "535b0c994d1f2acf7098f11b183abfb72d4af8a98c1f86935d4f4b0e83e6a3da",
 	"stages/zoo":                   "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",

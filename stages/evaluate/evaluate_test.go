@@ -159,6 +159,35 @@ func TestTinyRun(t *testing.T) {
 
 	t.Run("html", func(t *testing.T) { checkHTML(t, out) })
 	t.Run("metrics", func(t *testing.T) { checkMetrics(t, out, f.sched, cfg) })
+	t.Run("peak attainment", func(t *testing.T) {
+		// Each policy's highest attainment at any load schedule tried,
+		// grid or search, and the lowest load where it was reached.
+		points, err := parquetio.ReadAll[schedule.SweepRow](filepath.Join(f.in.Schedule, schedule.SweepFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := parquetio.ReadAll[MetricRow](filepath.Join(out, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range f.sched.Policies {
+			peak, load := -1.0, 0.0
+			for _, r := range points {
+				if a := r.TargetAttainment(); r.Policy == p && (a > peak || a == peak && r.Load < load) {
+					peak, load = a, r.Load
+				}
+			}
+			i := slices.IndexFunc(rows, func(r MetricRow) bool {
+				return r.Scope == ScopeSustained && r.Policy == p && r.Metric == metricPeakAttainment
+			})
+			switch {
+			case i < 0:
+				t.Errorf("%s: no %s row", p, metricPeakAttainment)
+			case rows[i].Value != peak || rows[i].Load != load:
+				t.Errorf("%s: %s %v at load %v, want %v at %v", p, metricPeakAttainment, rows[i].Value, rows[i].Load, peak, load)
+			}
+		}
+	})
 	t.Run("compare_to", func(t *testing.T) {
 		// An earlier run that differed in one number, lacked one and had
 		// one this run does not.

@@ -519,7 +519,9 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		}
 		bs := sw.sustained(base)
 		if !(bs.mean > 0) {
-			against = append(against, fmt.Sprintf("%s sustains none of the loads tried", base))
+			c := sw.capacity[base]
+			against = append(against, fmt.Sprintf("%s sustains none of the loads tried (at best %s of its interactive jobs within SLO, at %s)",
+				base, pct(c.peak), pct(c.peakLoad)))
 			continue
 		}
 		r := sw.ratios[base]

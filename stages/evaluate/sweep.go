@@ -26,6 +26,7 @@ const (
 	metricSearchPoints   = "search_points"
 	metricSustainedRatio = "sustained_load_ratio"
 	metricSLOAtSustained = "slo_attainment_at_sustained_load"
+	metricPeakAttainment = "peak_target_attainment" // Load: the lowest load tried that reached it
 )
 
 // pointMetrics are a grid point's metrics, in metrics.parquet's order.
@@ -62,6 +63,11 @@ type capacityResult struct {
 	// replication's sustained load (NaN where none was sustained): the
 	// search keeps the interactive jobs within SLO, not the batch ones.
 	sloAtSustained []float64
+	// peak is the highest interactive SLO attainment (all jobs' where a
+	// point had no interactive job), mean over the replications, at any
+	// load tried, grid or search, and peakLoad that load: what a policy
+	// that sustains none came closest to.
+	peak, peakLoad float64
 }
 
 // sweepResult is the load sweep and capacity search as schedule ran them.
@@ -159,6 +165,19 @@ func readSweep(dir string, policies, baselines []string, confidence float64) (*s
 		r.sloAtSustained = append(r.sloAtSustained, slo)
 		s.reps = max(s.reps, int(c.Replication))
 	}
+	for _, k := range slices.SortedFunc(maps.Keys(bySustained), func(a, b at) int { return cmp.Compare(a.load, b.load) }) {
+		r := s.capacity[k.policy]
+		if r == nil {
+			continue
+		}
+		var sum float64
+		for _, p := range bySustained[k] {
+			sum += p.TargetAttainment()
+		}
+		if m := sum / float64(len(bySustained[k])); r.peakLoad == 0 || m > r.peak {
+			r.peak, r.peakLoad = m, k.load
+		}
+	}
 	for _, p := range policies {
 		pts := make([]map[string]estimate, len(s.loads))
 		for i, u := range s.loads {
@@ -237,6 +256,8 @@ func (s *sweepResult) rows(policies []string) []MetricRow {
 		r.Metric, r.Value = metricSearchPoints, float64(c.points)
 		rows = append(rows, r)
 		r.Metric, r.Value = metricSLOAtSustained, meanOf(c.sloAtSustained)
+		rows = append(rows, r)
+		r.Metric, r.Value, r.Load = metricPeakAttainment, c.peak, c.peakLoad
 		rows = append(rows, r)
 	}
 	for _, b := range slices.Sorted(maps.Keys(s.ratios)) {

@@ -217,11 +217,7 @@ func (s *sweeper) sustains(ctx context.Context, p pointOf, search bool) (bool, e
 	if err != nil {
 		return false, err
 	}
-	att := r.InteractiveSLOAttainment
-	if math.IsNaN(att) {
-		att = r.SLOAttainment
-	}
-	return att >= s.cfg.Sweep.Target, nil
+	return r.TargetAttainment() >= s.cfg.Sweep.Target, nil
 }
 
 // point returns the point's row, simulating its unit unless the memo or an

@@ -2,6 +2,7 @@ package schedulespec
 
 import (
 	"fmt"
+	"math"
 	"path"
 )
 
@@ -179,6 +180,16 @@ type SweepRow struct {
 	// those that met their SLO, per second of makespan.
 	ThroughputJobsPerS float64 `parquet:"throughput_jobs_per_s"`
 	GoodputJobsPerS    float64 `parquet:"goodput_jobs_per_s"`
+}
+
+// TargetAttainment is the attainment the capacity search holds to
+// schedule.sweep.target: the interactive jobs', or all jobs' where the
+// point had no interactive job.
+func (r SweepRow) TargetAttainment() float64 {
+	if math.IsNaN(r.InteractiveSLOAttainment) {
+		return r.SLOAttainment
+	}
+	return r.InteractiveSLOAttainment
 }
 
 // CapacityRow is one row of capacity.parquet: the highest load one policy
