@@ -125,7 +125,7 @@ test: setup test-tools
 
 # bench runs every benchmark COUNT times; compare medians (the machine is noisy).
 bench: build bench-tools
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) -benchmem $(BENCHPKG)
+	ONNXRUNTIME_LIB=$(CURDIR)/$(ORT_LIB) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) -benchmem $(BENCHPKG)
 
 clean:
 	rm -rf bin .tools
