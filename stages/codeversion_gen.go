@@ -23,6 +23,7 @@ var codeVersions = map[string]string{
 	"stages/schedule/service":      "f04f361b7ce03b09848560a1d448ed16403bef838b57485c86e6d0c12d3beff9",
 	"stages/schedule/sim":          "535b0c994d1f2acf7098f11b183abfb72d4af8a98c1f86935d4f4b0e83e6a3da",
 	"stages/train/placement":       "8160101d6609839f5272ddd2cbee49c9ca6420468366ceac46dc88398910c742",
+	"stages/train/predictor":       "ff983ef6a1801ecc2aac675d4a0679dd7f2c647596c40ba36eedc702534b7652",
 	"stages/zoo":                   "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",
 	"stages/zoo/onnxpb":            "aebea41f56d4a35d7b322c9eeb2e675ccd5c9a890fe5c2f920542b8443d8adec",
 }
