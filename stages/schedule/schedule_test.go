@@ -17,7 +17,6 @@ import (
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/service"
 	"github.com/mlsched/mlsched/stages/schedule/sim"
 )
 
@@ -535,20 +534,21 @@ func TestTraceIsTheSimulation(t *testing.T) {
 		jobs[i] = &sim.Job{ID: r.ID, Arrival: a, Deadline: a + r.SLOS, Class: sim.Class(classCode([]byte(r.Class))),
 			Model: int32(modelCode([]byte(r.Model))), Precision: int32(precisionCode([]byte(r.Precision))), Batch: r.BatchSize}
 	}
-	table, err := service.NewTable(prof)
+	// The train stage simulates what LoadWorkload loads, configured by
+	// SimConfig: the same jobs, and the same simulations.
+	w, err := LoadWorkload(context.Background(), cfg, writeSamples(t, prof), jobsPath, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := newCluster(cfg, table)
-	if err != nil {
-		t.Fatal(err)
+	if len(w.Jobs) != len(jobs) {
+		t.Fatalf("LoadWorkload: %d jobs, want %d", len(w.Jobs), len(jobs))
 	}
-	for _, j := range jobs {
-		if err := cl.resolve(j); err != nil {
-			t.Fatal(err)
+	for i, j := range jobs {
+		if w.Jobs[i] != *j {
+			t.Fatalf("LoadWorkload: job %d = %+v, want %+v", i, w.Jobs[i], *j)
 		}
 	}
-	replay := replayer(o, cfg, cl, jobs, seed)
+	replay := replayer(o, w, jobs, seed)
 	for _, name := range cfg.Policies {
 		for rep := 1; rep <= cfg.Replications; rep++ {
 			t.Run(replicationKey(name, rep), func(t *testing.T) { replay(t, name, rep) })
@@ -561,21 +561,20 @@ func TestTraceIsTheSimulation(t *testing.T) {
 
 // replayer returns a function that checks one replication of a policy
 // against sim.Run on the same jobs.
-func replayer(o output, cfg Config, cl *cluster, jobs []*sim.Job, seed int64) func(t *testing.T, name string, rep int) {
+func replayer(o output, w *Workload, jobs []*sim.Job, seed int64) func(t *testing.T, name string, rep int) {
 	return func(t *testing.T, name string, rep int) {
 		simSeed, policySeed := Unit{Spec: name, Replication: rep}.seeds(seed)
 		spec, err := policy.ParseSpec(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pol, err := policy.New(spec.Name, options(cfg, policySeed))
+		sc, err := w.SimConfig(name, simSeed, policySeed)
 		if err != nil {
 			t.Fatal(err)
 		}
+		cl := w.cl
 		i := 0
 		var recs []sim.Record
-		sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed}
-		spec.Configure(&sc, settings(cfg))
 		_, err = sim.Run(sc,
 			func() (*sim.Job, bool) {
 				if i == len(jobs) {

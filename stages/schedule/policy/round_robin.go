@@ -7,8 +7,9 @@ import "github.com/mlsched/mlsched/stages/schedule/sim"
 type RoundRobin struct{ next int }
 
 var (
-	_ sim.Placer      = (*RoundRobin)(nil)
-	_ sim.StrictOrder = (*RoundRobin)(nil)
+	_ sim.Placer       = (*RoundRobin)(nil)
+	_ sim.StrictOrder  = (*RoundRobin)(nil)
+	_ sim.PolicyForker = (*RoundRobin)(nil)
 )
 
 // Name implements sim.Policy.
@@ -23,3 +24,10 @@ func (r *RoundRobin) Place(j *sim.Job, s *sim.State) int {
 
 // StrictOrder implements sim.StrictOrder.
 func (*RoundRobin) StrictOrder() bool { return true }
+
+// ForkPolicy implements sim.PolicyForker: the copy deals on from the same
+// device.
+func (r *RoundRobin) ForkPolicy() sim.Policy {
+	c := *r
+	return &c
+}

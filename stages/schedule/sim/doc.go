@@ -55,6 +55,16 @@
 // longest backlog would start next; if the Migrator agrees, the job leaves
 // that queue and joins this one Cost seconds later.
 //
+// # Stepping and forking
+//
+// New and Sim.Step drive a simulation one event at a time (Run is that
+// loop), so a caller can look at its State between events. Sim.Fork copies
+// a simulation between steps into an independent one, every job it holds
+// included, that runs on exactly as the original would unless its
+// migration rule is replaced: a counterfactual branch, such as a migration
+// decision played both ways. Policies and Migrators with state fork
+// themselves (PolicyForker, MigratorForker); the Service model is shared.
+//
 // # Determinism
 //
 // Time is virtual; nothing reads the wall clock. Events at the same time are

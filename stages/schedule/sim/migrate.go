@@ -60,7 +60,7 @@ func (s *State) steal(to int) {
 		src := &s.devs[from]
 		f := &s.feat
 		*f = MigrationFeatures{
-			Job: j, From: from, To: to,
+			Job: j, From: from, To: to, Now: s.now,
 			FromBusy: float64(src.busy) / float64(src.Lanes), ToBusy: float64(dst.busy) / float64(dst.Lanes),
 			FromQueued: src.waiting, FromBacklog: worst, ToBacklog: s.Backlog(to),
 			FromWait: s.laneWait(from), PredictFrom: s.Predict(from, j), PredictTo: s.Predict(to, j),

@@ -82,6 +82,8 @@ type Migrator interface {
 type MigrationFeatures struct {
 	Job      *Job
 	From, To int
+	// Now is the time of the decision.
+	Now float64
 	// FromBusy and ToBusy are the fractions of each device's lanes busy.
 	FromBusy, ToBusy float64
 	// FromQueued is the number of jobs waiting on From.

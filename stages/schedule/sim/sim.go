@@ -57,12 +57,61 @@ type Stats struct {
 // record is reused once emit returns, so emit copies what it keeps. A job
 // arriving before its predecessor is an error, as is an invalid cluster.
 func Run(cfg Config, next func() (*Job, bool), emit func(*Record) error) (Stats, error) {
-	s, err := newState(cfg)
+	m, err := New(cfg, next, emit)
 	if err != nil {
 		return Stats{}, err
 	}
-	return s.run(next, emit)
+	return m.Run()
 }
+
+// Sim is one simulation driven an event at a time, for a caller that looks
+// at it between events or forks it (Fork) to play out alternatives; Run is
+// New and Sim.Run.
+type Sim struct {
+	state *State
+	next  func() (*Job, bool)
+	// pending is the next arrival, read from next ahead of its time; more
+	// is false once next has ended.
+	pending *Job
+	more    bool
+	last    float64 // the latest arrival so far
+}
+
+// New prepares the simulation that Run(cfg, next, emit) runs, and reads
+// its first job from next.
+func New(cfg Config, next func() (*Job, bool), emit func(*Record) error) (*Sim, error) {
+	s, err := newState(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.emit = emit
+	m := &Sim{state: s, next: next, last: math.Inf(-1)}
+	m.pending, m.more = next()
+	return m, nil
+}
+
+// Run simulates to the end and returns what the whole run did.
+func (m *Sim) Run() (Stats, error) {
+	for {
+		if more, err := m.Step(); err != nil || !more {
+			return m.state.stats, err
+		}
+	}
+}
+
+// Now is the current virtual time: that of the last event handled.
+func (m *Sim) Now() float64 { return m.state.now }
+
+// Stats counts what the simulation has done so far.
+func (m *Sim) Stats() Stats { return m.state.stats }
+
+// State is the simulation as its policies see it, for a caller to look at
+// between steps.
+func (m *Sim) State() *State { return m.state }
+
+// SetOnBatch replaces Config.OnBatch: how a caller hears of a fork's
+// batches, which Fork does not send to the original's.
+func (m *Sim) SetOnBatch(f func(*BatchRecord) error) { m.state.cfg.OnBatch = f }
 
 func newState(cfg Config) (*State, error) {
 	if len(cfg.Devices) == 0 {
@@ -118,62 +167,67 @@ func newState(cfg Config) (*State, error) {
 	return s, nil
 }
 
-func (s *State) run(next func() (*Job, bool), emit func(*Record) error) (Stats, error) {
-	s.emit = emit
-	pending, more := next()
-	last := math.Inf(-1)
-	for {
-		tArr := math.Inf(1)
-		if more {
-			tArr = pending.Arrival
-		}
-		tIn := math.Inf(1)
-		if s.tHead < len(s.transit) {
-			tIn = s.transit[s.tHead].at
-		}
-		switch {
-		case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn):
-			e := s.events.pop()
-			d, lane := int(e.dev), int(e.lane)
-			s.now = e.time
-			s.stats.Events++
-			if lane < 0 {
-				s.fire(d)
-			} else {
-				s.complete(d, lane)
-			}
-		case tIn <= tArr && s.tHead < len(s.transit):
-			t := s.transit[s.tHead]
-			s.transit[s.tHead] = transfer{}
-			if s.tHead++; s.tHead == len(s.transit) {
-				s.transit, s.tHead = s.transit[:0], 0
-			}
-			s.now = t.at
-			s.stats.Events++
-			ds := &s.devs[t.dev]
-			ds.inbound--
-			ds.inMem -= s.memory(t.job)
-			if ds.inbound == 0 {
-				ds.inMem = 0
-			}
-			s.enqueue(t.dev, t.job)
-			s.dispatch(t.dev)
-		case more:
-			if !(pending.Arrival >= last) || math.IsNaN(pending.Arrival) {
-				return s.stats, fmt.Errorf("sim: job %d arrives at %v, before the job before it (%v)", pending.ID, pending.Arrival, last)
-			}
-			last = pending.Arrival
-			s.now = pending.Arrival
-			s.stats.Events++
-			s.arrive(pending)
-			pending, more = next()
-		default:
-			return s.stats, s.err
-		}
-		if s.err != nil {
-			return s.stats, s.err
-		}
+// Step handles the next event, one iteration of Run: the earliest batch
+// end or batching timer, else the earliest moved job reaching its device,
+// else the next arrival. It returns false, having done nothing, once no
+// event is left. The first error (the emitter's, a policy's, or a job
+// arriving out of order) stops the simulation: Step returns it, and
+// returns it again if called again.
+func (m *Sim) Step() (more bool, err error) {
+	s := m.state
+	if s.err != nil {
+		return false, s.err
 	}
+	tArr := math.Inf(1)
+	if m.more {
+		tArr = m.pending.Arrival
+	}
+	tIn := math.Inf(1)
+	if s.tHead < len(s.transit) {
+		tIn = s.transit[s.tHead].at
+	}
+	switch {
+	case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn):
+		e := s.events.pop()
+		d, lane := int(e.dev), int(e.lane)
+		s.now = e.time
+		s.stats.Events++
+		if lane < 0 {
+			s.fire(d)
+		} else {
+			s.complete(d, lane)
+		}
+	case tIn <= tArr && s.tHead < len(s.transit):
+		t := s.transit[s.tHead]
+		s.transit[s.tHead] = transfer{}
+		if s.tHead++; s.tHead == len(s.transit) {
+			s.transit, s.tHead = s.transit[:0], 0
+		}
+		s.now = t.at
+		s.stats.Events++
+		ds := &s.devs[t.dev]
+		ds.inbound--
+		ds.inMem -= s.memory(t.job)
+		if ds.inbound == 0 {
+			ds.inMem = 0
+		}
+		s.enqueue(t.dev, t.job)
+		s.dispatch(t.dev)
+	case m.more:
+		j := m.pending
+		if !(j.Arrival >= m.last) || math.IsNaN(j.Arrival) {
+			s.fail(fmt.Errorf("sim: job %d arrives at %v, before the job before it (%v)", j.ID, j.Arrival, m.last))
+			return false, s.err
+		}
+		m.last = j.Arrival
+		s.now = j.Arrival
+		s.stats.Events++
+		s.arrive(j)
+		m.pending, m.more = m.next()
+	default:
+		return false, nil
+	}
+	return s.err == nil, s.err
 }
 
 func (s *State) memory(j *Job) float64 {
