@@ -20,6 +20,7 @@ import (
 	"github.com/mlsched/mlsched/stages/generate/generatespec"
 	"github.com/mlsched/mlsched/stages/profile/profilespec"
 	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 // Config is the whole of pipeline.yaml: the global keys and one section per
@@ -33,6 +34,8 @@ type Config struct {
 	Profile profilespec.Config `koanf:"profile"`
 	// Generate is the generate stage's section.
 	Generate generatespec.Config `koanf:"generate"`
+	// Train is the train stage's section.
+	Train trainspec.Config `koanf:"train"`
 	// Schedule is the schedule stage's section.
 	Schedule schedulespec.Config `koanf:"schedule"`
 	// Evaluate is the evaluate stage's section.
@@ -57,7 +60,7 @@ type Runtime struct {
 // DefaultConfig returns the configuration used for every key the file does
 // not set.
 func DefaultConfig() Config {
-	return Config{Seed: 1, Store: "data", Profile: profilespec.DefaultConfig(), Generate: generatespec.DefaultConfig(), Schedule: schedulespec.DefaultConfig(), Evaluate: evaluatespec.DefaultConfig()}
+	return Config{Seed: 1, Store: "data", Profile: profilespec.DefaultConfig(), Generate: generatespec.DefaultConfig(), Train: trainspec.DefaultConfig(), Schedule: schedulespec.DefaultConfig(), Evaluate: evaluatespec.DefaultConfig()}
 }
 
 // Validate checks every value; each error names its full key path.
@@ -66,7 +69,7 @@ func (c Config) Validate() error {
 	if c.Store == "" {
 		errs = append(errs, errors.New("store: must name a directory"))
 	}
-	errs = append(errs, c.Profile.Validate(), c.Generate.Validate(), c.Schedule.Validate(), c.Evaluate.Validate(),
+	errs = append(errs, c.Profile.Validate(), c.Generate.Validate(), c.Train.Validate(), c.Schedule.Validate(), c.Evaluate.Validate(),
 		c.Evaluate.CheckBaselines(c.Schedule.Policies))
 	return errors.Join(errs...)
 }
@@ -76,6 +79,7 @@ func (c Config) Validate() error {
 const (
 	Profile  = "profile"
 	Generate = "generate"
+	Train    = "train"
 	Schedule = "schedule"
 	Evaluate = "evaluate"
 )
@@ -90,6 +94,7 @@ type factory func(Config, Runtime) (pipeline.Stage, error)
 var registry = map[string]factory{
 	Generate: generateStage,
 	Profile:  profileStage,
+	Train:    trainStage,
 	Schedule: scheduleStage,
 	Evaluate: evaluateStage,
 }
@@ -149,10 +154,28 @@ func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	}, nil
 }
 
+func trainStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
+	return pipeline.Stage{
+		Name: Train,
+		// It reads generate's train workload, never the eval one.
+		Deps: []string{Generate, Profile},
+		// Its own section, and the part of schedule's that its rollouts
+		// simulate with.
+		Config:   trainspec.Keyed{Train: cfg.Train, Schedule: trainspec.SimulationOf(cfg.Schedule)},
+		UsesSeed: true,
+		// The fingerprint covers the predictor, the network and the
+		// labeller, and the simulator they import.
+		Code:    codeVersions["stages/train"],
+		Publish: []pipeline.Publish{{Glob: trainspec.PredictorFile, Dir: "models"}, {Glob: trainspec.PlacementFile, Dir: "models"}},
+	}, nil
+}
+
 func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
-		Name:     Schedule,
-		Deps:     []string{Generate, Profile},
+		Name: Schedule,
+		// Train's models reach the simulations through the runner, their
+		// digests in the key.
+		Deps:     []string{Generate, Profile, Train},
 		Config:   cfg.Schedule,
 		UsesSeed: true,
 		// The fingerprint covers the simulator, the policies and the
@@ -172,7 +195,7 @@ func evaluateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	}
 	return pipeline.Stage{
 		Name: Evaluate,
-		Deps: []string{Generate, Profile, Schedule},
+		Deps: []string{Generate, Profile, Train, Schedule},
 		// Evaluate reads what it says of the simulations (policies,
 		// replications, cluster, sweep) from schedule's artifact, so its
 		// own section is all of the config its key needs.

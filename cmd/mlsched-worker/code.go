@@ -15,6 +15,8 @@ import (
 	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/train"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 // The stages' code, one line per stage in codes, as the stages' registry
@@ -29,6 +31,7 @@ type code func(stages.Config, stages.Runtime) pipeline.RunFunc
 var codes = map[string]code{
 	stages.Generate: generateCode,
 	stages.Profile:  profileCode,
+	stages.Train:    trainCode,
 	stages.Schedule: scheduleCode,
 	stages.Evaluate: evaluateCode,
 }
@@ -99,6 +102,25 @@ func profileCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 		}
 		return profile.Run(ctx, pc, env.Seed, lib, importPath,
 			profile.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
+	}
+}
+
+func trainCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
+	return func(ctx context.Context, env *pipeline.Env) error {
+		prof, err := env.Input(stages.Profile)
+		if err != nil {
+			return err
+		}
+		gen, err := env.Input(stages.Generate)
+		if err != nil {
+			return err
+		}
+		in := train.Inputs{
+			Samples: prof.Path(profile.SamplesFile),
+			Jobs:    gen.Path(generate.JobsFile(generate.WorkloadTrain)),
+		}
+		return train.Run(ctx, cfg.Train, trainspec.SimulationOf(cfg.Schedule), env.Seed, in,
+			train.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
 	}
 }
 

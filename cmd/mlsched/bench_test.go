@@ -17,6 +17,7 @@ func BenchmarkCachedRun(b *testing.B) {
 	// generate draws only the models the profile measures, which the
 	// schedule stage needs curves of.
 	yaml := `generate: {train: {jobs: 4000000}, eval: {jobs: 1000000}, models: {mlp: 0.5, resnet18: 0.5}}
+train: {placement: {decisions: 2000}}
 profile:
   models: [mlp, resnet18]
   batch_sizes: [1]

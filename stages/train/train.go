@@ -1,0 +1,362 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/train/label"
+	"github.com/mlsched/mlsched/stages/train/placement"
+	"github.com/mlsched/mlsched/stages/train/predictor"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
+)
+
+// Config is the train section of pipeline.yaml.
+type Config = trainspec.Config
+
+// Inputs are the upstream files the stage reads.
+type Inputs struct {
+	// Samples is the profile's samples.parquet.
+	Samples string
+	// Jobs is generate's train workload (never the eval one).
+	Jobs string
+}
+
+// Output is where the stage writes and what it reports.
+type Output struct {
+	Dir      string
+	Metadata map[string]string
+	// Notes receives the measured timings, which are not part of the
+	// byte-identical artifact.
+	Notes map[string]string
+	// Progress reports work done out of total.
+	Progress func(done, total int64)
+}
+
+// blockSize is how many consecutive decision points of a segment go to
+// one split together, at most: neighbouring points share most of their
+// state, and a random split of single points would test on near-copies of
+// training points. A small run has smaller blocks, at least minBlocks of
+// them, so that both splits see both labels.
+const (
+	blockSize = 250
+	minBlocks = 40
+)
+
+// Run trains both models and writes PredictorFile, PlacementFile, CVFile,
+// DecisionsFile and MetricsFile into out.Dir. The files are a pure function
+// of cfg, simulation, seed and the inputs.
+func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed int64, in Inputs, out Output) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("train: invalid config: %w", err)
+	}
+	note := func(k, v string) {
+		if out.Notes != nil {
+			out.Notes[k] = v
+		}
+	}
+	total := int64(cfg.Placement.Decisions) + 2 // the predictor and the network count one each
+	progress := func(done int64) {
+		if out.Progress != nil {
+			out.Progress(done, total)
+		}
+	}
+	var rows []trainspec.MetricRow
+
+	// The service-time predictor.
+	samples, err := parquetio.ReadAll[profile.Sample](in.Samples)
+	if err != nil {
+		return fmt.Errorf("train: read profile samples: %w", err)
+	}
+	res, err := predictor.Train(samples, predictor.Options{Seed: derive(seed, 1), Folds: cfg.Predictor.Folds, Kind: cfg.Predictor.Kind, Trees: cfg.Predictor.Trees})
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	var model bytes.Buffer
+	if err := res.Model.Save(&model); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out.Dir, trainspec.PredictorFile), model.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.CVFile), res.CV, out.Metadata); err != nil {
+		return fmt.Errorf("train: write %s: %w", trainspec.CVFile, err)
+	}
+	rows = append(rows, predictorRows(res)...)
+	note("predictor", res.Model.Kind())
+	note("predictor_timings", timings(res.Timings))
+	progress(1)
+
+	// The placement network: label, split, train, score, export.
+	w, err := schedule.LoadWorkload(ctx, simulation.Schedule(), in.Samples, in.Jobs, 0)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	pc := cfg.Placement
+	start := time.Now()
+	points, st, err := label.Run(ctx, label.Source{Jobs: w.Jobs, SimConfig: w.SimConfig}, label.Options{
+		Decisions: pc.Decisions, Horizon: pc.Horizon.Seconds(), Objective: pc.Objective, Tie: pc.Tie,
+		Explore: pc.Explore, Seed: derive(seed, 2),
+		Progress: func(done, _ int) { progress(1 + int64(done)) },
+	})
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	labelTime := time.Since(start)
+	if len(points) < 100 {
+		return fmt.Errorf("train: the train workload gave %d labelled decision points (of %d wanted; %d probes, %d without a decision, %d near ties): too few to train on; lengthen generate.train or raise schedule.load",
+			len(points), pc.Decisions, st.Probes, st.NoDecision, st.Ties)
+	}
+	note("rollouts", fmt.Sprintf("%d probes, %d events in %s (%.0f probes/s)", st.Probes, st.Events, labelTime.Round(time.Millisecond), float64(st.Probes)/labelTime.Seconds()))
+	split := assign(points, pc.Test, derive(seed, 3))
+	var xFit, xTest [][placement.Inputs]float32
+	var yFit, yTest []bool
+	var gainFit, gainTest []float64
+	for i, p := range points {
+		if split[i] == trainspec.SplitTest {
+			xTest, yTest, gainTest = append(xTest, p.Features), append(yTest, p.Migrate), append(gainTest, p.Gain)
+		} else {
+			xFit, yFit, gainFit = append(xFit, p.Features), append(yFit, p.Migrate), append(gainFit, p.Gain)
+		}
+	}
+	// Train holds out its own validation points among the rest, which
+	// Holdout names for decisions.parquet.
+	nopts := placement.Options{Seed: derive(seed, 4), Epochs: pc.Network.Epochs, Batch: pc.Network.Batch,
+		LearningRate: pc.Network.LearningRate, Patience: pc.Network.Patience, ValFraction: pc.Validation / (1 - pc.Test)}
+	_, held, err := placement.Holdout(yFit, nopts.ValFraction, nopts.Seed)
+	if err != nil {
+		return fmt.Errorf("train: placement: %w", err)
+	}
+	fitIndex := 0
+	for i := range points {
+		if split[i] == trainspec.SplitTest {
+			continue
+		}
+		if _, ok := slices.BinarySearch(held, fitIndex); ok {
+			split[i] = trainspec.SplitValidation
+		}
+		fitIndex++
+	}
+	start = time.Now()
+	net, curve, err := placement.Train(xFit, yFit, nil, nopts)
+	if err != nil {
+		return fmt.Errorf("train: placement: %w", err)
+	}
+	note("network_training", time.Since(start).Round(time.Millisecond).String())
+	onnx, err := net.ONNX(sim.FeatureNames[:])
+	if err != nil {
+		return fmt.Errorf("train: placement: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out.Dir, trainspec.PlacementFile), onnx, 0o644); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	scored, err := scorePlacement(net, xFit, yFit, gainFit, xTest, yTest, gainTest, simulation.Migration.MinGain.Seconds())
+	if err != nil {
+		return fmt.Errorf("train: placement: %w", err)
+	}
+	rows = append(rows, scored...)
+	rows = append(rows, curveRows(curve)...)
+	rows = append(rows, labelRows(points, split, st)...)
+	progress(total)
+
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.DecisionsFile), decisionRows(points, split), featureMeta(out.Metadata)); err != nil {
+		return fmt.Errorf("train: write %s: %w", trainspec.DecisionsFile, err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.MetricsFile), rows, out.Metadata); err != nil {
+		return fmt.Errorf("train: write %s: %w", trainspec.MetricsFile, err)
+	}
+	return nil
+}
+
+// derive is the seed of one use of the global seed.
+func derive(seed int64, use uint64) uint64 {
+	return rand.New(rand.NewPCG(uint64(seed), use)).Uint64()
+}
+
+// assign gives each point its split: blocks of blockSize consecutive
+// points of a segment go to the test split with probability test, the
+// rest to training (Train then holds out its validation points among them).
+func assign(points []label.Point, test float64, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	size := max(1, min(blockSize, len(points)/minBlocks))
+	split := make([]string, len(points))
+	var block int
+	var which string
+	for i, p := range points {
+		if i == 0 || p.Segment != points[i-1].Segment || block == size {
+			block = 0
+			which = trainspec.SplitTrain
+			if r.Float64() < test {
+				which = trainspec.SplitTest
+			}
+		}
+		block++
+		split[i] = which
+	}
+	return split
+}
+
+// scorePlacement scores the network and both rules on the test points.
+func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yFit []bool, gainFit []float64,
+	xTest [][placement.Inputs]float32, yTest []bool, gainTest []float64, minGain float64) ([]trainspec.MetricRow, error) {
+	best, err := placement.BestRule(xFit, yFit)
+	if err != nil {
+		return nil, err
+	}
+	preds := []placement.Predictions{
+		net.Predictions(trainspec.ScorerNetwork, xTest),
+		thresholdPredictions(gainFit, yFit, gainTest, minGain),
+		best.Predictions(trainspec.ScorerBestFeature, xTest),
+	}
+	var rows []trainspec.MetricRow
+	for _, pr := range preds {
+		s, err := placement.Evaluate(pr, yTest)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pr.Scorer, err)
+		}
+		for _, m := range s.Metrics() {
+			rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+				Candidate: pr.Scorer, Metric: m.Metric, Value: m.Value})
+		}
+		for i, b := range s.Calibration {
+			for _, v := range []struct {
+				name string
+				v    float64
+			}{{"lo", b.Lo}, {"hi", b.Hi}, {"count", float64(b.Count)}, {"mean_predicted", b.MeanPredicted}, {"observed", b.Observed}} {
+				rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionCalibration, Split: trainspec.SplitTest,
+					Candidate: pr.Scorer, Metric: v.name, Index: int32(i), Value: v.v})
+			}
+		}
+		for i, p := range s.ROC {
+			rows = append(rows,
+				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: trainspec.SplitTest, Candidate: pr.Scorer, Metric: "fpr", Index: int32(i), Value: p.FPR},
+				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: trainspec.SplitTest, Candidate: pr.Scorer, Metric: "tpr", Index: int32(i), Value: p.TPR})
+		}
+	}
+	rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+		Candidate: trainspec.ScorerBestFeature, Metric: "rule: " + best.String(), Value: best.Threshold})
+	return rows, nil
+}
+
+// thresholdPredictions are the Threshold rule's decisions (gain above
+// minGain), with, as a probability, the training points' Laplace-smoothed
+// share of moves on each side of it.
+func thresholdPredictions(gainFit []float64, yFit []bool, gain []float64, minGain float64) placement.Predictions {
+	var n, pos [2]float64
+	for i, g := range gainFit {
+		k := 0
+		if g > minGain {
+			k = 1
+		}
+		n[k]++
+		if yFit[i] {
+			pos[k]++
+		}
+	}
+	pr := placement.Predictions{Scorer: trainspec.ScorerThreshold}
+	for _, g := range gain {
+		k := 0
+		if g > minGain {
+			k = 1
+		}
+		pr.Score = append(pr.Score, g)
+		pr.P = append(pr.P, (pos[k]+1)/(n[k]+2))
+		pr.Migrate = append(pr.Migrate, k == 1)
+	}
+	return pr
+}
+
+func curveRows(curve []placement.Epoch) []trainspec.MetricRow {
+	var rows []trainspec.MetricRow
+	for _, e := range curve {
+		best := 0.0
+		if e.Best {
+			best = 1
+		}
+		for _, v := range []struct {
+			name string
+			v    float64
+		}{{"train_loss", e.TrainLoss}, {"val_loss", e.ValLoss}, {"val_accuracy", e.ValAccuracy}, {"best", best}} {
+			rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionCurve, Metric: v.name, Index: int32(e.Epoch), Value: v.v})
+		}
+	}
+	return rows
+}
+
+// labelRows count the points by split and label, and the labeller's work.
+func labelRows(points []label.Point, split []string, st label.Stats) []trainspec.MetricRow {
+	count := map[string]float64{}
+	for i, p := range points {
+		count[split[i]+"/points"]++
+		if p.Migrate {
+			count[split[i]+"/migrate"]++
+		}
+	}
+	var rows []trainspec.MetricRow
+	for _, s := range []string{trainspec.SplitTrain, trainspec.SplitValidation, trainspec.SplitTest} {
+		rows = append(rows,
+			trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Split: s, Metric: "points", Value: count[s+"/points"]},
+			trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Split: s, Metric: "migrate", Value: count[s+"/migrate"]})
+	}
+	for _, v := range []struct {
+		name string
+		v    int64
+	}{{"probes", st.Probes}, {"no_decision", st.NoDecision}, {"near_ties", st.Ties}, {"events", st.Events}} {
+		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Metric: v.name, Value: float64(v.v)})
+	}
+	return rows
+}
+
+func predictorRows(res *predictor.Result) []trainspec.MetricRow {
+	var rows []trainspec.MetricRow
+	for _, s := range res.Scores {
+		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionScore, Split: s.Split, Candidate: s.Candidate, Metric: s.Metric, Value: s.Value})
+	}
+	for _, im := range res.Importances {
+		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionImportance, Candidate: im.Candidate,
+			Feature: im.Level + ":" + im.Input, Metric: "log_error_increase", Value: im.LogErrorIncrease})
+	}
+	return rows
+}
+
+// timings writes the predictor's measured timings for the manifest.
+func timings(ts []predictor.TimingRow) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s/%s: fit %.3gs, predict %.3gs/row", t.Split, t.Candidate, t.TrainS, t.PredictSPerRow)
+	}
+	return b.String()
+}
+
+func decisionRows(points []label.Point, split []string) []trainspec.DecisionRow {
+	rows := make([]trainspec.DecisionRow, len(points))
+	for i, p := range points {
+		rows[i] = trainspec.DecisionRow{Segment: p.Segment, TimeS: p.Time, JobID: p.JobID, From: p.From, To: p.To,
+			Features: slices.Clone(p.Features[:]), GainS: p.Gain, Judged: p.Judged, Stay: p.Stay, Move: p.Move,
+			Migrate: p.Migrate, Split: split[i]}
+	}
+	return rows
+}
+
+// featureMeta is meta with the feature names, in order, for
+// decisions.parquet's footer.
+func featureMeta(meta map[string]string) map[string]string {
+	m := map[string]string{"features": strings.Join(sim.FeatureNames[:], ",")}
+	for k, v := range meta {
+		m[k] = v
+	}
+	return m
+}

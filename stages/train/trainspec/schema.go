@@ -1,0 +1,85 @@
+package trainspec
+
+// MetricRow is one row of metrics.parquet, which holds every score of both
+// models in long form. Model and Section say what the number is about, the
+// other fields that apply name it, and the rest are empty or 0.
+type MetricRow struct {
+	// Model is ModelPredictor, ModelPlacement or ModelLabels.
+	Model string `parquet:"model,dict"`
+	// Section is one of the Section constants.
+	Section string `parquet:"section,dict"`
+	// Split is the predictor's split (grouped_kfold, leave_one_batch_out,
+	// leave_one_model_out), or the placement split scored (test).
+	Split string `parquet:"split,dict"`
+	// Candidate is the predictor's candidate, or the placement scorer
+	// (network, threshold, best_feature).
+	Candidate string `parquet:"candidate,dict"`
+	// Feature is the input an importance is of, prefixed by its level
+	// (query: or feature:).
+	Feature string `parquet:"feature,dict"`
+	// Metric names the number.
+	Metric string `parquet:"metric,dict"`
+	// Index numbers the rows of a curve: the epoch, the calibration bin,
+	// the ROC point.
+	Index int32   `parquet:"index"`
+	Value float64 `parquet:"value"`
+}
+
+// The models of MetricRow.
+const (
+	ModelPredictor = "predictor"
+	ModelPlacement = "placement"
+	// ModelLabels are the decision points' counts: probes, ties, the
+	// class balance.
+	ModelLabels = "labels"
+)
+
+// The sections of MetricRow.
+const (
+	SectionScore       = "score"
+	SectionImportance  = "importance"
+	SectionCurve       = "curve"       // train_loss, val_loss, val_accuracy, best per epoch
+	SectionCalibration = "calibration" // lo, hi, count, mean_predicted, observed per bin
+	SectionROC         = "roc"         // fpr, tpr per point
+	SectionCounts      = "counts"
+)
+
+// The placement scorers.
+const (
+	ScorerNetwork     = "network"
+	ScorerThreshold   = "threshold"
+	ScorerBestFeature = "best_feature"
+)
+
+// The splits of decisions.parquet.
+const (
+	SplitTrain      = "train"
+	SplitValidation = "validation"
+	SplitTest       = "test"
+)
+
+// DecisionRow is one row of decisions.parquet: a labelled decision point.
+type DecisionRow struct {
+	// Segment is the workload segment the point came from, TimeS the
+	// simulated time of the decision.
+	Segment int32   `parquet:"segment"`
+	TimeS   float64 `parquet:"time_s"`
+	JobID   int64   `parquet:"job_id"`
+	// From and To are the devices' indexes in schedule.cluster.
+	From int32 `parquet:"from"`
+	To   int32 `parquet:"to"`
+	// Features are the network's ten inputs, in the order of sim's
+	// FeatureNames (the file's footer lists them).
+	Features []float32 `parquet:"features,list"`
+	// GainS is the Threshold rule's predicted gain.
+	GainS float64 `parquet:"gain_s"`
+	// Judged is how many jobs were in the system at the decision; Stay
+	// and Move the branches' objectives over them.
+	Judged int32   `parquet:"judged"`
+	Stay   float64 `parquet:"stay"`
+	Move   float64 `parquet:"move"`
+	// Migrate is the label: moving did better.
+	Migrate bool `parquet:"migrate"`
+	// Split is SplitTrain, SplitValidation or SplitTest.
+	Split string `parquet:"split,dict"`
+}
