@@ -12,7 +12,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
-	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/ort/orttest"
 )
 
 func TestValidateNamesKeys(t *testing.T) {
@@ -181,13 +181,7 @@ func writeCSV(t *testing.T, dir, content string) string {
 // measuring tests skip, unless REQUIRE_ONNXRUNTIME=1 (as make test sets).
 func library(t *testing.T) Library {
 	t.Helper()
-	path, src, err := ort.Locate("", "", os.Environ(), []string{"../.."})
-	if err != nil {
-		if os.Getenv("REQUIRE_ONNXRUNTIME") == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("onnxruntime not installed (run make setup): %v", err)
-	}
+	path, src := orttest.Library(t)
 	return Library{Path: path, Source: src}
 }
 

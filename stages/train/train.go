@@ -43,16 +43,6 @@ type Output struct {
 	Progress func(done, total int64)
 }
 
-// blockSize is how many consecutive decision points of a segment go to
-// one split together, at most: neighbouring points share most of their
-// state, and a random split of single points would test on near-copies of
-// training points. A small run has smaller blocks, at least minBlocks of
-// them, so that both splits see both labels.
-const (
-	blockSize = 250
-	minBlocks = 40
-)
-
 // Run trains both models and writes PredictorFile, PlacementFile, CVFile,
 // DecisionsFile and MetricsFile into out.Dir. The files are a pure function
 // of cfg, simulation, seed and the inputs.
@@ -113,40 +103,32 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 		return fmt.Errorf("train: %w", err)
 	}
 	labelTime := time.Since(start)
-	if len(points) < 100 {
-		return fmt.Errorf("train: the train workload gave %d labelled decision points (of %d wanted; %d probes, %d without a decision, %d near ties): too few to train on; lengthen generate.train or raise schedule.load",
-			len(points), pc.Decisions, st.Probes, st.NoDecision, st.Ties)
+	if len(points) < 2 {
+		return fmt.Errorf("train: the train workload gave %d labelled decision points (of %d wanted; %d passes made %d migration decisions, %d near ties): too few to train on; lengthen generate.train or raise schedule.load",
+			len(points), pc.Decisions, st.Passes, st.Decisions, st.Ties)
 	}
-	note("rollouts", fmt.Sprintf("%d probes, %d events in %s (%.0f probes/s)", st.Probes, st.Events, labelTime.Round(time.Millisecond), float64(st.Probes)/labelTime.Seconds()))
-	split := assign(points, pc.Test, derive(seed, 3))
+	note("rollouts", fmt.Sprintf("%d decisions played out, %d events in %s (%.0f rollouts/s)", st.Probes, st.Events, labelTime.Round(time.Millisecond), float64(st.Probes)/labelTime.Seconds()))
+	split := assign(points, pc.Validation, pc.Test, derive(seed, 3))
 	var xFit, xTest [][placement.Inputs]float32
 	var yFit, yTest []bool
 	var gainFit, gainTest []float64
+	var validation []int // of the fitted points
 	for i, p := range points {
 		if split[i] == trainspec.SplitTest {
 			xTest, yTest, gainTest = append(xTest, p.Features), append(yTest, p.Migrate), append(gainTest, p.Gain)
-		} else {
-			xFit, yFit, gainFit = append(xFit, p.Features), append(yFit, p.Migrate), append(gainFit, p.Gain)
-		}
-	}
-	// Train holds out its own validation points among the rest, which
-	// Holdout names for decisions.parquet.
-	nopts := placement.Options{Seed: derive(seed, 4), Epochs: pc.Network.Epochs, Batch: pc.Network.Batch,
-		LearningRate: pc.Network.LearningRate, Patience: pc.Network.Patience, ValFraction: pc.Validation / (1 - pc.Test)}
-	_, held, err := placement.Holdout(yFit, nopts.ValFraction, nopts.Seed)
-	if err != nil {
-		return fmt.Errorf("train: placement: %w", err)
-	}
-	fitIndex := 0
-	for i := range points {
-		if split[i] == trainspec.SplitTest {
 			continue
 		}
-		if _, ok := slices.BinarySearch(held, fitIndex); ok {
-			split[i] = trainspec.SplitValidation
+		if split[i] == trainspec.SplitValidation {
+			validation = append(validation, len(xFit))
 		}
-		fitIndex++
+		xFit, yFit, gainFit = append(xFit, p.Features), append(yFit, p.Migrate), append(gainFit, p.Gain)
 	}
+	if len(xTest) == 0 || len(validation) == 0 || len(validation) == len(xFit) {
+		return fmt.Errorf("train: the %d labelled decision points fall in too few blocks of the workload for a training, a validation and a test split (%d, %d and %d points); raise train.placement.decisions",
+			len(points), len(xFit)-len(validation), len(validation), len(xTest))
+	}
+	nopts := placement.Options{Seed: derive(seed, 4), Epochs: pc.Network.Epochs, Batch: pc.Network.Batch,
+		LearningRate: pc.Network.LearningRate, Patience: pc.Network.Patience, Validation: validation}
 	start = time.Now()
 	net, curve, err := placement.Train(xFit, yFit, nil, nopts)
 	if err != nil {
@@ -183,25 +165,24 @@ func derive(seed int64, use uint64) uint64 {
 	return rand.New(rand.NewPCG(uint64(seed), use)).Uint64()
 }
 
-// assign gives each point its split: blocks of blockSize consecutive
-// points of a segment go to the test split with probability test, the
-// rest to training (Train then holds out its validation points among them).
-func assign(points []label.Point, test float64, seed uint64) []string {
-	r := rand.New(rand.NewPCG(seed, 1))
-	size := max(1, min(blockSize, len(points)/minBlocks))
+// assign gives each point its split by its block of the workload
+// (label.Point.Block): neighbouring points share most of their state,
+// across passes too, and a random split of single points would test on
+// near-copies of training points. A block goes to the test split with
+// probability test, else to validation with probability validation, else
+// to training.
+func assign(points []label.Point, validation, test float64, seed uint64) []string {
 	split := make([]string, len(points))
-	var block int
-	var which string
 	for i, p := range points {
-		if i == 0 || p.Segment != points[i-1].Segment || block == size {
-			block = 0
-			which = trainspec.SplitTrain
-			if r.Float64() < test {
-				which = trainspec.SplitTest
-			}
+		u := rand.New(rand.NewPCG(seed, uint64(p.Block))).Float64()
+		switch {
+		case u < test:
+			split[i] = trainspec.SplitTest
+		case u < test+validation:
+			split[i] = trainspec.SplitValidation
+		default:
+			split[i] = trainspec.SplitTrain
 		}
-		block++
-		split[i] = which
 	}
 	return split
 }
@@ -311,7 +292,7 @@ func labelRows(points []label.Point, split []string, st label.Stats) []trainspec
 	for _, v := range []struct {
 		name string
 		v    int64
-	}{{"probes", st.Probes}, {"no_decision", st.NoDecision}, {"near_ties", st.Ties}, {"events", st.Events}} {
+	}{{"passes", int64(st.Passes)}, {"decisions", st.Decisions}, {"probes", st.Probes}, {"near_ties", st.Ties}, {"dropped", st.Dropped}, {"events", st.Events}} {
 		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Metric: v.name, Value: float64(v.v)})
 	}
 	return rows
@@ -344,7 +325,7 @@ func timings(ts []predictor.TimingRow) string {
 func decisionRows(points []label.Point, split []string) []trainspec.DecisionRow {
 	rows := make([]trainspec.DecisionRow, len(points))
 	for i, p := range points {
-		rows[i] = trainspec.DecisionRow{Segment: p.Segment, TimeS: p.Time, JobID: p.JobID, From: p.From, To: p.To,
+		rows[i] = trainspec.DecisionRow{Pass: p.Pass, Segment: p.Segment, Block: p.Block, TimeS: p.Time, JobID: p.JobID, From: p.From, To: p.To,
 			Features: slices.Clone(p.Features[:]), GainS: p.Gain, Judged: p.Judged, Stay: p.Stay, Move: p.Move,
 			Migrate: p.Migrate, Split: split[i]}
 	}

@@ -1,9 +1,9 @@
 // Package label labels migration decisions by simulated counterfactuals:
 // it runs the simulator on a workload under a behaviour policy and, at
-// sampled moments, forks the whole simulation and plays the next migration
-// decision both ways, move and stay, over a bounded horizon. The branch
-// with the lower objective gives the label. Nothing here is a formula for
-// when a move pays: the simulator says.
+// chosen decisions, forks the whole simulation and plays the decision both
+// ways, move and stay, over a bounded horizon. The branch with the lower
+// objective gives the label. Nothing here is a formula for when a move
+// pays: the simulator says.
 //
 // # The behaviour policy
 //
@@ -13,17 +13,33 @@
 // the rule would not make. The random choices are a hash of the seed and
 // the job, so a run is a function of its inputs.
 //
-// # A decision point
+// # Trajectories and decisions
 //
-// Every so many events (a seeded gap, so that the points spread over the
-// workload instead of crowding where decisions are dense), the simulation
-// is forked twice (sim.Sim.Fork: an exact copy). Each branch runs until its
-// next migration decision, which one branch takes and the other refuses;
-// every later decision in either branch follows the Threshold rule. A fork
-// with no decision within maxProbeEvents events is dropped, and the
-// behaviour run goes on. Both branches see the same service times, since
-// ground-truth draws are keyed to jobs (common random numbers), so the
-// difference between them is the decision's doing.
+// The workload is cut into Segments pieces of consecutive jobs, each
+// simulated from an empty cluster. One simulation of a segment is a
+// trajectory; a pass simulates every segment once, each pass with its own
+// seeds (its own ground-truth draws and random moves), so that a workload
+// that makes fewer migration decisions than Options.Decisions asks for is
+// run again, up to MaxPasses times, from other draws.
+//
+// A trajectory is first scouted: run to its end with a recorder that
+// notes, for every migration decision, the step of the simulation it came
+// in and its place among that step's decisions. A seeded share of the
+// decisions of every trajectory is then chosen, enough for Options.Decisions
+// points with oversample to spare for near ties. The trajectory is run
+// again, and exactly before each chosen decision's step the simulation is
+// forked twice (sim.Sim.Fork: an exact copy). In each branch the
+// decisions of that step before the chosen one follow the behaviour rule,
+// as in the scouted run; the chosen one is taken in one branch and refused
+// in the other; every later decision follows the Threshold rule. A branch
+// whose chosen decision is not the scouted one (another job) is an error:
+// forking is exact, and the test suite holds it to that.
+//
+// Both branches see the same service times, since ground-truth draws are
+// keyed to jobs (common random numbers), so the difference between them is
+// the decision's doing.
+//
+// # The objective
 //
 // The jobs in the system at the decision (arrived and not done) are the
 // ones it is judged on. ObjectiveLatency sums their end-to-end latency from
@@ -32,24 +48,36 @@
 // ObjectiveSLO counts those that miss their deadline: done late, or not
 // done by a deadline that the horizon passed. A branch ends once every
 // judged job is done, or at the horizon. A point whose branches differ by
-// less than Options.Tie of the larger objective is a near tie, and is
-// dropped: its label would be noise (an exact tie is common: the move
-// often changes nothing the judged jobs see).
+// no more than Options.Tie of the larger objective is a near tie, and is
+// dropped, not weighted: its label would be noise (an exact tie is common:
+// a move often changes nothing the judged jobs see).
+//
+// When more points than Options.Decisions are labelled, a seeded subsample
+// of exactly Options.Decisions is kept, in trajectory order.
+//
+// # Blocks
+//
+// Each point carries the block of the workload it came from: its segment
+// and which of BlocksPerSegment equal spans of the segment's arrivals the
+// decision fell in. Points of one block share most of their state, across
+// passes too (the same jobs), so a caller that splits points for training
+// and testing splits whole blocks.
 //
 // # Speed
 //
-// The workload is cut into a fixed number of segments (Segments), each
-// simulated from an empty cluster by one goroutine, at most GOMAXPROCS at
-// once; the points are concatenated in segment order, so the result does
+// Trajectories run on their own goroutines, at most GOMAXPROCS at once;
+// the points are concatenated in (pass, segment) order, so the result does
 // not depend on the cores.
 package label
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -63,16 +91,24 @@ const (
 	ObjectiveSLO     = "slo"
 )
 
-// Segments is how many pieces of the workload are simulated apart.
-const Segments = 8
-
-// maxProbeEvents bounds how far a fork runs looking for its decision.
-const maxProbeEvents = 200
+const (
+	// Segments is how many pieces of the workload are simulated apart.
+	Segments = 8
+	// BlocksPerSegment is how many spans of its arrivals a segment's
+	// points are grouped into (Point.Block).
+	BlocksPerSegment = 25
+	// MaxPasses bounds how many times the workload is simulated.
+	MaxPasses = 16
+	// oversample is how many more decisions than wanted are played out,
+	// for the near ties dropped among them.
+	oversample = 1.15
+)
 
 // Options set the labelling.
 type Options struct {
 	// Decisions is how many labelled points to collect, over all
-	// segments; fewer come back if the workload runs out.
+	// trajectories; fewer come back if MaxPasses of the workload make too
+	// few decisions.
 	Decisions int
 	// Horizon bounds each branch, seconds of simulated time after the
 	// decision.
@@ -84,18 +120,21 @@ type Options struct {
 	// Explore is the share of the behaviour policy's decisions taken at
 	// random.
 	Explore float64
-	// Seed seeds the behaviour policy, the gaps and the draws.
+	// Seed seeds the behaviour policy, the choice of decisions and the
+	// subsample.
 	Seed uint64
-	// Progress, if not nil, is told how many points are labelled so far.
+	// Progress, if not nil, is told how many chosen decisions are played
+	// out so far, of how many.
 	Progress func(done, total int)
 }
 
 // Point is one labelled decision.
 type Point struct {
-	// Segment is the workload segment it came from, and Time the
+	// Pass and Segment name the trajectory the point came from, Block
+	// the span of the workload (see the package doc), and Time is the
 	// simulated time of the decision.
-	Segment int32
-	Time    float64
+	Pass, Segment, Block int32
+	Time                 float64
 	// JobID is the job the decision was about, From and To the devices.
 	JobID    int64
 	From, To int32
@@ -113,9 +152,14 @@ type Point struct {
 
 // Stats describe a labelling run.
 type Stats struct {
-	// Probes counts forks looked at; NoDecision those without a decision
-	// within maxProbeEvents events; Ties the points dropped as near ties.
-	Probes, NoDecision, Ties int64
+	// Passes is how many times the workload was simulated, Decisions
+	// how many migration decisions those runs made.
+	Passes    int
+	Decisions int64
+	// Probes counts the decisions played out both ways; Ties those
+	// dropped as near ties; Dropped the labelled points beyond
+	// Options.Decisions left out of the subsample.
+	Probes, Ties, Dropped int64
 	// Events counts the branches' simulated events.
 	Events int64
 }
@@ -139,47 +183,108 @@ func Run(ctx context.Context, src Source, opts Options) ([]Point, Stats, error) 
 		return nil, Stats{}, fmt.Errorf("label: want a positive horizon, got %v", opts.Horizon)
 	case opts.Objective != ObjectiveLatency && opts.Objective != ObjectiveSLO:
 		return nil, Stats{}, fmt.Errorf("label: unknown objective %q", opts.Objective)
+	case !(opts.Tie >= 0 && opts.Tie < 1):
+		return nil, Stats{}, fmt.Errorf("label: tie %v: want a share in [0, 1)", opts.Tie)
 	case len(src.Jobs) == 0:
 		return nil, Stats{}, errors.New("label: no jobs")
 	}
-	results := make([]segmentResult, Segments)
-	var prog progress
-	prog.total, prog.report = opts.Decisions, opts.Progress
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	n := len(src.Jobs)
-	for k := range Segments {
-		lo, hi := k*n/Segments, (k+1)*n/Segments
-		quota := opts.Decisions/Segments + boolInt(k < opts.Decisions%Segments)
-		if hi == lo || quota == 0 {
-			continue
+	var st Stats
+	// Scout pass after pass until the decisions suffice.
+	want := math.Ceil(oversample * float64(opts.Decisions))
+	var trajs []*trajectory
+	for pass := range MaxPasses {
+		if float64(st.Decisions) >= want {
+			break
 		}
-		g.Go(func() error {
-			seg := &segment{ctx: gctx, opts: opts, src: src, index: int32(k), jobs: src.Jobs[lo:hi], quota: quota, prog: &prog}
-			r, err := seg.run()
-			results[k] = r
-			if err != nil {
-				return fmt.Errorf("label: segment %d (jobs %d to %d): %w", k, lo, hi-1, err)
-			}
-			return nil
-		})
+		ts := segments(src, opts, int32(pass))
+		if err := each(ctx, ts, (*trajectory).scout); err != nil {
+			return nil, Stats{}, fmt.Errorf("label: %w", err)
+		}
+		trajs = append(trajs, ts...)
+		st.Passes++
+		for _, t := range ts {
+			st.Decisions += int64(len(t.decisions))
+		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, Stats{}, err
+	if st.Decisions == 0 {
+		return nil, st, nil
+	}
+	share := min(1, want/float64(st.Decisions))
+	var prog progress
+	for _, t := range trajs {
+		t.choose(share)
+		prog.total += len(t.chosen)
+	}
+	prog.report = opts.Progress
+	for _, t := range trajs {
+		t.prog = &prog
+	}
+	if err := each(ctx, trajs, (*trajectory).label); err != nil {
+		return nil, Stats{}, fmt.Errorf("label: %w", err)
 	}
 	var points []Point
-	var st Stats
-	for _, r := range results {
-		points = append(points, r.points...)
-		st.Probes += r.stats.Probes
-		st.NoDecision += r.stats.NoDecision
-		st.Ties += r.stats.Ties
-		st.Events += r.stats.Events
+	var keys []uint64
+	for _, t := range trajs {
+		points = append(points, t.points...)
+		keys = append(keys, t.keys...)
+		st.Probes += t.stats.Probes
+		st.Ties += t.stats.Ties
+		st.Events += t.stats.Events
+	}
+	if len(points) > opts.Decisions {
+		st.Dropped = int64(len(points) - opts.Decisions)
+		points = subsample(points, keys, opts.Decisions)
 	}
 	return points, st, nil
 }
 
-// progress counts the points labelled over the segments.
+// segments returns the trajectories of one pass.
+func segments(src Source, opts Options, pass int32) []*trajectory {
+	n := len(src.Jobs)
+	var ts []*trajectory
+	for k := range Segments {
+		lo, hi := k*n/Segments, (k+1)*n/Segments
+		if hi == lo {
+			continue
+		}
+		ts = append(ts, &trajectory{opts: opts, src: src, pass: pass, segment: int32(k), jobs: src.Jobs[lo:hi],
+			seed: mix(opts.Seed, uint64(pass), uint64(k))})
+	}
+	return ts
+}
+
+// each runs f on every trajectory, at most GOMAXPROCS at once.
+func each(ctx context.Context, ts []*trajectory, f func(*trajectory, context.Context) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, t := range ts {
+		g.Go(func() error {
+			if err := f(t, gctx); err != nil {
+				return fmt.Errorf("pass %d segment %d (jobs %d to %d): %w", t.pass, t.segment, t.jobs[0].ID, t.jobs[len(t.jobs)-1].ID, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// subsample keeps the n points with the smallest keys, in their order.
+func subsample(points []Point, keys []uint64, n int) []Point {
+	idx := make([]int, len(points))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(a, b)) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]Point, n)
+	for i, j := range idx {
+		out[i] = points[j]
+	}
+	return out
+}
+
+// progress counts the decisions played out over the trajectories.
 type progress struct {
 	mu     sync.Mutex
 	done   int
@@ -197,16 +302,156 @@ func (p *progress) add(n int) {
 	p.report(p.done, p.total)
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+// decision is one migration decision of a scouted trajectory: the step of
+// the simulation it came in (how many steps had run before it), its place
+// among that step's decisions, and the job it was about.
+type decision struct {
+	step    int64
+	ordinal int32
+	job     int64
 }
 
-type segmentResult struct {
-	points []Point
-	stats  Stats
+// trajectory is one simulation of a segment of the workload.
+type trajectory struct {
+	opts    Options
+	src     Source
+	pass    int32
+	segment int32
+	jobs    []sim.Job
+	seed    uint64 // the trajectory's own, from which its draws come
+	prog    *progress
+
+	cfg       sim.Config
+	rule      sim.Migrator // the Threshold rule, of every later decision
+	behaviour sim.Migrator // the rule with random moves
+
+	decisions []decision
+	chosen    []decision
+	points    []Point
+	keys      []uint64 // each point's subsample key
+	stats     Stats
+}
+
+// setup configures the behaviour simulation.
+func (t *trajectory) setup() error {
+	cfg, err := t.src.SimConfig(behaviourSpec, mix(t.seed, 1, 0), mix(t.seed, 2, 0))
+	if err != nil {
+		return err
+	}
+	if cfg.Migration.Decide == nil {
+		return fmt.Errorf("behaviour policy %s has no migration rule", behaviourSpec)
+	}
+	t.rule = cfg.Migration.Decide
+	t.behaviour = explorer{rule: t.rule, share: t.opts.Explore, seed: mix(t.seed, 3, 0)}
+	cfg.Migration.Decide = t.behaviour
+	t.cfg = cfg
+	return nil
+}
+
+// recorder notes every decision of a scouted run and decides as the
+// behaviour rule does.
+type recorder struct {
+	rule sim.Migrator
+	step *int64
+	out  *[]decision
+}
+
+func (r recorder) Migrate(f *sim.MigrationFeatures) bool {
+	d := decision{step: *r.step, job: f.Job.ID}
+	if n := len(*r.out); n > 0 && (*r.out)[n-1].step == d.step {
+		d.ordinal = (*r.out)[n-1].ordinal + 1
+	}
+	*r.out = append(*r.out, d)
+	return r.rule.Migrate(f)
+}
+
+// scout runs the trajectory to its end and records its decisions.
+func (t *trajectory) scout(ctx context.Context) error {
+	if err := t.setup(); err != nil {
+		return err
+	}
+	var step int64
+	cfg := t.cfg
+	cfg.Migration.Decide = recorder{rule: t.behaviour, step: &step, out: &t.decisions}
+	r := &runner{live: map[int64]tracked{}}
+	s, err := sim.New(cfg, t.feeder(r), func(rec *sim.Record) error { delete(r.live, rec.Job.ID); return nil })
+	if err != nil {
+		return err
+	}
+	for ; ; step++ {
+		if step%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		more, err := s.Step()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// choose picks the decisions to play out: each with probability share,
+// by a hash of the trajectory's seed and its index.
+func (t *trajectory) choose(share float64) {
+	for i, d := range t.decisions {
+		if unit(mix(t.seed, 4, uint64(i))) < share {
+			t.chosen = append(t.chosen, d)
+		}
+	}
+}
+
+// label runs the trajectory again and plays out each chosen decision.
+func (t *trajectory) label(ctx context.Context) error {
+	if len(t.chosen) == 0 {
+		return nil
+	}
+	main := &runner{live: map[int64]tracked{}}
+	var err error
+	main.s, err = sim.New(t.cfg, t.feeder(main), func(rec *sim.Record) error { delete(main.live, rec.Job.ID); return nil })
+	if err != nil {
+		return err
+	}
+	first, last := t.jobs[0].Arrival, t.jobs[len(t.jobs)-1].Arrival
+	var step int64
+	for i, d := range t.chosen {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for ; step < d.step; step++ {
+			more, err := main.s.Step()
+			if err != nil {
+				return err
+			}
+			if !more {
+				return fmt.Errorf("the run ended at step %d, before the decision scouted at step %d", step, d.step)
+			}
+		}
+		p, ok, err := t.probe(main, d)
+		if err != nil {
+			return err
+		}
+		t.prog.add(1)
+		if !ok {
+			continue
+		}
+		p.Block = t.segment*BlocksPerSegment + block(p.Time, first, last)
+		t.points = append(t.points, p)
+		t.keys = append(t.keys, mix(t.seed, 5, uint64(i)))
+	}
+	return nil
+}
+
+// block is which of BlocksPerSegment equal spans of [first, last] holds
+// time; times past last (the segment draining) fall in the last span.
+func block(time, first, last float64) int32 {
+	if !(last > first) {
+		return 0
+	}
+	return int32(min(max((time-first)/(last-first)*BlocksPerSegment, 0), BlocksPerSegment-1))
 }
 
 // tracked is what a simulation knows of a job it was handed: when it
@@ -222,92 +467,34 @@ type runner struct {
 	next int
 }
 
-type segment struct {
-	ctx   context.Context
-	opts  Options
-	src   Source
-	index int32
-	jobs  []sim.Job
-	quota int
-	prog  *progress
-	cfg   sim.Config
-	rule  sim.Migrator
-}
-
-// feeder hands out copies of the segment's jobs from r.next on, noting
+// feeder hands out copies of the trajectory's jobs from r.next on, noting
 // each in r.live.
-func (g *segment) feeder(r *runner) func() (*sim.Job, bool) {
+func (t *trajectory) feeder(r *runner) func() (*sim.Job, bool) {
 	return func() (*sim.Job, bool) {
-		if r.next == len(g.jobs) {
+		if r.next == len(t.jobs) {
 			return nil, false
 		}
 		j := new(sim.Job)
-		*j = g.jobs[r.next]
+		*j = t.jobs[r.next]
 		r.next++
 		r.live[j.ID] = tracked{j.Arrival, j.Deadline}
 		return j, true
 	}
 }
 
-func (g *segment) run() (segmentResult, error) {
-	var res segmentResult
-	simSeed, policySeed := mix(g.opts.Seed, uint64(g.index), 1), mix(g.opts.Seed, uint64(g.index), 2)
-	cfg, err := g.src.SimConfig(behaviourSpec, simSeed, policySeed)
-	if err != nil {
-		return res, err
-	}
-	if cfg.Migration.Decide == nil {
-		return res, fmt.Errorf("behaviour policy %s has no migration rule", behaviourSpec)
-	}
-	g.cfg, g.rule = cfg, cfg.Migration.Decide
-	cfg.Migration.Decide = explorer{rule: g.rule, share: g.opts.Explore, seed: mix(g.opts.Seed, uint64(g.index), 3)}
-	main := &runner{live: map[int64]tracked{}}
-	main.s, err = sim.New(cfg, g.feeder(main), func(r *sim.Record) error { delete(main.live, r.Job.ID); return nil })
-	if err != nil {
-		return res, err
-	}
-	// Gaps between probes: about three events a job, spread so that the
-	// quota takes half the segment's events if every probe gave a point.
-	meanGap := max(2, 3*len(g.jobs)/(2*g.quota))
-	rng := mix(g.opts.Seed, uint64(g.index), 4)
-	for len(res.points) < g.quota {
-		rng = mix(rng, 5, 6)
-		gap := 1 + int(rng%uint64(2*meanGap))
-		more := true
-		for i := 0; i < gap && more; i++ {
-			if more, err = main.s.Step(); err != nil {
-				return res, err
-			}
-		}
-		if !more {
-			break
-		}
-		if err := g.ctx.Err(); err != nil {
-			return res, err
-		}
-		p, ok, err := g.probe(main, &res.stats)
-		if err != nil {
-			return res, err
-		}
-		if ok {
-			res.points = append(res.points, p)
-			g.prog.add(1)
-		}
-	}
-	return res, nil
-}
-
-// forced is a branch's migration rule: its first decision is Take, noted
-// with the state at that moment; the rest follow the rule.
+// forced is a branch's migration rule: the first skip decisions follow
+// the behaviour rule, as in the scouted run; the next is take, noted with
+// the state at that moment; the rest follow the Threshold rule.
 type forced struct {
-	g     *segment
-	r     *runner
-	take  bool
-	rule  sim.Migrator
-	fired bool
-	at    float64
-	feat  sim.MigrationFeatures
-	vec   [sim.NumFeatures]float32
+	r         *runner
+	skip      int32
+	take      bool
+	behaviour sim.Migrator
+	rule      sim.Migrator
+	fired     bool
+	at        float64
+	feat      sim.MigrationFeatures
+	vec       [sim.NumFeatures]float32
 	// judged are the jobs in the system at the decision not yet done,
 	// and n how many there were.
 	judged map[int64]tracked
@@ -315,8 +502,12 @@ type forced struct {
 }
 
 func (f *forced) Migrate(m *sim.MigrationFeatures) bool {
-	if f.fired {
+	switch {
+	case f.fired:
 		return f.rule.Migrate(m)
+	case f.skip > 0:
+		f.skip--
+		return f.behaviour.Migrate(m)
 	}
 	f.fired, f.at, f.feat = true, m.Now, *m
 	m.Vector(&f.vec)
@@ -330,69 +521,70 @@ func (f *forced) Migrate(m *sim.MigrationFeatures) bool {
 	return f.take
 }
 
-// branch forks main with the next decision forced to take, and runs it to
-// the end of its judgement; ok is false when no decision came.
-func (g *segment) branch(main *runner, take bool, st *Stats) (obj float64, f *forced, ok bool, err error) {
+// branch forks main, whose next step holds decision d, with d forced to
+// take, and runs it to the end of its judgement.
+func (t *trajectory) branch(main *runner, d decision, take bool) (obj float64, f *forced, err error) {
 	r := &runner{live: make(map[int64]tracked, len(main.live)), next: main.next}
-	for id, t := range main.live {
-		r.live[id] = t
+	for id, tr := range main.live {
+		r.live[id] = tr
 	}
-	f = &forced{g: g, r: r, take: take, rule: g.rule}
+	f = &forced{r: r, skip: d.ordinal, take: take, behaviour: t.behaviour, rule: t.rule}
 	var done []float64 // the judged jobs' objective terms, as they end
 	emit := func(rec *sim.Record) error {
 		delete(r.live, rec.Job.ID)
-		if t, judged := f.judged[rec.Job.ID]; judged && f.fired {
-			done = append(done, g.term(t, rec.End, f.at))
+		if tr, judged := f.judged[rec.Job.ID]; judged && f.fired {
+			done = append(done, t.term(tr, rec.End, f.at))
 			delete(f.judged, rec.Job.ID)
 		}
 		return nil
 	}
-	if r.s, err = main.s.Fork(g.feeder(r), emit, f); err != nil {
-		return 0, nil, false, err
+	if r.s, err = main.s.Fork(t.feeder(r), emit, f); err != nil {
+		return 0, nil, err
 	}
-	for i := 0; !f.fired; i++ {
-		if i == maxProbeEvents {
-			st.Events += int64(i)
-			return 0, f, false, nil
-		}
-		more, err := r.s.Step()
-		if err != nil {
-			return 0, nil, false, err
-		}
-		if !more {
-			st.Events += int64(i)
-			return 0, f, false, nil
-		}
+	if _, err := r.s.Step(); err != nil {
+		return 0, nil, err
 	}
-	end := f.at + g.opts.Horizon
-	events := int64(0)
+	if !f.fired || f.feat.Job.ID != d.job {
+		return 0, nil, fmt.Errorf("a fork before step %d did not reproduce the scouted decision about job %d (fired %v, job %d)",
+			d.step, d.job, f.fired, jobOf(f))
+	}
+	end := f.at + t.opts.Horizon
+	events := int64(1)
 	for len(f.judged) > 0 && r.s.Now() <= end {
 		more, err := r.s.Step()
 		if err != nil {
-			return 0, nil, false, err
+			return 0, nil, err
 		}
 		events++
 		if !more {
 			break
 		}
 	}
-	st.Events += events
-	// done may hold ends past the horizon, from the last step.
+	t.stats.Events += events
+	// done may hold ends past the horizon, from the last step; term
+	// bounds them.
 	for _, v := range done {
 		obj += v
 	}
-	for _, t := range f.judged {
-		obj += g.term(t, math.Inf(1), f.at)
+	for _, tr := range f.judged {
+		obj += t.term(tr, math.Inf(1), f.at)
 	}
-	return obj, f, true, nil
+	return obj, f, nil
+}
+
+func jobOf(f *forced) int64 {
+	if f.feat.Job == nil {
+		return -1
+	}
+	return f.feat.Job.ID
 }
 
 // term is one judged job's part of a branch's objective, for a job that
 // ended at end (+Inf: not by the horizon) after a decision at.
-func (g *segment) term(t tracked, end, at float64) float64 {
-	horizon := at + g.opts.Horizon
-	if g.opts.Objective == ObjectiveSLO {
-		if min(end, horizon) > t.deadline { // late, or not done by a deadline the horizon passed
+func (t *trajectory) term(tr tracked, end, at float64) float64 {
+	horizon := at + t.opts.Horizon
+	if t.opts.Objective == ObjectiveSLO {
+		if min(end, horizon) > tr.deadline { // late, or not done by a deadline the horizon passed
 			return 1
 		}
 		return 0
@@ -400,31 +592,27 @@ func (g *segment) term(t tracked, end, at float64) float64 {
 	return min(end, horizon) - at
 }
 
-// probe labels the next decision after main's current state, if one comes.
-func (g *segment) probe(main *runner, st *Stats) (Point, bool, error) {
-	st.Probes++
-	move, fm, ok, err := g.branch(main, true, st)
-	if err != nil || !ok {
-		if err == nil {
-			st.NoDecision++
-		}
-		return Point{}, false, err
-	}
-	stay, fs, ok, err := g.branch(main, false, st)
+// probe plays decision d, in main's next step, both ways; ok is false for
+// a near tie.
+func (t *trajectory) probe(main *runner, d decision) (Point, bool, error) {
+	t.stats.Probes++
+	move, fm, err := t.branch(main, d, true)
 	if err != nil {
 		return Point{}, false, err
 	}
-	if !ok || fs.at != fm.at || fs.feat.Job.ID != fm.feat.Job.ID {
-		// The branches are the same simulation up to the decision.
-		return Point{}, false, fmt.Errorf("the branches' first decisions differ: job %d at %v against job %d at %v (ok %v)",
-			fm.feat.Job.ID, fm.at, fs.feat.Job.ID, fs.at, ok)
+	stay, fs, err := t.branch(main, d, false)
+	if err != nil {
+		return Point{}, false, err
 	}
-	if math.Abs(move-stay) <= g.opts.Tie*max(move, stay) {
-		st.Ties++
+	if fs.at != fm.at {
+		return Point{}, false, fmt.Errorf("the branches' decisions about job %d came at %v and %v", d.job, fm.at, fs.at)
+	}
+	if math.Abs(move-stay) <= t.opts.Tie*max(move, stay) {
+		t.stats.Ties++
 		return Point{}, false, nil
 	}
 	return Point{
-		Segment: g.index, Time: fm.at, JobID: fm.feat.Job.ID, From: int32(fm.feat.From), To: int32(fm.feat.To),
+		Pass: t.pass, Segment: t.segment, Time: fm.at, JobID: d.job, From: int32(fm.feat.From), To: int32(fm.feat.To),
 		Features: fm.vec, Gain: fm.feat.Gain(), Judged: int32(fm.n),
 		Stay: stay, Move: move, Migrate: move < stay,
 	}, true, nil
@@ -440,11 +628,14 @@ type explorer struct {
 
 func (e explorer) Migrate(f *sim.MigrationFeatures) bool {
 	h := mix(e.seed, uint64(f.Job.ID), math.Float64bits(f.Now))
-	if float64(h>>11)/(1<<53) < e.share {
+	if unit(h) < e.share {
 		return h&1 == 1
 	}
 	return e.rule.Migrate(f)
 }
+
+// unit maps a hash to [0, 1).
+func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 
 // mix hashes its arguments (splitmix64 steps).
 func mix(a, b, c uint64) uint64 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/ort/orttest"
 )
 
 // trained is one network trained on the synthetic task, shared by the
@@ -28,31 +29,10 @@ var trained = sync.OnceValues(func() (*Network, heldOut) {
 	return n, d
 })
 
-// requireLibrary loads the onnxruntime that ort.Locate finds for this
-// checkout (ONNXRUNTIME_LIB first, as stages/ort's tests do). Without one
-// the test is skipped, unless REQUIRE_ONNXRUNTIME=1 makes that a failure.
-func requireLibrary(t *testing.T) {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, src, err := ort.Locate("", "", os.Environ(), []string{root})
-	if err != nil {
-		if os.Getenv("REQUIRE_ONNXRUNTIME") == "1" {
-			t.Fatalf("REQUIRE_ONNXRUNTIME=1 and %v", err)
-		}
-		t.Skipf("%v (REQUIRE_ONNXRUNTIME=1 makes this a failure)", err)
-	}
-	if _, err := ort.Init(path, src); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestONNXMatchesPredict runs the exported model in onnxruntime on the
 // held-out points, in one batch, and compares it with the Go forward pass.
 func TestONNXMatchesPredict(t *testing.T) {
-	requireLibrary(t)
+	orttest.Require(t)
 	net, d := trained()
 	model, err := net.ONNX(syntheticNames)
 	if err != nil {

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -113,15 +114,18 @@ func (s Scores) Metrics() []Metric {
 		{"tn", float64(s.Confusion.TN)},
 		{"fn", float64(s.Confusion.FN)},
 	}
-	rows := make([]Metric, len(kv))
-	for i, m := range kv {
-		rows[i] = Metric{Scorer: s.Scorer, Metric: m.name, Value: m.v}
+	rows := make([]Metric, 0, len(kv))
+	for _, m := range kv {
+		if !math.IsNaN(m.v) {
+			rows = append(rows, Metric{Scorer: s.Scorer, Metric: m.name, Value: m.v})
+		}
 	}
 	return rows
 }
 
 // Evaluate scores pr against the labels y (true = migrate) of the same
-// points. Both classes must be present.
+// points. Points of one class alone have no AUC (NaN, and Metrics leaves
+// it out) and no ROC curve.
 func Evaluate(pr Predictions, y []bool) (Scores, error) {
 	s, err := evaluate(pr, y)
 	if err != nil {
@@ -160,12 +164,17 @@ func evaluate(pr Predictions, y []bool) (Scores, error) {
 			s.Positives++
 		}
 	}
-	if s.Positives == 0 || s.Positives == n {
-		return Scores{}, fmt.Errorf("all %d points are labelled migrate=%t: scores need both classes", n, s.Positives > 0)
+	if n == 0 {
+		return Scores{}, errors.New("no points to score")
 	}
 	s.Accuracy = float64(s.Confusion.TP+s.Confusion.TN) / float64(n)
 	s.LogLoss = logLoss(pr.P, y)
 	s.Calibration, s.ECE = calibration(pr.Scorer, pr.P, y)
+	if s.Positives == 0 || s.Positives == n {
+		// No pair of a positive and a negative: no AUC, no ROC curve.
+		s.AUC = math.NaN()
+		return s, nil
+	}
 	var full []ROCPoint
 	s.AUC, full = rankCurve(pr.Score, y)
 	s.ROC = thin(full, MaxROCPoints)

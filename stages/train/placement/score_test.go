@@ -247,7 +247,7 @@ func TestEvaluateRejects(t *testing.T) {
 		{"short", predictions([]float64{0.1, 0.2}), y, "2 scores, 2 probabilities and 2 decisions for 3 labels"},
 		{"nan score", predictions([]float64{0.1, math.NaN(), 0.3}), y, "point 1: score is NaN"},
 		{"p above 1", Predictions{Score: []float64{1, 2, 3}, P: []float64{0, 1.5, 0}, Migrate: make([]bool, 3)}, y, "point 1: probability 1.5"},
-		{"one class", predictions([]float64{0.1, 0.2, 0.3}), []bool{true, true, true}, "all 3 points are labelled migrate=true"},
+		{"none", predictions(nil), nil, "no points to score"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,6 +255,24 @@ func TestEvaluateRejects(t *testing.T) {
 				t.Errorf("Evaluate = %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEvaluateOneClass scores points of one class: the accuracy, log loss
+// and confusion stand, and there is no AUC or ROC curve to report.
+func TestEvaluateOneClass(t *testing.T) {
+	pr := Predictions{Scorer: "s", Score: []float64{0.1, 0.2, 0.7}, P: []float64{0.1, 0.2, 0.7}, Migrate: []bool{false, false, true}}
+	s, err := Evaluate(pr, []bool{false, false, false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Accuracy != 2.0/3 || s.Confusion != (Confusion{FP: 1, TN: 2}) || !math.IsNaN(s.AUC) || s.ROC != nil {
+		t.Errorf("Evaluate = accuracy %v, confusion %+v, AUC %v, ROC %v; want 2/3, 1 FP and 2 TN, NaN, none", s.Accuracy, s.Confusion, s.AUC, s.ROC)
+	}
+	for _, m := range s.Metrics() {
+		if m.Metric == "auc" || math.IsNaN(m.Value) {
+			t.Errorf("Metrics has %s = %v", m.Metric, m.Value)
+		}
 	}
 }
 

@@ -31,6 +31,10 @@ type Options struct {
 	// ValFraction is the share of the points held out for early stopping
 	// (stratified, see Holdout); default 0.15.
 	ValFraction float64
+	// Validation, if not nil, names the points held out for early
+	// stopping instead (indexes of x, ascending): a caller whose points
+	// come in groups that share their state holds out whole groups.
+	Validation []int
 }
 
 // Defaults of Options' zero fields.
@@ -142,6 +146,9 @@ func train(x [][Inputs]float32, y []bool, w []float64, opts Options) (*Network, 
 		return nil, nil, err
 	}
 	fit, val, err := holdout(y, opts.ValFraction, opts.Seed)
+	if opts.Validation != nil {
+		fit, val, err = given(len(y), opts.Validation)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("validation split: %w", err)
 	}
@@ -216,6 +223,27 @@ func Holdout(y []bool, fraction float64, seed uint64) (kept, held []int, err err
 	kept, held, err = holdout(y, fraction, seed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("placement: holdout: %w", err)
+	}
+	return kept, held, nil
+}
+
+// given splits n points into those not in held and held, which must be
+// ascending indexes below n and leave points on both sides.
+func given(n int, held []int) (kept, out []int, err error) {
+	for i, h := range held {
+		if h < 0 || h >= n || i > 0 && h <= held[i-1] {
+			return nil, nil, fmt.Errorf("validation index %d (position %d): want ascending indexes below %d", h, i, n)
+		}
+	}
+	if len(held) == 0 || len(held) == n {
+		return nil, nil, fmt.Errorf("%d of %d points held out: each side needs some", len(held), n)
+	}
+	for i, j := 0, 0; i < n; i++ {
+		if j < len(held) && held[j] == i {
+			j++
+			continue
+		}
+		kept = append(kept, i)
 	}
 	return kept, held, nil
 }

@@ -60,9 +60,13 @@ const (
 
 // DecisionRow is one row of decisions.parquet: a labelled decision point.
 type DecisionRow struct {
-	// Segment is the workload segment the point came from, TimeS the
-	// simulated time of the decision.
+	// Pass and Segment name the simulation of the train workload the
+	// point came from; Block is the span of the workload it fell in, the
+	// unit the splits hold out; TimeS is the simulated time of the
+	// decision.
+	Pass    int32   `parquet:"pass"`
 	Segment int32   `parquet:"segment"`
+	Block   int32   `parquet:"block"`
 	TimeS   float64 `parquet:"time_s"`
 	JobID   int64   `parquet:"job_id"`
 	// From and To are the devices' indexes in schedule.cluster.

@@ -1,0 +1,222 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/train/placement"
+	"github.com/mlsched/mlsched/stages/train/predictor"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
+)
+
+// samplesPath is a profile measured on a two-core machine with the
+// default profile settings.
+const samplesPath = "predictor/testdata/samples-default.parquet"
+
+// trainJobs runs the generate stage with its defaults but for the job
+// counts and returns the train workload's file.
+func trainJobs(t testing.TB, jobs int64) string {
+	t.Helper()
+	cfg := generate.DefaultConfig()
+	cfg.Train.Jobs, cfg.Eval.Jobs = jobs, 1
+	dir := t.TempDir()
+	if err := generate.Run(context.Background(), cfg, 1, generate.Output{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, generate.JobsFile(generate.WorkloadTrain))
+}
+
+// small is a train section that runs in about a second.
+func small() Config {
+	cfg := trainspec.DefaultConfig()
+	cfg.Predictor.Trees = 10
+	cfg.Placement.Decisions = 4000
+	cfg.Placement.Network.Epochs = 100
+	return cfg
+}
+
+// run runs the stage into a new directory and returns it.
+func run(t testing.TB, cfg Config, jobs string) string {
+	t.Helper()
+	dir := t.TempDir()
+	notes := map[string]string{}
+	err := Run(context.Background(), cfg, trainspec.SimulationOf(schedulespec.DefaultConfig()), 7,
+		Inputs{Samples: samplesPath, Jobs: jobs}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"predictor", "rollouts", "network_training"} {
+		if notes[k] == "" {
+			t.Errorf("no %s note", k)
+		}
+	}
+	return dir
+}
+
+// TestRunIsDeterministic runs the stage twice on the same inputs: every
+// file is byte-identical.
+func TestRunIsDeterministic(t *testing.T) {
+	jobs := trainJobs(t, 20000)
+	a, b := run(t, small(), jobs), run(t, small(), jobs)
+	for _, name := range []string{trainspec.PredictorFile, trainspec.PlacementFile, trainspec.CVFile, trainspec.DecisionsFile, trainspec.MetricsFile} {
+		x, err := os.ReadFile(filepath.Join(a, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two runs on the same inputs", name)
+		}
+	}
+}
+
+// TestHeldOutScores reads what the stage wrote and checks the network on
+// the decision points it never saw: no block of the workload in two
+// splits, the test scores in metrics.parquet recomputed from
+// decisions.parquet through the exported network, and the network
+// better than the threshold rule there.
+func TestHeldOutScores(t *testing.T) {
+	dir := run(t, small(), trainJobs(t, 20000))
+	rows, err := parquetio.ReadAll[trainspec.DecisionRow](filepath.Join(dir, trainspec.DecisionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != small().Placement.Decisions {
+		t.Fatalf("%d decision points, want %d", len(rows), small().Placement.Decisions)
+	}
+	splitOf := map[int32]string{}
+	count := map[string]int{}
+	var x [][placement.Inputs]float32
+	var y []bool
+	for _, r := range rows {
+		if s, ok := splitOf[r.Block]; ok && s != r.Split {
+			t.Fatalf("block %d is in the %s and the %s split", r.Block, s, r.Split)
+		}
+		splitOf[r.Block] = r.Split
+		count[r.Split]++
+		if r.Split == trainspec.SplitTest {
+			var v [placement.Inputs]float32
+			copy(v[:], r.Features)
+			x, y = append(x, v), append(y, r.Migrate)
+		}
+	}
+	for _, s := range []string{trainspec.SplitTrain, trainspec.SplitValidation, trainspec.SplitTest} {
+		if count[s] == 0 {
+			t.Errorf("no point in the %s split: %v", s, count)
+		}
+	}
+	s, err := placement.Evaluate(servePlacement(t, filepath.Join(dir, trainspec.PlacementFile), x), y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := parquetio.ReadAll[trainspec.MetricRow](filepath.Join(dir, trainspec.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(scorer, metric string) float64 {
+		for _, m := range metrics {
+			if m.Model == trainspec.ModelPlacement && m.Section == trainspec.SectionScore && m.Candidate == scorer && m.Metric == metric {
+				return m.Value
+			}
+		}
+		t.Fatalf("metrics.parquet has no %s %s", scorer, metric)
+		return 0
+	}
+	// onnxruntime computes in float32, the scores were computed in Go in
+	// float64: a point within 1e-5 of the threshold may fall either way.
+	if got := score(trainspec.ScorerNetwork, "accuracy"); math.Abs(got-s.Accuracy) > 1.5/float64(s.N) {
+		t.Errorf("metrics.parquet: network accuracy %v, recomputed from decisions.parquet through onnxruntime %v", got, s.Accuracy)
+	}
+	if got := score(trainspec.ScorerNetwork, "auc"); math.Abs(got-s.AUC) > 1e-4 {
+		t.Errorf("metrics.parquet: network AUC %v, recomputed from decisions.parquet through onnxruntime %v", got, s.AUC)
+	}
+	// What it learned: the held-out points ranked nearly right, and far
+	// more decided right than by always answering the majority label.
+	majority := float64(max(s.Positives, s.N-s.Positives)) / float64(s.N)
+	if s.AUC < 0.95 || s.Accuracy < majority+0.5*(1-majority) {
+		t.Errorf("held-out network: AUC %.3f, accuracy %.3f (majority label %.3f); want AUC ≥ 0.95 and half the majority's errors at most",
+			s.AUC, s.Accuracy, majority)
+	}
+	// The predictor file loads and predicts a configuration the profile
+	// did not measure.
+	f, err := os.Open(filepath.Join(dir, trainspec.PredictorFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := predictor.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := m.Predict(predictor.Query{Device: "cpu", Model: "resnet18", Precision: "fp32", Batch: 8, Threads: 1}); !ok || !(v > 0) {
+		t.Errorf("the saved predictor predicts %v, %v for resnet18 at batch 8", v, ok)
+	}
+}
+
+// servePlacement runs the ONNX network at path through onnxruntime on x,
+// as the simulator serves it, and returns its predictions.
+func servePlacement(t *testing.T, path string, x [][placement.Inputs]float32) placement.Predictions {
+	t.Helper()
+	orttest.Require(t)
+	model, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(x))
+	s, err := ort.NewSession(model, placement.InputName, []int64{n, placement.Inputs}, placement.OutputName, []int64{n, 1}, ort.SessionOptions{IntraOpThreads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in := s.Input()
+	for i := range x {
+		copy(in[i*placement.Inputs:], x[i][:])
+	}
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pr := placement.Predictions{Scorer: trainspec.ScorerNetwork}
+	for _, v := range s.Output() {
+		p := float64(v)
+		pr.Score, pr.P, pr.Migrate = append(pr.Score, p), append(pr.P, p), append(pr.Migrate, p > placement.Threshold)
+	}
+	return pr
+}
+
+// TestRunErrors names what is wrong.
+func TestRunErrors(t *testing.T) {
+	jobs := trainJobs(t, 2000)
+	bad := small()
+	bad.Predictor.Folds = 1
+	tests := []struct {
+		name string
+		cfg  Config
+		in   Inputs
+		want string
+	}{
+		{"config", bad, Inputs{Samples: samplesPath, Jobs: jobs}, "train.predictor.folds"},
+		{"no samples", small(), Inputs{Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "read profile samples"},
+		{"no jobs", small(), Inputs{Samples: samplesPath, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "none.parquet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Run(context.Background(), tt.cfg, trainspec.SimulationOf(schedulespec.DefaultConfig()), 1, tt.in, Output{Dir: t.TempDir()})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
