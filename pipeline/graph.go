@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -51,9 +52,15 @@ type Graph struct {
 // returns the DAG.
 func (r *Registry) Graph() (*Graph, error) {
 	for _, name := range r.order {
-		for _, d := range r.byName[name].Deps {
+		s := r.byName[name]
+		for _, d := range s.Deps {
 			if r.byName[d] == nil {
 				return nil, fmt.Errorf("stage %s: unknown dependency %q: %w", name, d, ErrNotFound)
+			}
+		}
+		for _, d := range slices.Sorted(maps.Keys(s.Reads)) {
+			if !slices.Contains(s.Deps, d) || len(s.Reads[d]) == 0 {
+				return nil, fmt.Errorf("stage %s: reads files of %q, which must be one of its dependencies (%v) and name at least one file", name, d, s.Deps)
 			}
 		}
 	}

@@ -36,10 +36,11 @@ type fake struct {
 	parquet bool // write a Parquet file carrying the provenance metadata
 	runs    atomic.Int32
 	run     func(ctx context.Context, env *Env) error // optional override
+	reads   map[string][]string                       // Stage.Reads
 }
 
 func (f *fake) stage() Stage {
-	return Stage{Name: f.name, Deps: f.deps, Config: f.cfg, Code: f.code, UsesSeed: true,
+	return Stage{Name: f.name, Deps: f.deps, Reads: f.reads, Config: f.cfg, Code: f.code, UsesSeed: true,
 		Run: func(ctx context.Context, env *Env) error {
 			f.runs.Add(1)
 			if f.run != nil {
@@ -253,6 +254,49 @@ func TestEarlyCutoff(t *testing.T) {
 	// A real change of a's output must still reach b.
 	a.cfg.N = 5
 	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Ran})
+}
+
+// TestReadsKeysOnTheFilesRead: a stage that reads one file of an upstream
+// that writes two reruns when that file changes, not when the other does,
+// sees only its file, and is checked the same way by status and --locked.
+func TestReadsKeysOnTheFilesRead(t *testing.T) {
+	a := &fake{name: "a", cfg: fakeConfig{N: 1, Text: "x"}}
+	a.run = func(_ context.Context, env *Env) error {
+		if err := os.WriteFile(filepath.Join(env.Dir, "n.txt"), []byte(fmt.Sprint(a.cfg.N)), 0o644); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(env.Dir, "text.txt"), []byte(a.cfg.Text), 0o644)
+	}
+	var seen []string
+	b := &fake{name: "b", deps: []string{"a"}, reads: map[string][]string{"a": {"n.txt"}}}
+	b.run = func(_ context.Context, env *Env) error {
+		seen = seen[:0]
+		for _, f := range env.Inputs["a"].Files {
+			seen = append(seen, f.Path)
+		}
+		return b.write(env)
+	}
+	h := newHarness(t, a, b)
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Ran})
+	if !slices.Equal(seen, []string{"n.txt"}) {
+		t.Errorf("b sees files %v of a, want only n.txt", seen)
+	}
+	a.cfg.Text = "y"
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Cached})
+	if _, err := h.run(RunOptions{Locked: true}); err != nil {
+		t.Errorf("--locked after a change b does not read: %v", err)
+	}
+	st, err := h.pipeline().Status(nil)
+	if err != nil || st[1].State != UpToDate {
+		t.Errorf("status of b = %+v, %v; want up to date", st, err)
+	}
+	a.cfg.N = 2
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran, "b": Ran})
+	// A file the upstream does not write is an error naming it.
+	b.reads = map[string][]string{"a": {"none.txt"}}
+	if _, err := h.run(RunOptions{}); err == nil || !strings.Contains(err.Error(), "none.txt") {
+		t.Errorf("reading a file a lacks: %v", err)
+	}
 }
 
 func TestIndependentStagesOverlap(t *testing.T) {
@@ -611,6 +655,8 @@ func TestRegistryAndGraphErrors(t *testing.T) {
 		{"bad name", []Stage{{Name: "a/b", Run: run}}, "invalid name"},
 		{"unknown dep", []Stage{{Name: "a", Deps: []string{"zz"}, Run: run}}, `unknown dependency "zz"`},
 		{"cycle", []Stage{{Name: "a", Deps: []string{"b"}, Run: run}, {Name: "b", Deps: []string{"a"}, Run: run}}, "a -> b -> a"},
+		{"reads a non-dependency", []Stage{{Name: "a", Run: run}, {Name: "b", Reads: map[string][]string{"a": {"x"}}, Run: run}}, `reads files of "a"`},
+		{"reads nothing", []Stage{{Name: "a", Run: run}, {Name: "b", Deps: []string{"a"}, Reads: map[string][]string{"a": nil}, Run: run}}, "at least one file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

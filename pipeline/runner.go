@@ -313,7 +313,11 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 		}
 		return m, res, true, nil
 	}
-	r.key, r.in, err = p.key(s, upstreamsOf(r.ups))
+	ups, err := upstreamsOf(s, r.ups)
+	if err != nil {
+		return nil, res, false, err
+	}
+	r.key, r.in, err = p.key(s, ups)
 	if err != nil {
 		return nil, res, false, err
 	}
@@ -382,14 +386,42 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 	return m, res, nil
 }
 
-// upstreamsOf lists the upstream artifacts of a stage as they enter its key.
-func upstreamsOf(ms []*Manifest) []Upstream {
+// upstreamsOf lists the upstream artifacts of s as they enter its key:
+// each one's output digest, or the digest of the files s reads of it
+// (Stage.Reads).
+func upstreamsOf(s *Stage, ms []*Manifest) ([]Upstream, error) {
 	out := make([]Upstream, len(ms))
 	for i, m := range ms {
 		out[i] = Upstream{Stage: m.Stage, Version: m.Version, Output: m.Output}
+		if _, ok := s.Reads[m.Stage]; ok {
+			files, err := readsOf(s, m)
+			if err != nil {
+				return nil, err
+			}
+			out[i].Output = OutputDigest(files).String()
+		}
 	}
 	slices.SortFunc(out, func(a, b Upstream) int { return strings.Compare(a.Stage, b.Stage) })
-	return out
+	return out, nil
+}
+
+// readsOf returns the files of m that s reads: all of them, unless
+// Stage.Reads lists some.
+func readsOf(s *Stage, m *Manifest) ([]File, error) {
+	names, ok := s.Reads[m.Stage]
+	if !ok {
+		return m.Files, nil
+	}
+	files := make([]File, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(m.Files, func(f File) bool { return f.Path == n })
+		if i < 0 {
+			return nil, fmt.Errorf("stage %s reads %s from %s@%s, which has no such file: %w", s.Name, n, m.Stage, m.Version, ErrNotFound)
+		}
+		files = append(files, m.Files[i])
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
 }
 
 // key computes a stage's cache key: the stage name, its code version and
@@ -497,7 +529,11 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		if err != nil {
 			return nil, fmt.Errorf("open input %s@%s: %w", u.Stage, u.Version, err)
 		}
-		env.Inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: dir, Files: slices.Clone(u.Files)}
+		files, err := readsOf(s, u)
+		if err != nil {
+			return nil, err
+		}
+		env.Inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: dir, Files: slices.Clone(files)}
 		prov = append(prov, u.Stage+"@"+u.Version)
 	}
 	for _, r := range in.Refs {

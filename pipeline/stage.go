@@ -30,6 +30,13 @@ type Stage struct {
 	Name string
 	// Deps names the upstream stages whose outputs this stage reads.
 	Deps []string
+	// Reads, for an upstream it names, lists the files of that upstream's
+	// output the stage reads (slash-separated paths): only their contents
+	// enter the stage's key, and only they are its Input's Files, so that
+	// a change to the upstream's other files (another workload it also
+	// writes) does not rerun the stage. An upstream it does not name is
+	// read whole.
+	Reads map[string][]string
 	// Config is the stage's typed configuration section as it will be used.
 	// Its canonical JSON form is part of the cache key, so reformatting the
 	// YAML file changes nothing.

@@ -99,7 +99,11 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 			out = append(out, st)
 			continue
 		}
-		key, in, err := p.key(s, upstreamsOf(ups))
+		upstreams, err := upstreamsOf(s, ups)
+		if err != nil {
+			return nil, err
+		}
+		key, in, err := p.key(s, upstreams)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +242,21 @@ func (p *Pipeline) checkLocked(names []string, lock *LockFile) error {
 				missing = true
 				break
 			}
-			ups = append(ups, Upstream{Stage: d, Version: de.Version, Output: de.Output})
+			u := Upstream{Stage: d, Version: de.Version, Output: de.Output}
+			if _, some := s.Reads[d]; some {
+				// Only the files it reads: their digests are in the
+				// upstream's manifest.
+				m, err := p.Store.Manifest(d, de.Version)
+				if err != nil {
+					return fmt.Errorf("%s: cannot check against %s: %w", name, p.LockPath, err)
+				}
+				files, err := readsOf(s, m)
+				if err != nil {
+					return err
+				}
+				u.Output = OutputDigest(files).String()
+			}
+			ups = append(ups, u)
 		}
 		if missing {
 			continue // the upstream is already reported

@@ -157,8 +157,10 @@ func profileStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
 func trainStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
 		Name: Train,
-		// It reads generate's train workload, never the eval one.
-		Deps: []string{Generate, Profile},
+		// It reads generate's train workload, never the eval one: an edit
+		// of the eval workload does not retrain.
+		Deps:  []string{Generate, Profile},
+		Reads: map[string][]string{Generate: {generatespec.JobsFile(generatespec.WorkloadTrain)}},
 		// Its own section, and the part of schedule's that its rollouts
 		// simulate with.
 		Config:   trainspec.Keyed{Train: cfg.Train, Schedule: trainspec.SimulationOf(cfg.Schedule)},

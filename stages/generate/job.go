@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/generate/generatespec"
 )
 
 // Precisions.
@@ -16,8 +17,9 @@ const (
 // StatsFile is the name of the per-workload statistics table.
 const StatsFile = "stats.parquet"
 
-// JobsFile returns the name of the file holding workload's jobs.
-func JobsFile(workload string) string { return "jobs-" + workload + ".parquet" }
+// JobsFile returns the name of the file holding workload's jobs
+// (generatespec.JobsFile).
+func JobsFile(workload string) string { return generatespec.JobsFile(workload) }
 
 // Job is one row of a jobs-<workload>.parquet file. Every column but the
 // id and the two times is dictionary-encoded: it takes one value per

@@ -12,6 +12,9 @@ import (
 )
 
 // Arrival process names, the values of generate.<workload>.arrival.process.
+// JobsFile returns the name of the file holding workload's jobs.
+func JobsFile(workload string) string { return "jobs-" + workload + ".parquet" }
+
 // Workload names; each names its output file (JobsFile) and its random
 // streams.
 const (
