@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -26,13 +27,25 @@ const (
 
 // timing says how many runs a configuration gets.
 type timing struct {
-	warmup, repeats, minRepeats int
-	maxTime                     time.Duration
+	warmup, repeats, minRepeats, maxRepeats int
+	minTime, maxTime                        time.Duration
 }
 
-// timeRuns runs f warmup times untimed, then up to repeats times timed,
-// stopping early once maxTime has passed and at least minRepeats are done.
-// It returns each timed run's latency in seconds.
+// exactly is the timing of n timed runs after warmup ones, whatever they
+// take.
+func exactly(warmup, n int) timing {
+	return timing{warmup: warmup, repeats: n, minRepeats: n, maxRepeats: n, maxTime: time.Duration(math.MaxInt64)}
+}
+
+// done says whether a configuration that has run n times, for used in
+// all, has run enough: repeats runs that took minTime, maxRepeats runs,
+// or minRepeats runs that took maxTime.
+func (t timing) done(n int, used time.Duration) bool {
+	return n >= t.maxRepeats || n >= t.repeats && used >= t.minTime || n >= t.minRepeats && used >= t.maxTime
+}
+
+// timeRuns runs f warmup times untimed, then timed until t.done. It
+// returns each timed run's latency in seconds.
 func timeRuns(ctx context.Context, t timing, f func() error) ([]float64, error) {
 	for range t.warmup {
 		if err := f(); err != nil {
@@ -40,8 +53,8 @@ func timeRuns(ctx context.Context, t timing, f func() error) ([]float64, error) 
 		}
 	}
 	var out []float64
-	start := time.Now()
-	for i := 0; i < t.repeats; i++ {
+	var used time.Duration
+	for !t.done(len(out), used) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -49,10 +62,9 @@ func timeRuns(ctx context.Context, t timing, f func() error) ([]float64, error) 
 		if err := f(); err != nil {
 			return nil, err
 		}
-		out = append(out, time.Since(t0).Seconds())
-		if i+1 >= t.minRepeats && time.Since(start) >= t.maxTime {
-			break
-		}
+		d := time.Since(t0)
+		used += d
+		out = append(out, d.Seconds())
 	}
 	return out, nil
 }
@@ -93,19 +105,72 @@ func newModelSession(model []byte, name string, batch, threads int) (*ort.Sessio
 	return s, nil
 }
 
-// measureInference times one model configuration.
-func measureInference(ctx context.Context, t timing, model []byte, name, precision string, batch, threads int) ([]Sample, error) {
-	s, err := newModelSession(model, name, batch, threads)
-	if err != nil {
-		return nil, err
+// config is one batch size of a series being measured.
+type config struct {
+	batch int
+	s     *ort.Session
+	lat   []float64
+	used  time.Duration
+	err   error // why it cannot run: it is dropped from the series
+}
+
+// measureSeries times one model, precision and thread count at every
+// batch size, interleaved: each runs its warmup, then the batch sizes take
+// turns, one timed run each per round, until each is done (t.done). A
+// slow drift of the machine (its clock, a neighbour's load) then falls on
+// every batch size alike instead of on whichever ran at the time, so the
+// curve across batch sizes keeps its shape. A batch size whose session
+// cannot be made or run is returned in failed with the reason, and the
+// rest go on; an interrupt is an error.
+func measureSeries(ctx context.Context, t timing, model []byte, name, precision string, batches []int, threads int) (rows []Sample, failed map[int]error, err error) {
+	cs := make([]*config, len(batches))
+	defer func() {
+		for _, c := range cs {
+			if c != nil && c.s != nil {
+				c.s.Close()
+			}
+		}
+	}()
+	for i, b := range batches {
+		c := &config{batch: b}
+		cs[i] = c
+		if c.s, c.err = newModelSession(model, name, b, threads); c.err != nil {
+			continue
+		}
+		for range t.warmup {
+			if c.err = c.s.Run(); c.err != nil {
+				break
+			}
+		}
 	}
-	defer s.Close()
-	lat, err := timeRuns(ctx, t, s.Run)
-	if err != nil {
-		return nil, err
+	for more := true; more; {
+		more = false
+		for _, c := range cs {
+			if c.err != nil || t.done(len(c.lat), c.used) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			t0 := time.Now()
+			if c.err = c.s.Run(); c.err != nil {
+				continue
+			}
+			d := time.Since(t0)
+			c.lat, c.used = append(c.lat, d.Seconds()), c.used+d
+			more = true
+		}
 	}
-	return samplesOf(lat, Sample{Kind: KindInference, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
-		Model: name, Precision: precision, Batch: int32(batch), Threads: int32(threads), Concurrency: 1}), nil
+	failed = map[int]error{}
+	for _, c := range cs {
+		if c.err != nil {
+			failed[c.batch] = c.err
+			continue
+		}
+		rows = append(rows, samplesOf(c.lat, Sample{Kind: KindInference, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
+			Model: name, Precision: precision, Batch: int32(c.batch), Threads: int32(threads), Concurrency: 1})...)
+	}
+	return rows, failed, nil
 }
 
 // samplesOf turns latencies into rows that share everything but the repeat.
@@ -127,7 +192,7 @@ func measureGonumMatMul(ctx context.Context, n, repeats int) ([]Sample, error) {
 	fill(a, 1)
 	fill(b, 2)
 	var impl gonum.Implementation
-	lat, err := timeRuns(ctx, timing{warmup: 1, repeats: repeats, minRepeats: repeats, maxTime: time.Hour}, func() error {
+	lat, err := timeRuns(ctx, exactly(1, repeats), func() error {
 		impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
 		return nil
 	})
@@ -153,7 +218,7 @@ func measureORTMatMul(ctx context.Context, n, threads, repeats int) ([]Sample, e
 	}
 	defer s.Close()
 	fill(s.Input(), 1)
-	lat, err := timeRuns(ctx, timing{warmup: 1, repeats: repeats, minRepeats: repeats, maxTime: time.Hour}, s.Run)
+	lat, err := timeRuns(ctx, exactly(1, repeats), s.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +254,7 @@ func measureContention(ctx context.Context, model []byte, c Contention, k, warmu
 		go func() {
 			defer wg.Done()
 			start.Wait() // all sessions begin together
-			lat[i], errs[i] = timeRuns(ctx, timing{warmup: warmup, repeats: c.Repeats, minRepeats: c.Repeats, maxTime: time.Hour}, s.Run)
+			lat[i], errs[i] = timeRuns(ctx, exactly(warmup, c.Repeats), s.Run)
 		}()
 	}
 	start.Done()

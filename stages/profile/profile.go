@@ -101,12 +101,15 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 // measure runs every local measurement, one at a time so that none
 // disturbs another (contention is measured on purpose, alone too).
 func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample, []Summary, error) {
-	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxTime: cfg.MaxTime}
-	total := int64(len(cfg.Models)*len(cfg.Precisions)*len(cfg.BatchSizes)*len(cfg.Threads) +
-		len(cfg.MatMul.Sizes)*(1+len(cfg.Threads)) + len(cfg.Contention.Sessions))
+	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats,
+		minTime: cfg.MinTime, maxTime: cfg.MaxTime}
+	total := int64(len(cfg.MatMul.Sizes)*(1+len(cfg.Threads)) + len(cfg.Contention.Sessions))
+	for _, name := range cfg.Models {
+		total += int64(len(cfg.Precisions) * len(cfg.BatchSizesOf(name)) * len(cfg.Threads))
+	}
 	var done int64
-	step := func() {
-		done++
+	step := func(n int) {
+		done += int64(n)
 		if out.Progress != nil {
 			out.Progress(done, total)
 		}
@@ -126,24 +129,28 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			if prec == FP32 {
 				models[name] = model
 			}
-			for _, batch := range cfg.BatchSizes {
-				for _, threads := range cfg.Threads {
-					rows, err := measureInference(ctx, t, model, name, prec, batch, threads)
-					if err != nil && ctx.Err() == nil && prec == FP16 {
-						// The CPU provider lacks fp16 kernels for some ops:
-						// that is a finding to report, not a failure.
-						skipped = append(skipped, Summary{Kind: KindInference, Backend: backendORT, Provider: providerCPU,
-							Device: deviceCPU, Model: name, Precision: prec, Batch: int32(batch), Threads: int32(threads),
-							Concurrency: 1, Source: SourceMeasured, Note: "unsupported: " + firstLine(err.Error())})
-						step()
+			batches := cfg.BatchSizesOf(name)
+			for _, threads := range cfg.Threads {
+				rows, failed, err := measureSeries(ctx, t, model, name, prec, batches, threads)
+				if err != nil {
+					return nil, nil, fmt.Errorf("measure %s %s threads %d: %w", name, prec, threads, err)
+				}
+				for _, batch := range batches {
+					err, ok := failed[batch]
+					if !ok {
 						continue
 					}
-					if err != nil {
+					if prec != FP16 {
 						return nil, nil, fmt.Errorf("measure %s %s batch %d threads %d: %w", name, prec, batch, threads, err)
 					}
-					samples = append(samples, rows...)
-					step()
+					// The CPU provider lacks fp16 kernels for some ops:
+					// that is a finding to report, not a failure.
+					skipped = append(skipped, Summary{Kind: KindInference, Backend: backendORT, Provider: providerCPU,
+						Device: deviceCPU, Model: name, Precision: prec, Batch: int32(batch), Threads: int32(threads),
+						Concurrency: 1, Source: SourceMeasured, Note: "unsupported: " + firstLine(err.Error())})
 				}
+				samples = append(samples, rows...)
+				step(len(batches))
 			}
 		}
 	}
@@ -153,14 +160,14 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			return nil, nil, fmt.Errorf("measure gonum matmul %d: %w", n, err)
 		}
 		samples = append(samples, rows...)
-		step()
+		step(1)
 		for _, threads := range cfg.Threads {
 			rows, err := measureORTMatMul(ctx, n, threads, cfg.MatMul.Repeats)
 			if err != nil {
 				return nil, nil, fmt.Errorf("measure onnxruntime matmul %d threads %d: %w", n, threads, err)
 			}
 			samples = append(samples, rows...)
-			step()
+			step(1)
 		}
 	}
 	model := models[cfg.Contention.Model]
@@ -176,7 +183,7 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			return nil, nil, fmt.Errorf("measure contention of %d sessions: %w", k, err)
 		}
 		samples = append(samples, rows...)
-		step()
+		step(1)
 	}
 	return samples, skipped, nil
 }

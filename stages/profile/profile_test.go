@@ -92,7 +92,7 @@ func TestSummarizeByHand(t *testing.T) {
 func TestTimeRunsStopsAtTheBudget(t *testing.T) {
 	calls := 0
 	slow := func() error { calls++; time.Sleep(20 * time.Millisecond); return nil }
-	lat, err := timeRuns(context.Background(), timing{warmup: 2, repeats: 100, minRepeats: 3, maxTime: 30 * time.Millisecond}, slow)
+	lat, err := timeRuns(context.Background(), timing{warmup: 2, repeats: 100, minRepeats: 3, maxRepeats: 100, maxTime: 30 * time.Millisecond}, slow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,44 @@ func TestTimeRunsStopsAtTheBudget(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := timeRuns(ctx, timing{repeats: 5, minRepeats: 5, maxTime: time.Hour}, slow); err != context.Canceled {
+	if _, err := timeRuns(ctx, exactly(0, 5), slow); err != context.Canceled {
 		t.Errorf("cancelled: err = %v", err)
+	}
+}
+
+// TestTimingDone: a configuration runs repeats times and more until
+// min_time, at most max_repeats times, and stops at max_time once it
+// has min_repeats runs.
+func TestTimingDone(t *testing.T) {
+	tm := timing{repeats: 20, minRepeats: 3, maxRepeats: 1000, minTime: 50 * time.Millisecond, maxTime: time.Second}
+	ms := time.Millisecond
+	tests := []struct {
+		n    int
+		used time.Duration
+		want bool
+	}{
+		{19, 60 * ms, false},      // too few runs
+		{20, 60 * ms, true},       // enough runs, enough time
+		{20, 10 * ms, false},      // a fast model: more runs...
+		{999, 49 * ms, false},     // ...
+		{1000, 49 * ms, true},     // ...up to max_repeats
+		{2, 5000 * ms, false},     // a slow model: at least min_repeats...
+		{3, 1000 * ms, true},      // ...then max_time ends it
+		{3, 999 * ms, false},      //
+		{0, 0, false},             //
+		{1000, 0, true},           //
+		{19, 50 * ms, false},      // min_time alone is not enough
+		{20, 1000 * ms, true},     //
+		{10, 2000 * ms, true},     //
+		{2, 2 * time.Hour, false}, //
+	}
+	for _, tt := range tests {
+		if got := tm.done(tt.n, tt.used); got != tt.want {
+			t.Errorf("done(%d runs, %v) = %v, want %v", tt.n, tt.used, got, tt.want)
+		}
+	}
+	if ex := exactly(1, 7); ex.done(6, time.Hour) || !ex.done(7, 0) {
+		t.Error("exactly(1, 7) does not stop at 7 runs")
 	}
 }
 
@@ -196,8 +232,12 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	cfg.Models = []string{"mlp", "resnet18", "resnet50"}
 	cfg.Precisions = []string{FP32}
 	cfg.BatchSizes = []int{1, 4}
+	cfg.ModelBatchSizes = map[string][]int{"mlp": {1, 4}}
 	cfg.Threads = []int{1}
 	cfg.Warmup, cfg.Repeats, cfg.MinRepeats, cfg.MaxTime = 1, 3, 3, time.Second
+	// The mlp runs in microseconds: it runs on to min_time, up to
+	// max_repeats; the ResNets are done after repeats.
+	cfg.MinTime, cfg.MaxRepeats = 50*time.Millisecond, 40
 	cfg.MatMul = MatMul{Sizes: []int{64, 256}, Repeats: 3}
 	cfg.Contention = Contention{Model: "mlp", Batch: 1, Sessions: []int{1, 2}, Repeats: 5}
 	dir := t.TempDir()
@@ -218,7 +258,11 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	for _, s := range sums {
 		if s.Kind == KindInference {
 			p50[s.Model+"/"+string(rune('0'+s.Batch))] = s.P50S
-			if s.Count != 3 || s.Spread < 1 {
+			want := int64(3)
+			if s.Model == "mlp" {
+				want = 40
+			}
+			if s.Count != want || s.Spread < 1 {
 				t.Errorf("%s batch %d: count %d spread %v", s.Model, s.Batch, s.Count, s.Spread)
 			}
 		}
@@ -254,8 +298,9 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	if gpuRows == 0 || matmul != 4 || contention != 2 {
 		t.Errorf("summary has %d GPU-absent rows, %d matmul, %d contention rows", gpuRows, matmul, contention)
 	}
-	// 3 models × 2 batches × 3 repeats, 2 sizes × 2 backends × 3, 5 runs of 1 + 2 sessions.
-	if len(samples) != 3*2*3+2*2*3+5*(1+2) {
+	// 2 models × 2 batches × 3 repeats and the mlp's 2 × 40, 2 sizes × 2
+	// backends × 3, 5 runs of 1 + 2 sessions.
+	if len(samples) != 2*2*3+2*40+2*2*3+5*(1+2) {
 		t.Errorf("%d samples, want every timed run kept", len(samples))
 	}
 	for _, k := range []string{"cpu", "cores", "onnxruntime", "go", "memory"} {

@@ -3,6 +3,7 @@ package profilespec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,17 +22,26 @@ type Config struct {
 	// Precisions are tried for every model; a precision the execution
 	// provider cannot run is recorded as unsupported, not measured.
 	Precisions []string `koanf:"precisions"`
-	// BatchSizes are the batch sizes measured for every model.
+	// BatchSizes are the batch sizes measured for every model that
+	// ModelBatchSizes does not name.
 	BatchSizes []int `koanf:"batch_sizes"`
+	// ModelBatchSizes replaces BatchSizes for the models it names: a
+	// microsecond model can afford a denser and wider ladder than a
+	// ResNet-50.
+	ModelBatchSizes map[string][]int `koanf:"model_batch_sizes"`
 	// Threads are the intra-op thread counts measured.
 	Threads []int `koanf:"threads"`
 	// Warmup runs precede the timed ones and are not kept.
 	Warmup int `koanf:"warmup"`
-	// Repeats is the number of timed runs of each configuration...
-	Repeats int `koanf:"repeats"`
-	// ...unless a configuration has used up MaxTime, after at least
-	// MinRepeats runs: big models at big batches would otherwise take
-	// minutes on a small machine.
+	// Repeats is the number of timed runs of each configuration, and
+	// more until the runs have taken MinTime, up to MaxRepeats: a
+	// microsecond model's median needs many runs to be steady...
+	Repeats    int           `koanf:"repeats"`
+	MinTime    time.Duration `koanf:"min_time"`
+	MaxRepeats int           `koanf:"max_repeats"`
+	// ...and fewer once a configuration has used up MaxTime, after at
+	// least MinRepeats runs: big models at big batches would otherwise
+	// take minutes on a small machine.
 	MinRepeats int           `koanf:"min_repeats"`
 	MaxTime    time.Duration `koanf:"max_time"`
 	// MatMul measures matrix-multiply throughput.
@@ -72,21 +82,25 @@ const (
 )
 
 // DefaultConfig returns the profile that `make run` measures: every model
-// at small batches, one and two threads, in about a minute and a half on a
-// two-core machine. Raise batch_sizes and max_time when there is time.
+// at batch sizes 1 to 16 (the mlp to 64), one and two threads, in under two
+// minutes on a two-core machine. Raise batch_sizes and max_time when there
+// is time.
 func DefaultConfig() Config {
 	return Config{
-		Measure:    true,
-		Models:     catalog.Names(),
-		Precisions: []string{FP32, FP16},
-		BatchSizes: []int{1, 4, 16},
-		Threads:    []int{1, 2},
-		Warmup:     1,
-		Repeats:    20,
-		MinRepeats: 3,
-		MaxTime:    2 * time.Second,
-		MatMul:     MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
-		Contention: Contention{Model: "resnet18", Batch: 1, Sessions: []int{1, 2, 4}, Repeats: 8},
+		Measure:         true,
+		Models:          catalog.Names(),
+		Precisions:      []string{FP32, FP16},
+		BatchSizes:      []int{1, 2, 4, 8, 16},
+		ModelBatchSizes: map[string][]int{"mlp": {1, 2, 4, 8, 16, 32, 64}},
+		Threads:         []int{1, 2},
+		Warmup:          1,
+		Repeats:         20,
+		MinTime:         50 * time.Millisecond,
+		MaxRepeats:      1000,
+		MinRepeats:      3,
+		MaxTime:         time.Second,
+		MatMul:          MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
+		Contention:      Contention{Model: "resnet18", Batch: 1, Sessions: []int{1, 2, 4}, Repeats: 8},
 	}
 }
 
@@ -126,6 +140,12 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("batch_sizes", c.BatchSizes, 4096)
+	for _, m := range slices.Sorted(maps.Keys(c.ModelBatchSizes)) {
+		if _, ok := catalog.Lookup(m); !ok {
+			bad("model_batch_sizes."+m, "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		}
+		positive("model_batch_sizes."+m, c.ModelBatchSizes[m], 4096)
+	}
 	positive("threads", c.Threads, 1024)
 	positive("matmul.sizes", c.MatMul.Sizes, 8192)
 	positive("contention.sessions", c.Contention.Sessions, 256)
@@ -134,6 +154,12 @@ func (c Config) Validate() error {
 	}
 	if c.Repeats < 1 {
 		bad("repeats", "must be at least 1, got %d", c.Repeats)
+	}
+	if c.MaxRepeats < c.Repeats {
+		bad("max_repeats", "must be at least repeats=%d, got %d", c.Repeats, c.MaxRepeats)
+	}
+	if c.MinTime < 0 {
+		bad("min_time", "must be 0 or more, got %s", c.MinTime)
 	}
 	if c.MinRepeats < 1 || c.MinRepeats > c.Repeats {
 		bad("min_repeats", "must be in [1, repeats=%d], got %d", c.Repeats, c.MinRepeats)
@@ -162,6 +188,14 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// BatchSizesOf returns the batch sizes measured for model.
+func (c Config) BatchSizesOf(model string) []int {
+	if b, ok := c.ModelBatchSizes[model]; ok {
+		return b
+	}
+	return c.BatchSizes
 }
 
 func duplicate(xs []int) int {
