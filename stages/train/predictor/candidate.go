@@ -61,6 +61,7 @@ var fitters = map[string]fitter{
 	KindForest:    fitForest,
 	KindLogLinear: fitLogLinear,
 	KindBoost:     fitBoost,
+	KindAffine:    fitAffine,
 }
 
 // fit fits kind to ts and returns the model.
@@ -269,4 +270,65 @@ func fitBoost(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// fitAffine fits each series (device, model, precision, threads) with at
+// least two measured batch sizes as fixed + per_sample × batch by least
+// squares on relative error (each configuration weighted by its median's
+// inverse square): a batch costs a fixed overhead (launching the graph,
+// reading the weights) and a share of work per sample. A series that fits
+// a negative per-sample cost or a non-positive batch of 1 is left to the
+// fallback, as is every series with fewer points: loglinear, fitted to all
+// the configurations, carries the unseen models (it extrapolates to an
+// unseen model better than boost does, and costs nothing to fit).
+func fitAffine(ts *trainSet, o *Options, rng *rand.Rand) (modelFile, error) {
+	f, err := fitLogLinear(ts, o, rng)
+	if err != nil {
+		return modelFile{}, err
+	}
+	f.Kind = KindAffine
+	idx := make([]int, len(ts.configs))
+	for i := range idx {
+		idx[i] = i
+	}
+	key := func(c config) series {
+		return series{Device: c.Device, Model: c.Model, Precision: c.Precision, Threads: int32(c.Threads)}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return compareSeries(key(ts.configs[a]), key(ts.configs[b])) })
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		for hi < len(idx) && compareSeries(key(ts.configs[idx[lo]]), key(ts.configs[idx[hi]])) == 0 {
+			hi++
+		}
+		if s, ok := affine(ts.configs, idx[lo:hi]); ok {
+			f.Series = append(f.Series, s)
+		}
+		lo = hi
+	}
+	return f, nil
+}
+
+// affine fits one series' configurations (at least two batch sizes), by
+// weighted least squares of median = fixed + per_sample × batch with
+// weights 1/median².
+func affine(cs []config, idx []int) (series, bool) {
+	c0 := cs[idx[0]]
+	s := series{Device: c0.Device, Model: c0.Model, Precision: c0.Precision, Threads: int32(c0.Threads)}
+	if len(idx) < 2 {
+		return s, false
+	}
+	var sw, sb, sy, sbb, sby float64
+	for _, i := range idx {
+		b, y := float64(cs[i].Batch), cs[i].median
+		w := 1 / (y * y)
+		sw, sb, sy, sbb, sby = sw+w, sb+w*b, sy+w*y, sbb+w*b*b, sby+w*b*y
+	}
+	det := sw*sbb - sb*sb
+	if !(det > 0) {
+		return s, false
+	}
+	s.PerSample = (sw*sby - sb*sy) / det
+	s.Fixed = (sy - s.PerSample*sb) / sw
+	ok := finite(s.Fixed) && finite(s.PerSample) && s.PerSample >= 0 && s.Fixed+s.PerSample > 0
+	return s, ok
 }

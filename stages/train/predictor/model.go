@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,11 +26,12 @@ const (
 	KindForest    = "forest"
 	KindLogLinear = "loglinear"
 	KindBoost     = "boost"
+	KindAffine    = "affine"
 )
 
 // Kinds are the candidates in the order they are trained, scored and
 // listed: the table baseline first.
-var Kinds = []string{KindTable, KindCART, KindForest, KindLogLinear, KindBoost}
+var Kinds = []string{KindTable, KindCART, KindForest, KindLogLinear, KindBoost, KindAffine}
 
 // The targets a model file's target field names.
 const (
@@ -47,8 +49,11 @@ const (
 //
 // and returns its exponential: loglinear has no trees, cart one tree of
 // weight 1, forest its trees' mean (weight 1/T), boost the loglinear fit
-// plus its trees' shrunken corrections. The table returns the measured
-// mean latency of the query's configuration, interpolated in batch size.
+// plus its trees' shrunken corrections. affine predicts the latency of a
+// query whose series (device, model, precision, threads) it has fitted as
+// fixed + per_sample × batch, seconds, and any other as loglinear does. The
+// table returns the measured mean latency of the query's configuration,
+// interpolated in batch size.
 type Model struct {
 	f modelFile
 	// table is f.Table built into the simulator's service table.
@@ -71,6 +76,34 @@ type modelFile struct {
 	Trees      []tree  `json:"trees,omitempty"`
 	// Table is the table kind's measured latencies.
 	Table []tableGroup `json:"table,omitempty"`
+	// Series are the affine kind's fits, sorted by series.
+	Series []series `json:"series,omitempty"`
+}
+
+// series is the affine kind's fit of one device, model, precision and
+// thread count: a batch of b takes Fixed + PerSample × b seconds.
+type series struct {
+	Device    string  `json:"device"`
+	Model     string  `json:"model"`
+	Precision string  `json:"precision"`
+	Threads   int32   `json:"threads"`
+	Fixed     float64 `json:"fixed_s"`
+	PerSample float64 `json:"per_sample_s"`
+}
+
+func compareSeries(a, b series) int {
+	return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Precision, b.Precision), cmp.Compare(a.Threads, b.Threads))
+}
+
+// seriesOf returns the affine fit of q's series, if the model has one.
+func (f *modelFile) seriesOf(q Query) (*series, bool) {
+	key := series{Device: q.Device, Model: q.Model, Precision: q.Precision, Threads: int32(q.Threads)}
+	i, ok := slices.BinarySearchFunc(f.Series, key, compareSeries)
+	if !ok {
+		return nil, false
+	}
+	return &f.Series[i], true
 }
 
 // linear is a linear function of the feature vector.
@@ -154,6 +187,9 @@ func (m *Model) Predict(q Query) (seconds float64, ok bool) {
 	}
 	if !featurize(x, q, m.f.Devices) {
 		return 0, false
+	}
+	if s, ok := m.f.seriesOf(q); ok {
+		return s.Fixed + s.PerSample*float64(q.Batch), true
 	}
 	return math.Exp(m.logAt(x)), true
 }
@@ -289,7 +325,7 @@ func (f *modelFile) validate() error {
 			return fmt.Errorf("features[%d]: got %q (%s), want %q (%s)", i, f.Features[i].Name, f.Features[i].Encoding, want[i].Name, want[i].Encoding)
 		}
 	}
-	needLinear := f.Kind == KindLogLinear || f.Kind == KindBoost
+	needLinear := f.Kind == KindLogLinear || f.Kind == KindBoost || f.Kind == KindAffine
 	switch {
 	case needLinear && f.Linear == nil:
 		return fmt.Errorf("linear: kind %s needs a linear part", f.Kind)
@@ -314,7 +350,7 @@ func (f *modelFile) validate() error {
 		return fmt.Errorf("trees: kind cart has 1 tree, got %d", n)
 	case (f.Kind == KindForest || f.Kind == KindBoost) && n == 0:
 		return fmt.Errorf("trees: kind %s needs at least one tree", f.Kind)
-	case (f.Kind == KindTable || f.Kind == KindLogLinear) && n != 0:
+	case (f.Kind == KindTable || f.Kind == KindLogLinear || f.Kind == KindAffine) && n != 0:
 		return fmt.Errorf("trees: kind %s has no trees, got %d", f.Kind, n)
 	}
 	if len(f.Trees) > 0 && !(finite(f.TreeWeight) && f.TreeWeight > 0) {
@@ -341,6 +377,20 @@ func (f *modelFile) validate() error {
 		}
 	} else if len(f.Table) > 0 {
 		return fmt.Errorf("table: kind %s has no table", f.Kind)
+	}
+	if f.Kind != KindAffine && len(f.Series) > 0 {
+		return fmt.Errorf("series: kind %s has no series", f.Kind)
+	}
+	for i := range f.Series {
+		s := &f.Series[i]
+		if i > 0 && compareSeries(f.Series[i-1], *s) >= 0 {
+			return fmt.Errorf("series[%d] (%s/%s/%s threads %d): want distinct series in sorted order", i, s.Device, s.Model, s.Precision, s.Threads)
+		}
+		// A batch of 1 and every larger one must take a positive time.
+		if !finite(s.Fixed) || !finite(s.PerSample) || s.PerSample < 0 || !(s.Fixed+s.PerSample > 0) {
+			return fmt.Errorf("series[%d] (%s/%s/%s threads %d): fixed_s %v and per_sample_s %v: want finite, per_sample_s ≥ 0 and their sum > 0",
+				i, s.Device, s.Model, s.Precision, s.Threads, s.Fixed, s.PerSample)
+		}
 	}
 	return nil
 }

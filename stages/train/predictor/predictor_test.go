@@ -69,26 +69,27 @@ func TestScoresOnTestdata(t *testing.T) {
 		lo, hi              float64
 		why                 string
 	}{
-		// Target R² ≥ 0.97 on grouped k-fold: met by boost (0.980).
-		{SplitKFold, KindBoost, MetricR2, 0.97, 1, "target r2 >= 0.97 met"},
-		{SplitKFold, KindBoost, MetricR2Log, 0.99, 1, "measured 0.998"},
-		// Target MAPE ≤ 10%: missed; boost measures 15.1%.
-		{SplitKFold, KindBoost, MetricMAPE, 0, 0.17, "target 0.10 MISSED, measured 0.151"},
-		// Target ≥ 90% within ±10%: missed; boost measures 47.9%.
-		{SplitKFold, KindBoost, MetricWithin10, 0.45, 1, "target 0.90 MISSED, measured 0.479"},
-		{SplitKFold, KindTable, MetricMAPE, 0.6, 0.8, "table baseline measured 0.716 (mean of noisy µs runs vs median)"},
-		{SplitKFold, KindForest, MetricMAPE, 0, 0.35, "measured 0.318"},
-		{SplitKFold, KindCART, MetricMAPE, 0, 0.35, "measured 0.308"},
-		{SplitKFold, KindLogLinear, MetricMAPE, 0, 0.32, "measured 0.287"},
-		// Target MAPE ≤ 15% leaving a batch size out: missed by every
-		// candidate; the table does best (24.6%), the learned ones 84-124%.
-		{SplitBatch, KindTable, MetricMAPE, 0, 0.27, "target 0.15 MISSED, measured 0.246"},
-		{SplitBatch, KindBoost, MetricMAPE, 0, 0.9, "target 0.15 MISSED, measured 0.846"},
+		// Targets on grouped k-fold: R² ≥ 0.97 and MAPE ≤ 10% met by
+		// affine (0.998, 6.3%); ≥ 90% within ±10% missed (85.2%): the
+		// two-thread mlp configurations are bimodal (thread-pool
+		// wake-ups) and step up at batch 16, where no neighbour shows it.
+		{SplitKFold, KindAffine, MetricR2, 0.97, 1, "target r2 >= 0.97 met, measured 0.998"},
+		{SplitKFold, KindAffine, MetricMAPE, 0, 0.10, "target 0.10 met, measured 0.063"},
+		{SplitKFold, KindAffine, MetricWithin10, 0.83, 1, "target 0.90 MISSED, measured 0.852"},
+		{SplitKFold, KindTable, MetricMAPE, 0.10, 0.14, "table baseline measured 0.121"},
+		{SplitKFold, KindBoost, MetricMAPE, 0, 0.2, "measured 0.175"},
+		{SplitKFold, KindForest, MetricMAPE, 0, 0.22, "measured 0.191"},
+		{SplitKFold, KindCART, MetricMAPE, 0, 0.21, "measured 0.184"},
+		{SplitKFold, KindLogLinear, MetricMAPE, 0, 0.31, "measured 0.284"},
+		// Target MAPE ≤ 15% leaving a batch size out: met by affine (5.0%);
+		// the table measures 12.6%.
+		{SplitBatch, KindAffine, MetricMAPE, 0, 0.15, "target 0.15 met, measured 0.050"},
+		{SplitBatch, KindTable, MetricMAPE, 0, 0.15, "measured 0.126"},
 		// Where the table has no data (a model never seen) every learned
 		// candidate predicts; the table predicts nothing.
 		{SplitModel, KindTable, MetricCoverage, 0, 0, "table cannot predict an unseen model"},
-		{SplitModel, KindBoost, MetricCoverage, 1, 1, "learned candidates always predict"},
-		{SplitModel, KindBoost, MetricR2Log, 0.95, 1, "measured 0.969"},
+		{SplitModel, KindAffine, MetricCoverage, 1, 1, "learned candidates always predict"},
+		{SplitModel, KindAffine, MetricR2Log, 0.95, 1, "measured 0.958"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.split+"/"+tt.cand+"/"+tt.metric, func(t *testing.T) {
@@ -97,12 +98,18 @@ func TestScoresOnTestdata(t *testing.T) {
 			}
 		})
 	}
-	// No worse than the table where it has data, on grouped k-fold.
-	if b, tb := score(t, r, SplitKFold, KindBoost, MetricMAPEWhereTable), score(t, r, SplitKFold, KindTable, MetricMAPEWhereTable); b > tb {
-		t.Errorf("grouped k-fold MAPE where the table predicts: boost %.4f > table %.4f", b, tb)
+	// No worse than the table where it has data, on either split that
+	// holds out measured batch sizes.
+	for _, split := range []string{SplitKFold, SplitBatch} {
+		if a, tb := score(t, r, split, KindAffine, MetricMAPEWhereTable), score(t, r, split, KindTable, MetricMAPEWhereTable); a > tb {
+			t.Errorf("%s MAPE where the table predicts: affine %.4f > table %.4f", split, a, tb)
+		}
+		if a, tb := score(t, r, split, KindAffine, MetricWithin10WhereTable), score(t, r, split, KindTable, MetricWithin10WhereTable); a < tb {
+			t.Errorf("%s within ±10%% where the table predicts: affine %.4f < table %.4f", split, a, tb)
+		}
 	}
-	if got := r.Model.Kind(); got != KindBoost {
-		t.Errorf("auto chose %s, want boost, the lowest grouped k-fold MAPE", got)
+	if got := r.Model.Kind(); got != KindAffine {
+		t.Errorf("auto chose %s, want affine, the lowest grouped k-fold MAPE", got)
 	}
 }
 
@@ -498,5 +505,62 @@ func BenchmarkTrain(b *testing.B) {
 		if _, err := Train(s, Options{Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestAffine fits series that are exactly affine in batch, one with a
+// single batch size and one whose latency falls with batch: the first is
+// recovered to rounding, the others are left to the loglinear fallback, and a
+// file with a negative per-sample cost does not load.
+func TestAffine(t *testing.T) {
+	var samples []profile.Sample
+	add := func(model string, batch int32, lat float64) {
+		for r := range 3 {
+			samples = append(samples, profile.Sample{Kind: profile.KindInference, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
+				Device: "cpu", Model: model, Precision: profile.FP32, Batch: batch, Threads: 1, Concurrency: 1, Repeat: int32(r), LatencyS: lat, Source: "measured"})
+		}
+	}
+	for _, b := range []int32{1, 2, 4, 8} {
+		add("resnet18", b, 0.002+0.04*float64(b))
+		add("resnet50", b, 0.5-0.01*float64(b)) // falls with batch: no affine fit
+	}
+	add("vit", 4, 0.15)
+	inf, err := inferenceSamples(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTrainSet(configsOf(inf), inf)
+	m, err := fit(KindAffine, &ts, &Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := fit(KindLogLinear, &ts, &Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []int{1, 3, 16, 64} {
+		q := Query{"cpu", "resnet18", "fp32", b, 1}
+		got, ok := m.Predict(q)
+		if want := 0.002 + 0.04*float64(b); !ok || math.Abs(got-want) > 1e-12*want {
+			t.Errorf("Predict(resnet18 batch %d) = %v, %v; want %v", b, got, ok, want)
+		}
+	}
+	for _, q := range []Query{{"cpu", "vit", "fp32", 4, 1}, {"cpu", "resnet50", "fp32", 2, 1}, {"cpu", "resnet18", "fp32", 2, 2}} {
+		got, ok := m.Predict(q)
+		want, _ := line.Predict(q)
+		if !ok || got != want {
+			t.Errorf("Predict(%+v) = %v, %v; want loglinear's %v", q, got, ok, want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := m.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(buf.String(), `"per_sample_s": 0.0`, `"per_sample_s": -0.0`, 1)
+	if bad == buf.String() {
+		t.Fatalf("no per_sample_s in\n%s", buf.String())
+	}
+	if _, err := Load(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "per_sample_s ≥ 0") {
+		t.Errorf("Load with a negative per-sample cost: %v", err)
 	}
 }

@@ -287,7 +287,11 @@ func importances(cs []config, results []jobResult, o *Options) []ImportanceRow {
 			})
 			out = append(out, ImportanceRow{k, LevelQuery, in, inc})
 		}
-		if k == KindTable {
+		if k == KindTable || k == KindAffine {
+			// Their predictions come from the query (a table or a
+			// series looked up), not from the feature vector: only an
+			// affine query of an unseen series reads the features, of
+			// its boost fallback.
 			continue
 		}
 		for j, f := range rs[0].model.f.Features {

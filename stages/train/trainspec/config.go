@@ -41,10 +41,11 @@ const (
 	KindForest    = "forest"
 	KindLogLinear = "loglinear"
 	KindBoost     = "boost"
+	KindAffine    = "affine"
 )
 
 // Kinds are the values train.predictor.kind takes.
-var Kinds = []string{KindAuto, KindTable, KindCART, KindForest, KindLogLinear, KindBoost}
+var Kinds = []string{KindAuto, KindTable, KindCART, KindForest, KindLogLinear, KindBoost, KindAffine}
 
 // The objectives a rollout's branches are compared on, the values of
 // train.placement.objective.
