@@ -24,10 +24,13 @@
 //
 // A trajectory is first scouted: run to its end with a recorder that
 // notes, for every migration decision, the step of the simulation it came
-// in and its place among that step's decisions. A seeded share of the
-// decisions of every trajectory is then chosen, enough for Options.Decisions
-// points with oversample to spare for near ties. The trajectory is run
-// again, and exactly before each chosen decision's step the simulation is
+// in and its place among that step's decisions. Labelling goes in rounds:
+// a seeded share of the decisions not yet played out is chosen in every
+// trajectory, enough for the points still missing with oversample to
+// spare for near ties (at the share of near ties measured so far), and
+// another pass is scouted first when too few decisions are left. Each
+// trajectory is run again, and exactly before each chosen decision's step
+// the simulation is
 // forked twice (sim.Sim.Fork: an exact copy). In each branch the
 // decisions of that step before the chosen one follow the behaviour rule,
 // as in the scouted run; the chosen one is taken in one branch and refused
@@ -52,8 +55,10 @@
 // dropped, not weighted: its label would be noise (an exact tie is common:
 // a move often changes nothing the judged jobs see).
 //
-// When more points than Options.Decisions are labelled, a seeded subsample
-// of exactly Options.Decisions is kept, in trajectory order.
+// The points are in the order of their trajectories (pass, then segment)
+// and of their decisions, whatever round played them. When more points
+// than Options.Decisions are labelled, a seeded subsample of exactly
+// Options.Decisions is kept, in that order.
 //
 // # Blocks
 //
@@ -188,43 +193,67 @@ func Run(ctx context.Context, src Source, opts Options) ([]Point, Stats, error) 
 	case len(src.Jobs) == 0:
 		return nil, Stats{}, errors.New("label: no jobs")
 	}
-	var st Stats
-	// Scout pass after pass until the decisions suffice.
-	want := math.Ceil(oversample * float64(opts.Decisions))
-	var trajs []*trajectory
-	for pass := range MaxPasses {
-		if float64(st.Decisions) >= want {
-			break
-		}
-		ts := segments(src, opts, int32(pass))
+	var (
+		st    Stats
+		trajs []*trajectory
+		prog  = progress{report: opts.Progress}
+		// yield is the share of probes that give a point (not a near
+		// tie): guessed at first, then measured.
+		yield = 1 / oversample
+	)
+	scout := func() error {
+		ts := segments(src, opts, int32(st.Passes))
 		if err := each(ctx, ts, (*trajectory).scout); err != nil {
-			return nil, Stats{}, fmt.Errorf("label: %w", err)
+			return fmt.Errorf("label: %w", err)
+		}
+		for _, t := range ts {
+			t.prog = &prog
+			st.Decisions += int64(len(t.decisions))
 		}
 		trajs = append(trajs, ts...)
 		st.Passes++
-		for _, t := range ts {
-			st.Decisions += int64(len(t.decisions))
+		return nil
+	}
+	// Rounds: choose enough unplayed decisions for the points still
+	// missing, scouting more passes when too few are left, and play them.
+	for round := uint64(0); ; round++ {
+		have := 0
+		for _, t := range trajs {
+			have += len(t.points)
 		}
-	}
-	if st.Decisions == 0 {
-		return nil, st, nil
-	}
-	share := min(1, want/float64(st.Decisions))
-	var prog progress
-	for _, t := range trajs {
-		t.choose(share)
-		prog.total += len(t.chosen)
-	}
-	prog.report = opts.Progress
-	for _, t := range trajs {
-		t.prog = &prog
-	}
-	if err := each(ctx, trajs, (*trajectory).label); err != nil {
-		return nil, Stats{}, fmt.Errorf("label: %w", err)
+		need := opts.Decisions - have
+		if need <= 0 {
+			break
+		}
+		probes := int(math.Ceil(oversample * float64(need) / yield))
+		for unplayed(trajs) < probes && st.Passes < MaxPasses {
+			if err := scout(); err != nil {
+				return nil, Stats{}, err
+			}
+		}
+		avail := unplayed(trajs)
+		if avail == 0 {
+			break
+		}
+		share := min(1, float64(probes)/float64(avail))
+		for _, t := range trajs {
+			t.choose(share, round)
+			prog.add(0, len(t.chosen))
+		}
+		if err := each(ctx, trajs, (*trajectory).label); err != nil {
+			return nil, Stats{}, fmt.Errorf("label: %w", err)
+		}
+		var probed, ties int64
+		for _, t := range trajs {
+			probed += t.stats.Probes
+			ties += t.stats.Ties
+		}
+		yield = max(0.01, float64(probed-ties)/float64(probed))
 	}
 	var points []Point
 	var keys []uint64
 	for _, t := range trajs {
+		t.sortPoints()
 		points = append(points, t.points...)
 		keys = append(keys, t.keys...)
 		st.Probes += t.stats.Probes
@@ -236,6 +265,15 @@ func Run(ctx context.Context, src Source, opts Options) ([]Point, Stats, error) 
 		points = subsample(points, keys, opts.Decisions)
 	}
 	return points, st, nil
+}
+
+// unplayed counts the scouted decisions not yet played out.
+func unplayed(ts []*trajectory) int {
+	n := 0
+	for _, t := range ts {
+		n += len(t.decisions) - t.nplayed
+	}
+	return n
 }
 
 // segments returns the trajectories of one pass.
@@ -292,13 +330,15 @@ type progress struct {
 	report func(done, total int)
 }
 
-func (p *progress) add(n int) {
+// add counts done more decisions played out, of total more chosen.
+func (p *progress) add(done, total int) {
 	if p.report == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done += n
+	p.done += done
+	p.total += total
 	p.report(p.done, p.total)
 }
 
@@ -326,8 +366,11 @@ type trajectory struct {
 	behaviour sim.Migrator // the rule with random moves
 
 	decisions []decision
-	chosen    []decision
+	played    []bool // by decision, whether a round has played it out
+	nplayed   int
+	chosen    []int // this round's decisions, by index, ascending
 	points    []Point
+	index     []int    // each point's decision
 	keys      []uint64 // each point's subsample key
 	stats     Stats
 }
@@ -394,14 +437,36 @@ func (t *trajectory) scout(ctx context.Context) error {
 	}
 }
 
-// choose picks the decisions to play out: each with probability share,
-// by a hash of the trajectory's seed and its index.
-func (t *trajectory) choose(share float64) {
-	for i, d := range t.decisions {
-		if unit(mix(t.seed, 4, uint64(i))) < share {
-			t.chosen = append(t.chosen, d)
+// choose picks this round's decisions to play out among those not played
+// yet: each with probability share, by a hash of the trajectory's seed,
+// the round and its index.
+func (t *trajectory) choose(share float64, round uint64) {
+	if t.played == nil {
+		t.played = make([]bool, len(t.decisions))
+	}
+	t.chosen = t.chosen[:0]
+	for i := range t.decisions {
+		if !t.played[i] && unit(mix(t.seed, 4+round<<8, uint64(i))) < share {
+			t.chosen = append(t.chosen, i)
+			t.played[i] = true
+			t.nplayed++
 		}
 	}
+}
+
+// sortPoints puts the points in the order of their decisions, whatever
+// round played them.
+func (t *trajectory) sortPoints() {
+	idx := make([]int, len(t.points))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(t.index[a], t.index[b]) })
+	points, keys, index := make([]Point, len(idx)), make([]uint64, len(idx)), make([]int, len(idx))
+	for i, j := range idx {
+		points[i], keys[i], index[i] = t.points[j], t.keys[j], t.index[j]
+	}
+	t.points, t.keys, t.index = points, keys, index
 }
 
 // label runs the trajectory again and plays out each chosen decision.
@@ -417,7 +482,8 @@ func (t *trajectory) label(ctx context.Context) error {
 	}
 	first, last := t.jobs[0].Arrival, t.jobs[len(t.jobs)-1].Arrival
 	var step int64
-	for i, d := range t.chosen {
+	for _, i := range t.chosen {
+		d := t.decisions[i]
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -434,12 +500,13 @@ func (t *trajectory) label(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		t.prog.add(1)
+		t.prog.add(1, 0)
 		if !ok {
 			continue
 		}
 		p.Block = t.segment*BlocksPerSegment + block(p.Time, first, last)
 		t.points = append(t.points, p)
+		t.index = append(t.index, i)
 		t.keys = append(t.keys, mix(t.seed, 5, uint64(i)))
 	}
 	return nil

@@ -67,7 +67,7 @@ func firstDecision(t *testing.T, src Source, opts Options) (Point, bool) {
 	if len(tr.decisions) == 0 {
 		t.Fatal("the scenario makes no migration decision")
 	}
-	tr.chosen = tr.decisions[:1]
+	tr.chosen = []int{0}
 	if err := tr.label(context.Background()); err != nil {
 		t.Fatal(err)
 	}
