@@ -146,7 +146,7 @@ func scheduleCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 	return func(ctx context.Context, env *pipeline.Env) error {
 		ins := map[string]pipeline.Input{}
-		for _, name := range []string{stages.Generate, stages.Profile, stages.Schedule} {
+		for _, name := range []string{stages.Generate, stages.Profile, stages.Train, stages.Schedule} {
 			in, err := env.Input(name)
 			if err != nil {
 				return err
@@ -161,6 +161,7 @@ func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 			Schedule: ins[stages.Schedule].Dir,
 			Jobs:     ins[stages.Generate].Path(generate.JobsFile(generate.WorkloadEval)),
 			Samples:  ins[stages.Profile].Path(profile.SamplesFile),
+			Train:    ins[stages.Train].Dir,
 		}
 		if cfg.Evaluate.CompareTo != "" {
 			prev, err := env.Ref(stages.CompareTo)

@@ -302,7 +302,8 @@ func TestReportAndCompareTo(t *testing.T) {
 	if err != nil || !bytes.Contains(page, []byte("<svg")) {
 		t.Fatalf("reports/report.html: %v", err)
 	}
-	for _, chart := range []string{"latency-cdf.svg", "timeline.svg", "sweep-slo.svg", "profile.svg"} {
+	for _, chart := range []string{"latency-cdf.svg", "timeline.svg", "sweep-slo.svg", "profile.svg",
+		"predictor-scatter.svg", "placement-training.svg", "placement-roc.svg"} {
 		if _, err := os.Stat(filepath.Join(p.dir, "reports", "charts", chart)); err != nil {
 			t.Errorf("reports/charts: %v", err)
 		}
@@ -472,7 +473,7 @@ func TestStagesRunInTheWorker(t *testing.T) {
 	if err := os.WriteFile(alone, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, errs, code := p.cliOf(alone, "run"); code != 0 || strings.Count(out, "cached") != 4 {
+	if out, errs, code := p.cliOf(alone, "run"); code != 0 || strings.Count(out, "cached") != 5 {
 		t.Errorf("a cached run without the worker: exit %d\n%s%s", code, out, errs)
 	}
 	_, errs, code := p.cliOf(alone, "run", "--set", "generate.eval.jobs=900")
@@ -481,7 +482,9 @@ func TestStagesRunInTheWorker(t *testing.T) {
 	}
 	// MLSCHED_WORKER points at one elsewhere.
 	p.env = []string{"MLSCHED_WORKER=" + filepath.Join(filepath.Dir(mlschedBin), workerName)}
-	if got := outcomes(p.mustCLI("run", "--set", "generate.eval.jobs=900")); got["generate"] != "ran" {
-		t.Errorf("run with MLSCHED_WORKER: %v", got)
+	// train reads the train workload alone: a new eval workload does not
+	// retrain.
+	if got := outcomes(p.mustCLI("run", "--set", "generate.eval.jobs=900")); got["generate"] != "ran" || got["train"] != "cached" || got["schedule"] != "ran" {
+		t.Errorf("run with MLSCHED_WORKER and a new eval workload: %v, want generate and schedule ran, train cached", got)
 	}
 }

@@ -53,6 +53,8 @@ var scopeTitles = []struct{ scope, title string }{
 	{ScopeSustained, "Sustained load"},
 	{ScopeBound, "Lower bounds"},
 	{ScopeProfile, "Profile"},
+	{ScopePredictor, "Predictor"},
+	{ScopePlacement, "Placement network"},
 }
 
 // where names the number a row holds, without its metric.
@@ -71,6 +73,12 @@ func where(r MetricRow) string {
 	}
 	if r.Scope == ScopeSweep {
 		parts = append(parts, "at "+pct(r.Load))
+	}
+	switch r.Scope {
+	case ScopePredictor:
+		parts = append(parts, "kept predictor")
+	case ScopePlacement:
+		parts = append(parts, "network, test points")
 	}
 	if len(parts) == 0 {
 		return "–"

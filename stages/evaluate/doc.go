@@ -40,11 +40,25 @@
 // paired by replication; with several replications each comes with its
 // Student-t interval.
 //
+// # The trained models
+//
+// With the train artifact (Inputs.Train), the report shows what train
+// learned, from its metrics.parquet, cv.parquet and predictor.json: the
+// service-time predictor's candidates scored on each split, the kept one
+// marked and held to its targets (grouped k-fold R² ≥ 0.97, MAPE ≤ 10%,
+// at least 90% within ±10%; leave-one-batch-size-out MAPE ≤ 15%), its
+// predictions against the measurements and its feature importances; and
+// the placement network's labels, training curve, and scores on the test
+// points beside the rules it competes with. Without it (a run of the
+// stage on its own) those sections are left out. evaluate recomputes none
+// of it: the numbers are train's.
+//
 // # Outputs
 //
 // metrics.parquet holds every number of the report in long form
 // (MetricRow): scope (policy, class, device, difference, replications,
-// replication_difference, sweep, sustained, bound, profile), the names
+// replication_difference, sweep, sustained, bound, profile, and the
+// trained models' headline numbers, predictor and placement), the names
 // that apply (policy, baseline, class, device, model, precision, threads,
 // batch, load), metric, value, the interval's lo and hi (null without
 // one), significant, and previous (the value in evaluate.compare_to's run).

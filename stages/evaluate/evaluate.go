@@ -24,6 +24,10 @@ type Inputs struct {
 	Schedule string
 	// Jobs is generate's eval workload; Samples the profile's samples.
 	Jobs, Samples string
+	// Train is the train artifact's directory: the report shows its
+	// predictor's and placement network's scores. Empty leaves those
+	// sections out.
+	Train string
 	// Previous is the metrics.parquet of the run evaluate.compare_to names,
 	// and PreviousVersion that run's version; both empty without one.
 	Previous, PreviousVersion string
@@ -240,9 +244,14 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	tr, err := readTrained(in.Train)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
 	reps := replicationRows(policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
 	rows := append(metricRows(policies, results, bounds, sw), reps...)
 	rows = append(rows, profileRows(curves)...)
+	rows = append(rows, trainRows(tr)...)
 	var since *change
 	if in.Previous != "" {
 		old, err := parquetio.ReadAll[MetricRow](in.Previous)
@@ -256,7 +265,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	}
 
 	d := &reportData{cfg: cfg, devices: devices, policies: policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, prov: out.Provenance}
+		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, train: tr, prov: out.Provenance}
 	best := policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
 	if d.timeline, err = readTimeline(filepath.Join(in.Schedule, filepath.FromSlash(runs.of[best][0].Devices)), best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {

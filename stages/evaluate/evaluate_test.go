@@ -234,6 +234,43 @@ func TestTinyRun(t *testing.T) {
 			}
 		}
 	})
+	t.Run("train", func(t *testing.T) {
+		// With the train artifact, the report gains its two sections and
+		// metrics.parquet the trained models' headline numbers.
+		tf := newTrainFixture()
+		in := f.in
+		in.Train = tf.write(t, modelFile(t, tf.kind))
+		dir := t.TempDir()
+		if err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Provenance: testProvenance}); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, ReportMD))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"\n## Predictor\n", "\n## Placement network\n", "**forest** (kept)"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report.md lacks %q", want)
+			}
+		}
+		if i, j := strings.Index(string(md), "## Profile"), strings.Index(string(md), "## Predictor"); i < 0 || j < i {
+			t.Errorf("the predictor section is not after the profile's")
+		}
+		for _, name := range []string{"predictor-scatter.svg", "placement-training.svg", "placement-roc.svg"} {
+			if _, err := os.Stat(filepath.Join(dir, ChartsDir, name)); err != nil {
+				t.Error(err)
+			}
+		}
+		rows, err := parquetio.ReadAll[MetricRow](filepath.Join(dir, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(rows, func(r MetricRow) bool {
+			return r.Scope == ScopePredictor && r.Metric == "grouped_kfold_mape" && r.Value == fixtureMAPE
+		}) {
+			t.Errorf("metrics.parquet has no grouped_kfold_mape row of %v", fixtureMAPE)
+		}
+	})
 	t.Run("deterministic", func(t *testing.T) {
 		again := run(t, f, cfg)
 		for _, name := range []string{ReportMD, ReportHTML, MetricsFile} {

@@ -10,6 +10,12 @@ const (
 	ScopeSustained  = "sustained"  // the highest load a policy sustains
 	ScopeBound      = "bound"      // the workload's lower bounds
 	ScopeProfile    = "profile"    // a measured latency curve's point
+	// The trained models' headline numbers, when the report has the
+	// train artifact: the kept predictor's scores on each of its splits
+	// (Metric split_score, e.g. grouped_kfold_mape) and the placement
+	// network's on train's test points.
+	ScopePredictor = "predictor"
+	ScopePlacement = "placement"
 )
 
 // MetricRow is one row of metrics.parquet, which holds every number of the

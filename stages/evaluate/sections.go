@@ -27,6 +27,9 @@ type reportData struct {
 	timeline *timeline
 	profile  []profileCurve
 	since    *change
+	// train is what the report shows of the train artifact; nil without
+	// one, when its sections are left out.
+	train *trained
 	// replications are the rows across schedule.replications; none for
 	// a single run.
 	replications []MetricRow
@@ -48,6 +51,8 @@ var sections = []section{
 	devicesSection,
 	sweepSection,
 	profileSection,
+	predictorSection,
+	placementSection,
 	changeSection,
 	provenanceSection,
 }

@@ -11,7 +11,7 @@ import (
 // Series is one named line or set of values.
 //
 // [CDF] and [Histogram] read the raw values from X and ignore Y; [Lines]
-// reads X and Y as the coordinates of its points.
+// and [Scatter] read X and Y as the coordinates of their points.
 type Series struct {
 	Name string
 	X, Y []float64

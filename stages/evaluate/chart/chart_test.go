@@ -148,7 +148,64 @@ func chartCases() []chartCase {
 	cases = append(cases, chartCase{"band", true, func() ([]byte, error) {
 		return Band("Inference latency against batch size", "batch size", "latency (ms)", prof, true, true)
 	}, 4*(1+1+7) + 4})
+
+	pred := predictions()
+	cases = append(cases, chartCase{"scatter", true, func() ([]byte, error) {
+		return Scatter("Predicted against measured latency", "measured latency (s)", "predicted latency (s)", pred,
+			ScatterOptions{LogX: true, LogY: true, Diagonal: true, DiagonalLabel: "predicted = measured"})
+	}, 3 * (8 + 1)})
+	cases = append(cases, chartCase{"scatter_linear", false, func() ([]byte, error) {
+		return Scatter("Predicted against measured latency", "measured latency (s)", "predicted latency (s)", pred, ScatterOptions{})
+	}, 3 * (8 + 1)})
+
+	roc := rocCurves()
+	cases = append(cases, chartCase{"lines_roc", false, func() ([]byte, error) {
+		return Lines("ROC on the test points", "false positive rate", "true positive rate", roc,
+			LineOptions{YMin: ptr(0), YMax: ptr(1), Diagonal: true, DiagonalLabel: "chance", NoMarkers: true})
+	}, 3 * 2})
+	var train, val Series
+	train.Name, val.Name = "training loss", "validation loss"
+	for e := 1; e <= 100; e++ {
+		train.X, train.Y = append(train.X, float64(e)), append(train.Y, 0.2+0.6*math.Exp(-float64(e)/10))
+		val.X, val.Y = append(val.X, float64(e)), append(val.Y, 0.25+0.5*math.Exp(-float64(e)/12)+0.002*float64(e))
+	}
+	cases = append(cases, chartCase{"lines_curve", false, func() ([]byte, error) {
+		return Lines("Training curve", "epoch", "loss", []Series{train, val},
+			LineOptions{YMin: ptr(0), VLine: ptr(38), VLineLabel: "best epoch (38)", NoMarkers: true})
+	}, 2 * 2})
 	return cases
+}
+
+// predictions returns seeded predicted-against-measured latencies of three
+// models, eight configurations each, spanning four decades, the
+// predictions within about ±30% of the measurements.
+func predictions() []Series {
+	r := rand.New(rand.NewPCG(12, 3))
+	var out []Series
+	for i, m := range []string{"mlp", "resnet18", "vit_ti16"} {
+		s := Series{Name: m}
+		for b := 1.0; b <= 128; b *= 2 {
+			measured := []float64{5e-5, 2e-3, 4e-3}[i] * math.Pow(b, 0.8)
+			s.X = append(s.X, measured)
+			s.Y = append(s.Y, measured*math.Exp(0.25*r.NormFloat64()))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// rocCurves returns three ROC curves from (0, 0) to (1, 1): a good
+// scorer, a weak one and a step (a rule with one threshold).
+func rocCurves() []Series {
+	var good, weak Series
+	good.Name, weak.Name = "network (AUC 0.9)", "threshold rule (AUC 0.6)"
+	for k := 0; k <= 100; k++ {
+		f := float64(k) / 100
+		good.X, good.Y = append(good.X, f), append(good.Y, math.Pow(f, 0.15))
+		weak.X, weak.Y = append(weak.X, f), append(weak.Y, math.Pow(f, 0.7))
+	}
+	step := Series{Name: "best single feature (AUC 0.7)", X: []float64{0, 0.3, 1}, Y: []float64{0, 0.7, 1}}
+	return []Series{good, weak, step}
 }
 
 // ganttSpans returns seeded busy intervals: each lane alternates work of a
@@ -405,6 +462,28 @@ func TestErrors(t *testing.T) {
 		{"band log lo", func() ([]byte, error) {
 			return Band("T", "x", "y", []BandSeries{{Name: "a", X: []float64{1}, Y: []float64{1}, Lo: []float64{0}, Hi: []float64{1}}}, false, true)
 		}, ErrNotPositive, `series "a": Lo[0] = 0`},
+		{"scatter no series", func() ([]byte, error) { return Scatter("T", "x", "y", nil, ScatterOptions{}) }, ErrNoSeries, ""},
+		{"scatter empty", func() ([]byte, error) { return Scatter("T", "x", "y", []Series{{Name: "a"}}, ScatterOptions{}) }, ErrEmpty, `series "a" has no values`},
+		{"scatter length", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1}}}, ScatterOptions{})
+		}, ErrLength, "len(Y) = 1, want len(X) = 2"},
+		{"scatter no finite", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{1, nan}, Y: []float64{inf, 2}}}, ScatterOptions{})
+		}, ErrNoFinite, `series "a" has no finite values`},
+		{"scatter log x", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{1, 0}, Y: []float64{1, 1}}}, ScatterOptions{LogX: true, LogY: true})
+		}, ErrNotPositive, `series "a": X[1] = 0`},
+		{"scatter log y", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{-1, 1}}}, ScatterOptions{LogY: true})
+		}, ErrNotPositive, `series "a": Y[0] = -1`},
+		{"scatter diagonal mixed axes", func() ([]byte, error) {
+			return Scatter("T", "x", "y", ok, ScatterOptions{LogX: true, Diagonal: true})
+		}, ErrInvalid, "Diagonal with LogX true and LogY false"},
+		{"lines vline nan", func() ([]byte, error) { return Lines("T", "x", "y", ok, LineOptions{VLine: ptr(nan)}) }, ErrInvalid, "VLine = NaN"},
+		{"lines vline log", func() ([]byte, error) { return Lines("T", "x", "y", ok, LineOptions{LogX: true, VLine: ptr(0)}) }, ErrInvalid, "VLine = 0"},
+		{"lines diagonal mixed axes", func() ([]byte, error) {
+			return Lines("T", "x", "y", ok, LineOptions{LogY: true, Diagonal: true})
+		}, ErrInvalid, "Diagonal with LogX false and LogY true"},
 		{"band no finite", func() ([]byte, error) {
 			return Band("T", "x", "y", []BandSeries{{Name: "a", X: []float64{inf}, Y: []float64{1}}}, false, false)
 		}, ErrNoFinite, ""},
@@ -452,6 +531,9 @@ func TestSkipNonFinite(t *testing.T) {
 		}},
 		{"band", func() ([]byte, error) {
 			return Band("T", "x", "y", []BandSeries{{Name: "a", X: []float64{1, 2, 3}, Y: []float64{1, 2, 3}, Lo: []float64{1, nan, 2}, Hi: []float64{2, 3, 4}}}, false, false)
+		}},
+		{"scatter", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{1, nan, 3, 4}, Y: []float64{1, 2, inf, 4}}}, ScatterOptions{LogX: true, LogY: true})
 		}},
 	}
 	for _, tt := range tests {
@@ -679,6 +761,12 @@ func TestDegenerate(t *testing.T) {
 		}, 1},
 		{"labels XML forbids", func() ([]byte, error) {
 			return CDF("T\x01 <b>&amp;\xff", "x\x00", []Series{{Name: "a\x1b\"'", X: []float64{1, 2}}}, false)
+		}, 1},
+		{"scatter one point", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{2e-3}, Y: []float64{2e-3}}}, ScatterOptions{LogX: true, LogY: true, Diagonal: true})
+		}, 1},
+		{"scatter one point linear", func() ([]byte, error) {
+			return Scatter("T", "x", "y", []Series{{Name: "a", X: []float64{0}, Y: []float64{0}}}, ScatterOptions{Diagonal: true})
 		}, 1},
 		{"band no band", func() ([]byte, error) {
 			return Band("T", "x", "y", []BandSeries{{Name: "a", X: []float64{1, 2}, Y: []float64{1, 2}}}, false, false)

@@ -1,15 +1,18 @@
 // Package chart draws the evaluate stage's report charts as self-contained
 // SVG documents, using gonum.org/v1/plot with its vgsvg backend.
 //
-// Six kinds of chart cover what the report compares across scheduling
-// policies:
+// Seven kinds of chart cover what the report compares across scheduling
+// policies and what it shows of the trained models:
 //
 //   - [CDF]: empirical cumulative distributions (latency, wait time), one line
 //     per series, optionally on a log x axis. Large inputs are reduced to a few
 //     hundred quantiles per series, so a chart of millions of values stays
 //     well under 200 KB.
 //   - [Lines]: curves with point markers (SLO attainment or P99 against
-//     offered load), with an optional dashed reference line (the SLO target).
+//     offered load), with optional dashed reference lines: horizontal (the
+//     SLO target), vertical (a network's best epoch) or y = x (a ROC
+//     curve's chance line); curves of many points can leave the markers
+//     out.
 //   - [Bars]: grouped bars (one group per policy, one bar per percentile),
 //     with optional error bars.
 //   - [Histogram]: overlaid histograms over shared, optionally log-spaced,
@@ -18,6 +21,9 @@
 //     category (model or job class).
 //   - [Band]: lines with a shaded band (mean latency against batch size, with
 //     the measured min..max or p5..p95 range).
+//   - [Scatter]: unjoined markers (a predictor's predicted latency against
+//     the measured one, one series per model), optionally on log axes and
+//     with the line y = x over equal axis ranges.
 //
 // Every chart is 640×400 CSS pixels (480×300 pt; a Gantt chart grows
 // taller with its number of rows), has its title on top, then a legend laid
@@ -47,7 +53,8 @@
 //
 // Non-finite values (NaN, ±Inf) are skipped, not drawn: a CDF or histogram
 // is of the finite values only; a line or band point with any non-finite
-// coordinate is left out and the line breaks there; a bar with a non-finite
+// coordinate is left out and the line breaks there; a scatter point with a
+// non-finite coordinate is left out; a bar with a non-finite
 // value is not drawn; a Gantt span with a non-finite start or end is dropped. A series
 // left with no finite value is an error ([ErrNoFinite]), as are no series at
 // all ([ErrNoSeries]), an empty series ([ErrEmpty]), mismatched slice lengths

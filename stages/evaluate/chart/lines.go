@@ -12,7 +12,7 @@ import (
 var refLine = draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{4, 3}}
 
 // LineOptions adjusts a [Lines] chart. The zero value draws linear axes
-// fitted to the data and no reference line.
+// fitted to the data, a marker at every point and no reference line.
 type LineOptions struct {
 	// LogX and LogY put the axis on a log scale; every finite value on it
 	// must then be positive.
@@ -26,15 +26,32 @@ type LineOptions struct {
 	// YMin and YMax, when set, fix the ends of the y axis (for SLO
 	// attainment, 0 and 1); data beyond them is clipped.
 	YMin, YMax *float64
+	// VLine, when set, draws a dashed vertical reference line at that x
+	// (the epoch whose weights a network keeps); the x axis is extended
+	// to include it. VLineLabel names it in the legend.
+	VLine      *float64
+	VLineLabel string
+	// Diagonal draws the dashed line y = x where both axes cover it (a
+	// ROC curve's chance line); LogX and LogY must then be equal, so that
+	// the line is straight. DiagonalLabel names it in the legend.
+	Diagonal      bool
+	DiagonalLabel string
+	// NoMarkers leaves out the marker at each point: for curves of many
+	// points (a ROC curve, a loss per epoch), where markers would merge
+	// into a thick line. The series then differ by colour and, from the
+	// ninth on, dash pattern.
+	NoMarkers bool
 }
 
 // Lines draws each series as a line through its points (X[i], Y[i]) with a
 // marker at every point: load-sweep curves, with x the offered load and y
-// the SLO attainment or the P99 latency.
+// the SLO attainment or the P99 latency; with opts.NoMarkers, curves of
+// many points such as a training curve or a ROC curve.
 //
 // Points are joined in the order given. A point with a non-finite
-// coordinate is left out and the line breaks there. Series i gets
-// [Color](i) and the i-th marker shape.
+// coordinate is left out and the line breaks there (without markers, a
+// point alone between two breaks is not drawn). Series i gets [Color](i)
+// and the i-th marker shape.
 func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out []byte, err error) {
 	defer guard(title, &out, &err)
 	if len(series) == 0 {
@@ -69,6 +86,15 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 		}
 		yr.add(*h)
 	}
+	if v := opts.VLine; v != nil {
+		if !finite(*v) || (opts.LogX && *v <= 0) {
+			return nil, chartError(title, fmt.Errorf("VLine = %g: %w", *v, ErrInvalid))
+		}
+		xr.add(*v)
+	}
+	if opts.Diagonal && opts.LogX != opts.LogY {
+		return nil, chartError(title, fmt.Errorf("Diagonal with LogX %v and LogY %v: the line y = x needs both axes linear or both log: %w", opts.LogX, opts.LogY, ErrInvalid))
+	}
 	yr, err = fixRange(yr, opts.YMin, opts.YMax, opts.LogY)
 	if err != nil {
 		return nil, chartError(title, err)
@@ -82,15 +108,29 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 	if opts.HLine != nil {
 		p.Add(&hline{y: *opts.HLine, style: refLine})
 	}
+	if opts.VLine != nil {
+		p.Add(&vline{x: *opts.VLine, style: refLine})
+	}
+	if opts.Diagonal {
+		p.Add(&diagonal{style: refLine})
+	}
 	for i, c := range curves {
-		l := &polyline{runs: c, line: lineStyle(i, 1.5), marker: markerStyle(i)}
+		l := &polyline{runs: c, line: lineStyle(i, 1.5)}
+		if !opts.NoMarkers {
+			l.marker = markerStyle(i)
+		}
 		p.Add(l)
 		if series[i].Name != "" {
 			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{line: l.line, marker: l.marker}}})
 		}
 	}
-	if opts.HLine != nil && opts.HLineLabel != "" {
-		legend = append(legend, legendEntry{opts.HLineLabel, []plot.Thumbnailer{sample{line: refLine}}})
+	for _, ref := range []struct {
+		on    bool
+		label string
+	}{{opts.HLine != nil, opts.HLineLabel}, {opts.VLine != nil, opts.VLineLabel}, {opts.Diagonal, opts.DiagonalLabel}} {
+		if ref.on && ref.label != "" {
+			legend = append(legend, legendEntry{ref.label, []plot.Thumbnailer{sample{line: refLine}}})
+		}
 	}
 	doc, err := (&frame{title: title, plot: p, legend: legend}).svg()
 	if err != nil {

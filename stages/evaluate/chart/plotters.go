@@ -112,3 +112,32 @@ func (h *hline) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
 	}
 }
+
+// vline draws a vertical reference line across the whole data area.
+type vline struct {
+	x     float64
+	style draw.LineStyle
+}
+
+func (v *vline) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	if x := trX(v.x); c.ContainsX(x) {
+		c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+	}
+}
+
+// diagonal draws the reference line y = x where both axes cover it. Both
+// axes must have the same kind of scale, on which the line is straight.
+type diagonal struct {
+	style draw.LineStyle
+}
+
+func (d *diagonal) Plot(c draw.Canvas, p *plot.Plot) {
+	lo, hi := max(p.X.Min, p.Y.Min), min(p.X.Max, p.Y.Max)
+	if !(lo < hi) {
+		return
+	}
+	trX, trY := p.Transforms(&c)
+	pts := []vg.Point{{X: trX(lo), Y: trY(lo)}, {X: trX(hi), Y: trY(hi)}}
+	c.StrokeLines(d.style, c.ClipLinesXY(pts)...)
+}

@@ -1,0 +1,460 @@
+package evaluate
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/train/predictor"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
+)
+
+// trainFixture is a small train artifact: every file train writes, with
+// numbers chosen by hand so that the tests know what the report must say.
+type trainFixture struct {
+	kind string
+	rows []trainspec.MetricRow
+	cv   []predictor.CVRow
+	// features are decisions.parquet's footer list.
+	features string
+}
+
+// The kept candidate's scores in the fixture: grouped k-fold R² below its
+// target, MAPE and the ±10% share meeting theirs, leave-one-batch-out
+// MAPE missing its target.
+const (
+	fixtureKind      = predictor.KindForest
+	fixtureR2        = 0.95
+	fixtureMAPE      = 0.08
+	fixtureWithin10  = 0.92
+	fixtureBatchMAPE = 0.21
+)
+
+func newTrainFixture() trainFixture {
+	f := trainFixture{kind: fixtureKind, features: "from_busy,to_busy,from_queued,from_backlog_s"}
+	score := func(split, cand, metric string, v float64) {
+		f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionScore, Split: split, Candidate: cand, Metric: metric, Value: v})
+	}
+	// knn is no candidate train has today: the report lists whatever
+	// metrics.parquet scores.
+	for _, split := range []string{predictor.SplitKFold, predictor.SplitBatch} {
+		for k, cand := range []string{predictor.KindTable, predictor.KindForest, "knn", predictor.KindBoost} {
+			d := float64(k) / 100 // every candidate's numbers differ
+			r2, mape, within, mapeBatch := 0.5+d, 0.4+d, 0.3+d, 0.6+d
+			if cand == fixtureKind {
+				r2, mape, within, mapeBatch = fixtureR2, fixtureMAPE, fixtureWithin10, fixtureBatchMAPE
+			}
+			if split == predictor.SplitBatch {
+				mape = mapeBatch
+			}
+			score(split, cand, predictor.MetricN, 40)
+			score(split, cand, predictor.MetricCoverage, 0.975-d)
+			score(split, cand, predictor.MetricR2, r2)
+			score(split, cand, predictor.MetricR2Log, r2+0.01)
+			score(split, cand, predictor.MetricMAE, 0.0012+d/10)
+			score(split, cand, predictor.MetricMAPE, mape)
+			score(split, cand, predictor.MetricWithin10, within)
+			score(split, cand, predictor.MetricNWhereTable, 30)
+			score(split, cand, predictor.MetricMAPEWhereTable, mape+0.05)
+			score(split, cand, predictor.MetricWithin10WhereTable, within-0.05)
+		}
+	}
+	for _, im := range []struct {
+		feature string
+		v       float64
+	}{{"query:model", 0.4}, {"query:batch", 1.2}, {"feature:log_flops_batch", 0.7}, {"feature:threads", -0.01}} {
+		f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionImportance, Candidate: fixtureKind,
+			Feature: im.feature, Metric: "log_error_increase", Value: im.v})
+	}
+	f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionImportance, Candidate: predictor.KindBoost,
+		Feature: "query:precision", Metric: "log_error_increase", Value: 9})
+
+	scorers := []struct {
+		name                   string
+		acc, auc, logLoss, ece float64
+		tp, fp, tn, fn         float64
+		roc                    [][2]float64
+	}{
+		{trainspec.ScorerNetwork, 0.9, 0.85, 0.31, 0.04, 5, 2, 90, 3, [][2]float64{{0, 0}, {0.1, 0.6}, {0.3, 0.9}, {1, 1}}},
+		{trainspec.ScorerThreshold, 0.82, 0.61, 0.55, 0.12, 4, 10, 82, 4, [][2]float64{{0, 0}, {0.4, 0.5}, {1, 1}}},
+		{trainspec.ScorerBestFeature, 0.86, 0.7, 0.44, 0.08, 3, 5, 87, 5, [][2]float64{{0, 0}, {0.2, 0.4}, {1, 1}}},
+	}
+	for _, s := range scorers {
+		for _, m := range []struct {
+			metric string
+			v      float64
+		}{{"n", 100}, {"positives", 8}, {"accuracy", s.acc}, {"auc", s.auc}, {"log_loss", s.logLoss}, {"ece", s.ece},
+			{"tp", s.tp}, {"fp", s.fp}, {"tn", s.tn}, {"fn", s.fn}} {
+			f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+				Candidate: s.name, Metric: m.metric, Value: m.v})
+		}
+		for i, p := range s.roc {
+			f.rows = append(f.rows,
+				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: trainspec.SplitTest, Candidate: s.name, Metric: "fpr", Index: int32(i), Value: p[0]},
+				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: trainspec.SplitTest, Candidate: s.name, Metric: "tpr", Index: int32(i), Value: p[1]})
+		}
+	}
+	f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+		Candidate: trainspec.ScorerBestFeature, Metric: "rule: x[3] > 0.25", Value: 0.25})
+	for e, l := range [][3]float64{{0.7, 0.6, 0.8}, {0.5, 0.45, 0.85}, {0.4, 0.47, 0.84}} {
+		best := 0.0
+		if e == 1 {
+			best = 1
+		}
+		for _, m := range []struct {
+			metric string
+			v      float64
+		}{{"train_loss", l[0]}, {"val_loss", l[1]}, {"val_accuracy", l[2]}, {"best", best}} {
+			f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionCurve, Metric: m.metric, Index: int32(e + 1), Value: m.v})
+		}
+	}
+	for _, c := range []struct {
+		split           string
+		points, migrate float64
+	}{{trainspec.SplitTrain, 700, 56}, {trainspec.SplitValidation, 150, 12}, {trainspec.SplitTest, 100, 8}} {
+		f.rows = append(f.rows,
+			trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Split: c.split, Metric: "points", Value: c.points},
+			trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Split: c.split, Metric: "migrate", Value: c.migrate})
+	}
+	for _, c := range []struct {
+		metric string
+		v      float64
+	}{{"probes", 1200}, {"near_ties", 250}, {"events", 98765}} {
+		f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelLabels, Section: trainspec.SectionCounts, Metric: c.metric, Value: c.v})
+	}
+
+	for fold, m := range []struct {
+		model    string
+		measured float64
+	}{{"mlp", 1e-4}, {"mlp", 4e-4}, {"resnet18", 2e-2}, {"resnet18", 9e-2}} {
+		f.cv = append(f.cv, predictor.CVRow{Split: predictor.SplitKFold, Fold: int32(fold % 2), Candidate: fixtureKind, Device: "cpu", Model: m.model,
+			Precision: profile.FP32, Batch: int32(1 + fold), Threads: 1, NSamples: 5, MeasuredS: m.measured, PredictedS: m.measured * 1.2, HasPrediction: true})
+	}
+	f.cv = append(f.cv,
+		predictor.CVRow{Split: predictor.SplitKFold, Candidate: fixtureKind, Device: "cpu", Model: "vit_ti16", Precision: profile.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 3e-3},
+		predictor.CVRow{Split: predictor.SplitKFold, Candidate: predictor.KindTable, Device: "cpu", Model: "mlp", Precision: profile.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 1e-4, PredictedS: 1, HasPrediction: true})
+	return f
+}
+
+// modelFile is a predictor.json of the given kind: the predictor package
+// trains one on a hand-made profile, so that the file is one Load accepts.
+func modelFile(t *testing.T, kind string) []byte {
+	t.Helper()
+	var s []profile.Sample
+	for _, p := range []string{profile.FP32, profile.FP16} {
+		s = append(s, inference("mlp", p, 1, 1.0, 1.2, 0.9)...)
+		s = append(s, inference("mlp", p, 8, 3, 3.5, 4)...)
+		s = append(s, inference("resnet18", p, 1, 20, 22, 19)...)
+		s = append(s, inference("resnet18", p, 8, 120, 130, 118)...)
+	}
+	res, err := predictor.Train(s, predictor.Options{Seed: 1, Folds: 2, Kind: kind, Trees: 2, Repeats: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := res.Model.Save(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// write writes the fixture's files into a new directory and returns it.
+func (f trainFixture) write(t *testing.T, model []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, trainspec.PredictorFile), model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(dir, trainspec.MetricsFile), f.rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquetio.WriteFile(filepath.Join(dir, trainspec.CVFile), f.cv, nil); err != nil {
+		t.Fatal(err)
+	}
+	decisions := []trainspec.DecisionRow{{Features: []float32{0.5, 0, 1, 0.3}, Migrate: true, Split: trainspec.SplitTrain}}
+	if err := parquetio.WriteFile(filepath.Join(dir, trainspec.DecisionsFile), decisions, map[string]string{"features": f.features}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestTrainedSections builds the predictor and placement sections from the
+// fixture and checks that they say what its rows say, then compares their
+// Markdown with testdata/trained-sections.md (-update rewrites it).
+func TestTrainedSections(t *testing.T) {
+	f := newTrainFixture()
+	tr, err := readTrained(f.write(t, modelFile(t, f.kind)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &reportData{train: tr}
+	pred, err := predictorSection(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, err := placementSection(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Every score row of the table is the numbers of its rows.
+	value := func(split, cand, metric string) float64 {
+		i := slices.IndexFunc(f.rows, func(r trainspec.MetricRow) bool {
+			return r.Model == trainspec.ModelPredictor && r.Section == trainspec.SectionScore && r.Split == split && r.Candidate == cand && r.Metric == metric
+		})
+		if i < 0 {
+			t.Fatalf("fixture has no %s %s %s", split, cand, metric)
+		}
+		return f.rows[i].Value
+	}
+	var predWant []string
+	for _, split := range []string{predictor.SplitKFold, predictor.SplitBatch} {
+		for _, cand := range []string{predictor.KindTable, predictor.KindForest, "knn", predictor.KindBoost} {
+			name := cand
+			if cand == fixtureKind {
+				name = "**" + cand + "** (kept)"
+			}
+			v := func(m string) float64 { return value(split, cand, m) }
+			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", pct(v(predictor.MetricCoverage)), num(v(predictor.MetricR2)),
+				num(v(predictor.MetricR2Log)), pct(v(predictor.MetricMAPE)), pct(v(predictor.MetricWithin10)), secs(v(predictor.MetricMAE)),
+				pct(v(predictor.MetricMAPEWhereTable))}, " | ")+" |")
+		}
+	}
+	predWant = append(predWant,
+		"Train kept **forest** (predictor.json)",
+		"grouped k-fold R² 0.95 (target ≥ 0.97): **missed**",
+		"grouped k-fold MAPE 8.0% (target ≤ 10.0%): met",
+		"grouped k-fold share within ±10% 92.0% (target ≥ 90.0%): met",
+		"leave-one-batch-size-out MAPE 21.0% (target ≤ 15.0%): **missed**",
+		"It meets 2 of the 4 targets and misses 2.",
+		// The importances of the kept candidate only, the largest first.
+		"| batch | query | 1.2 |\n| log_flops_batch | feature | 0.7 |\n| model | query | 0.4 |\n| threads | feature | -0.01 |\n",
+		"1 held-out configuration has no prediction and is not drawn.",
+	)
+	placeWant := []string{
+		"| network | 90.0% | 0.85 | 0.31 | 0.04 | 5 | 2 | 3 | 90 |",
+		"| threshold rule | 82.0% | 0.61 | 0.55 | 0.12 | 4 | 10 | 4 | 82 |",
+		"| best single feature | 86.0% | 0.7 | 0.44 | 0.08 | 3 | 5 | 5 | 87 |",
+		"the threshold rule (migrate when the predicted gain exceeds schedule.migration.min_gain) and the best single feature (migrate when from_backlog_s > 0.25, fitted to the training points)",
+		"**Labels.** 950 decision points, 76 of them (8.0%) labelled migrate",
+		"| validation | 150 | 12 | 8.0% |",
+		"The labeller's counts: probes 1200, near ties 250, events 98765.",
+		"The 100 test points include 8 labelled migrate (8.0%): a scorer that never migrates is right on 92.0% of them.",
+		"Training ran 3 epochs; the lowest validation loss, 0.45 at epoch 2, gives the weights the network keeps (validation accuracy there 85.0%).",
+	}
+	for _, tt := range []struct {
+		name   string
+		sec    report.Section
+		title  string
+		want   []string
+		charts []string
+	}{
+		{"predictor", pred, "Predictor", predWant, []string{"predictor-scatter.svg"}},
+		{"placement", place, "Placement network", placeWant, []string{"placement-training.svg", "placement-roc.svg"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.sec.Title != tt.title {
+				t.Errorf("title %q, want %q", tt.sec.Title, tt.title)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(tt.sec.Markdown, w) {
+					t.Errorf("section lacks %q:\n%s", w, tt.sec.Markdown)
+				}
+			}
+			var names []string
+			for _, c := range tt.sec.Charts {
+				names = append(names, c.Name)
+				if !bytes.HasPrefix(c.SVG, []byte("<?xml")) {
+					t.Errorf("chart %s is not an SVG document", c.Name)
+				}
+				if !strings.Contains(tt.sec.Markdown, "](charts/"+c.Name+")") {
+					t.Errorf("section does not link chart %s", c.Name)
+				}
+			}
+			if !slices.Equal(names, tt.charts) {
+				t.Errorf("charts %v, want %v", names, tt.charts)
+			}
+		})
+	}
+	if n := strings.Count(pred.Markdown, "(kept)"); n != 2 {
+		t.Errorf("%d candidates marked kept, want forest on each of the 2 splits", n)
+	}
+
+	golden := filepath.Join("testdata", "trained-sections.md")
+	md := (&report.Document{Title: "trained", Sections: []report.Section{pred, place}}).Markdown()
+	if *update {
+		if err := os.WriteFile(golden, md, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(md, want) {
+		t.Errorf("the sections differ from %s; if the change is intended, rerun with -update and read the diff", golden)
+	}
+}
+
+// TestTrainedSectionsWithoutTrain checks that a run without the train
+// artifact leaves both sections out.
+func TestTrainedSectionsWithoutTrain(t *testing.T) {
+	for _, s := range []section{predictorSection, placementSection} {
+		sec, err := s(&reportData{})
+		if err != nil || sec.Title != "" {
+			t.Errorf("section %q, %v without a train artifact, want none", sec.Title, err)
+		}
+	}
+	if tr, err := readTrained(""); tr != nil || err != nil {
+		t.Errorf("readTrained(\"\") = %v, %v, want nothing", tr, err)
+	}
+}
+
+func TestTargets(t *testing.T) {
+	tests := []struct {
+		name                    string
+		r2, mape, within, batch float64
+		dropBatch               bool
+		want                    []string
+	}{
+		{"all met", 0.99, 0.05, 0.95, 0.1, false, []string{"grouped k-fold R² 0.99 (target ≥ 0.97): met", "It meets all 4 targets."}},
+		{"all missed", 0.5, 0.5, 0.1, 0.5, false, []string{"grouped k-fold MAPE 50.0% (target ≤ 10.0%): **missed**", "It misses all 4 targets."}},
+		{"on the bounds", 0.97, 0.10, 0.90, 0.15, false, []string{"It meets all 4 targets."}},
+		{"one split missing", 0.99, 0.2, 0.95, 0, true, []string{
+			"leave-one-batch-size-out MAPE not measured (target ≤ 15.0%)",
+			"It meets 2 of the 4 targets, misses 1, and 1 could not be measured."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &trained{kind: predictor.KindBoost, at: map[trainKey]float64{}}
+			set := func(split, metric string, v float64) {
+				tr.at[trainKey{model: trainspec.ModelPredictor, section: trainspec.SectionScore, split: split, candidate: tr.kind, metric: metric}] = v
+			}
+			set(predictor.SplitKFold, predictor.MetricR2, tt.r2)
+			set(predictor.SplitKFold, predictor.MetricMAPE, tt.mape)
+			set(predictor.SplitKFold, predictor.MetricWithin10, tt.within)
+			if !tt.dropBatch {
+				set(predictor.SplitBatch, predictor.MetricMAPE, tt.batch)
+			}
+			got := targetsText(tr)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("targetsText = %q, want it to contain %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestReadTrainedErrors damages the fixture's rows or one of its files at
+// a time and checks that the error names the file at fault.
+func TestReadTrainedErrors(t *testing.T) {
+	model := modelFile(t, fixtureKind)
+	tests := []struct {
+		name string
+		rows func(f *trainFixture)          // damages the rows before they are written
+		file func(t *testing.T, dir string) // damages a written file
+		want []string
+	}{
+		{name: "no predictor", file: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, trainspec.PredictorFile))
+		}, want: []string{trainspec.PredictorFile, "no such file"}},
+		{name: "predictor of another format", file: func(t *testing.T, dir string) {
+			write(t, dir, trainspec.PredictorFile, bytes.Replace(model, []byte(predictor.Format), []byte("mlsched-predictor/0"), 1))
+		}, want: []string{trainspec.PredictorFile, "format"}},
+		{name: "metrics not parquet", file: func(t *testing.T, dir string) {
+			write(t, dir, trainspec.MetricsFile, []byte("not parquet"))
+		}, want: []string{trainspec.MetricsFile}},
+		{name: "a number twice", rows: func(f *trainFixture) {
+			f.rows = append(f.rows, f.rows[3])
+		}, want: []string{trainspec.MetricsFile, "rows 4 and", "hold the same number"}},
+		{name: "kept candidate unscored", rows: func(f *trainFixture) {
+			f.rows = slices.DeleteFunc(f.rows, func(r trainspec.MetricRow) bool { return r.Candidate == fixtureKind })
+		}, want: []string{trainspec.MetricsFile, "no predictor scores of forest"}},
+		{name: "no placement scores", rows: func(f *trainFixture) {
+			f.rows = slices.DeleteFunc(f.rows, func(r trainspec.MetricRow) bool { return r.Model == trainspec.ModelPlacement })
+		}, want: []string{trainspec.MetricsFile, "no placement score rows"}},
+		{name: "roc point half written", rows: func(f *trainFixture) {
+			f.rows = slices.DeleteFunc(f.rows, func(r trainspec.MetricRow) bool {
+				return r.Section == trainspec.SectionROC && r.Candidate == trainspec.ScorerThreshold && r.Metric == "tpr" && r.Index == 1
+			})
+		}, want: []string{trainspec.MetricsFile, "placement roc threshold index 1 has fpr but no tpr"}},
+		{name: "no training curve", rows: func(f *trainFixture) {
+			f.rows = slices.DeleteFunc(f.rows, func(r trainspec.MetricRow) bool { return r.Section == trainspec.SectionCurve })
+		}, want: []string{trainspec.MetricsFile, "training curve"}},
+		{name: "negative latency", rows: func(f *trainFixture) {
+			f.cv[1].MeasuredS = -1
+		}, want: []string{trainspec.CVFile, "row 2", "measured_s = -1"}},
+		{name: "no cv", file: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, trainspec.CVFile))
+		}, want: []string{trainspec.CVFile}},
+		{name: "decisions not parquet", file: func(t *testing.T, dir string) {
+			write(t, dir, trainspec.DecisionsFile, []byte("PAR1 damaged"))
+		}, want: []string{trainspec.DecisionsFile}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTrainFixture()
+			if tt.rows != nil {
+				tt.rows(&f)
+			}
+			dir := f.write(t, model)
+			if tt.file != nil {
+				tt.file(t, dir)
+			}
+			_, err := readTrained(dir)
+			if err == nil {
+				t.Fatal("readTrained succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func write(t *testing.T, dir, name string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrainRows checks the headline numbers evaluate's metrics.parquet
+// carries: the kept predictor's scores per split, the network's.
+func TestTrainRows(t *testing.T) {
+	f := newTrainFixture()
+	tr, err := readTrained(f.write(t, modelFile(t, f.kind)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := trainRows(tr)
+	tests := []struct {
+		scope, metric string
+		want          float64
+	}{
+		{ScopePredictor, "grouped_kfold_r2", fixtureR2},
+		{ScopePredictor, "grouped_kfold_mape", fixtureMAPE},
+		{ScopePredictor, "grouped_kfold_within_10pct", fixtureWithin10},
+		{ScopePredictor, "leave_one_batch_out_mape", fixtureBatchMAPE},
+		{ScopePlacement, "auc", 0.85},
+		{ScopePlacement, "log_loss", 0.31},
+	}
+	for _, tt := range tests {
+		i := slices.IndexFunc(rows, func(r MetricRow) bool { return r.Scope == tt.scope && r.Metric == tt.metric })
+		if i < 0 || rows[i].Value != tt.want {
+			t.Errorf("%s %s: rows %v, want %v", tt.scope, tt.metric, rows, tt.want)
+		}
+	}
+	if trainRows(nil) != nil {
+		t.Error("rows without a train artifact")
+	}
+}
