@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "6249de26a33b1d68b267ebead004ccf15bb01e1a7172d58ada7c40fd97febc92",
+	"stages/evaluate":              "bddf32054a8b2ad8bcb8c8752136b68fb88ea1ed070f5bd6b2ce7e3d5111db17",
 	"stages/evaluate/chart":        "c02ed4ab9667f175c43ca4d8f08feff3faf0487ecc192de1b7c39722452d160a",
 	"stages/evaluate/evaluatespec": "00d2f35628e1838ac9240b287fb7d0b31d6061f4a664b7718121a7eb7d04acde",
 	"stages/evaluate/metrics":      "b8d56542e81478d6a9b2911add2190c636e7a3cfe61bdba11d8f0f69c30fb826",
@@ -23,11 +23,11 @@ var codeVersions = map[string]string{
 	"stages/schedule/schedulespec": "e4c88ee35c2071cd732ef571e97e8371218211e9af6647be3008c6b04de4342d",
 	"stages/schedule/service":      "114c02a8de89d5cff24ffc64cf2cc1ad6d9b29ecf5fe2a4622a7aad627295bc5",
 	"stages/schedule/sim":          "bffe043ec7d97e128c459860d288a18ea405ed91ae37370b191c9cb28e37480b",
-	"stages/train":                 "ba843014405f22239a09fb961e52f6503a9596d405396d2866b452601eaacb56",
+	"stages/train":                 "370c7571ff7895296b6f7178dc14d57fa9925ef28fa00187ac73d38eb32dc3ac",
 	"stages/train/label":           "fe6e9ce3f85c31bc32d87a2ec67b266ffb4a364fa2c39fae2bb6e5cd5d0e92cc",
 	"stages/train/placement":       "8a089133a74b6d1bb7704dcf1f90692584584d6dff5d348dddd7b8bacb0bad11",
 	"stages/train/predictor":       "17fcb9ee9fc579e46956f3f90eb8e39129feaba0128d434041ff6ad24bee92da",
-	"stages/train/trainspec":       "4add9710d26b02c28751f7d1b9951fe11a968289df56dcc5e1d4bc01c086c657",
+	"stages/train/trainspec":       "a5931d1e7d3e39fd29efcc490c5020d445740b7d45597479f644904f87ed86fb",
 	"stages/zoo":                   "3a2c4e4df6113a986db8d34b944289e76783adc2e4091d4c398c7abbf05a7f88",
 	"stages/zoo/onnxpb":            "aebea41f56d4a35d7b322c9eeb2e675ccd5c9a890fe5c2f920542b8443d8adec",
 }

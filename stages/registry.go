@@ -163,7 +163,7 @@ func trainStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Reads: map[string][]string{Generate: {generatespec.JobsFile(generatespec.WorkloadTrain)}},
 		// Its own section, and the part of schedule's that its rollouts
 		// simulate with.
-		Config:   trainspec.Keyed{Train: cfg.Train, Schedule: trainspec.SimulationOf(cfg.Schedule)},
+		Config:   trainspec.KeyedOf(cfg.Train, cfg.Schedule),
 		UsesSeed: true,
 		// The fingerprint covers the predictor, the network and the
 		// labeller, and the simulator they import.

@@ -92,10 +92,20 @@ func (sim Simulation) Schedule() schedulespec.Config {
 	return s
 }
 
-// Keyed is the whole of the configuration the train stage depends on.
+// Keyed is the whole of the configuration the train stage depends on: its
+// own section's keys, and schedule's that its rollouts simulate with under
+// "schedule", so that status names them train.placement.decisions and
+// train.schedule.load.
 type Keyed struct {
-	Train    Config     `koanf:"train"`
-	Schedule Simulation `koanf:"schedule"`
+	Predictor Predictor  `koanf:"predictor"`
+	Placement Placement  `koanf:"placement"`
+	Schedule  Simulation `koanf:"schedule"`
+}
+
+// KeyedOf is what the train stage is keyed on in cfg's pipeline: its own
+// section and sched's simulation settings.
+func KeyedOf(cfg Config, sched schedulespec.Config) Keyed {
+	return Keyed{Predictor: cfg.Predictor, Placement: cfg.Placement, Schedule: SimulationOf(sched)}
 }
 
 // Predictor sets the service-time predictor's candidates and how they are
