@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 			len(points), len(xFit)-len(validation), len(validation), len(xTest))
 	}
 	nopts := placement.Options{Seed: derive(seed, 4), Epochs: pc.Network.Epochs, Batch: pc.Network.Batch,
-		LearningRate: pc.Network.LearningRate, Patience: pc.Network.Patience, Validation: validation}
+		LearningRate: pc.Network.LearningRate, Patience: pc.Network.Patience, Validation: validation, Scale: warpScales()}
 	start = time.Now()
 	net, curve, err := placement.Train(xFit, yFit, nil, nopts)
 	if err != nil {
@@ -158,6 +158,20 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 		return fmt.Errorf("train: write %s: %w", trainspec.MetricsFile, err)
 	}
 	return nil
+}
+
+// warpScales are the network's input warps (placement.Network.Scale): a
+// time in seconds (a feature named *_s) turns from linear to logarithmic at
+// a millisecond, a count or a share at 1.
+func warpScales() [placement.Inputs]float32 {
+	var s [placement.Inputs]float32
+	for k, name := range sim.FeatureNames {
+		s[k] = 1
+		if strings.HasSuffix(name, "_s") {
+			s[k] = 1e3
+		}
+	}
+	return s
 }
 
 // derive is the seed of one use of the global seed.

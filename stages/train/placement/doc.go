@@ -10,12 +10,20 @@
 // caller names them. The network is the one the migration scheduler
 // describes (the seed's ml-migration-scheduler.md):
 //
-//	p = σ(W₃ · ReLU(W₂ · ReLU(W₁ · (x − μ)/σₓ + b₁) + b₂) + b₃)
+//	u = (asinh(x ⊙ s) − μ)/σₓ
+//	p = σ(W₃ · ReLU(W₂ · ReLU(W₁ · u + b₁) + b₂) + b₃)
 //
 // with hidden layers 64 wide (Options.Hidden) and "migrate" when
-// p > Threshold (0.5). μ and σₓ standardise the features with the
-// training split's mean and standard deviation; a feature constant there
-// (a padding column) gets σₓ = 1 and reaches the first layer as zero.
+// p > Threshold (0.5). The warp asinh(x ⊙ s) (Options.Scale) is linear
+// within 1/s of zero and logarithmic beyond, either sign: a decision's
+// times span microseconds to minutes, and without it the long tail sets
+// the spread, squeezing every short time near zero, where the decisions
+// are made. (On the decision points of two runs of the default pipeline
+// it cut the held-out log loss from 0.060 and 0.040 to 0.036 and 0.028,
+// and the calibration error from 0.012 and 0.010 to 0.003.) μ and σₓ
+// standardise the warped features with the training split's mean and
+// standard deviation; a feature constant there gets σₓ = 1 and reaches the
+// first layer as zero.
 //
 // # Training
 //
@@ -44,19 +52,21 @@
 //
 // Network.ONNX writes the graph with stages/zoo's Graph builder (IR 8,
 // opset 17): input "features" [N, 10] float32 with a symbolic batch
-// dimension, Sub(mean) and Div(std) nodes, three Gemm layers in
+// dimension, Mul(scale) and Asinh nodes, Sub(mean) and Div(std) nodes,
+// three Gemm layers in
 // nn.Linear's layout (transB = 1, as zoo's mlp) with Relu, Relu and
 // Sigmoid, and output "p" [N, 1] float32. The standardisation is kept as
 // two nodes rather than folded into the first layer (W₁/σₓ and
 // b₁ − W₁·μ/σₓ) because the folded bias cancels in float32 when a
 // feature's mean is large against its spread, and because the exported
 // weights then equal the trained ones. The model's doc string and the
-// mean and std initializers' list the feature names in column order.
+// scale, mean and std initializers' list the feature names in column
+// order.
 //
 // The Network's parameters are float32, the values written to the graph,
-// and Predict computes the standardisation in float32 as the graph does
-// and the layers in float64, so onnxruntime and Predict agree to about
-// 1e-7.
+// and Predict computes the warp and the standardisation in float32 as the
+// graph does and the layers in float64, so onnxruntime and Predict agree to
+// about 1e-7.
 //
 // # Scores
 //

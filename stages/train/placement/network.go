@@ -23,15 +23,22 @@ type Layer struct {
 	Bias []float32
 }
 
-// Network is a trained placement network: standardisation, two hidden
-// layers with ReLU and a sigmoid output. Its parameters are float32, the
-// exact values the ONNX export writes, so that Predict and the exported
-// graph compute the same function.
+// Network is a trained placement network: a warp and a standardisation of
+// its inputs, two hidden layers with ReLU and a sigmoid output. Its
+// parameters are float32, the exact values the ONNX export writes, so that
+// Predict and the exported graph compute the same function.
 type Network struct {
-	// Mean and Std standardise the features, from the training split: the
-	// first layer sees (x − Mean) / Std, computed in float32 as the graph
-	// computes it. A feature that is constant on the training split has
-	// Std 1, so it reaches the first layer as zero.
+	// Scale warps each feature as asinh(x × Scale): about linear within
+	// 1/Scale of zero and logarithmic beyond, either sign. Decision
+	// features span microseconds to minutes; without the warp, the long
+	// tail sets the standard deviation and every short time is squeezed
+	// near zero, where the decisions are made.
+	Scale [Inputs]float32
+	// Mean and Std standardise the warped features, from the training
+	// split: the first layer sees (asinh(x × Scale) − Mean) / Std,
+	// computed in float32 as the graph computes it. A feature that is
+	// constant on the training split has Std 1, so it reaches the first
+	// layer as zero.
 	Mean, Std [Inputs]float32
 	// Layers are the hidden layers (each followed by ReLU) and the output
 	// layer (followed by a sigmoid), in order.
@@ -70,7 +77,7 @@ func (n *Network) newForward() *forward {
 func (f *forward) logit(x *[Inputs]float32) float64 {
 	n := f.n
 	for k := range Inputs {
-		f.u[k] = float64((x[k] - n.Mean[k]) / n.Std[k])
+		f.u[k] = float64((warp(x[k], n.Scale[k]) - n.Mean[k]) / n.Std[k])
 	}
 	dense(f.h1, &n.Layers[0], f.u[:])
 	relu(f.h1)
@@ -80,6 +87,10 @@ func (f *forward) logit(x *[Inputs]float32) float64 {
 	dense(out[:], &n.Layers[2], f.h2)
 	return out[0]
 }
+
+// warp is asinh(x × scale) in float32, as the graph's Mul and Asinh
+// compute it (to the last bit or so: onnxruntime's asinh is its own).
+func warp(x, scale float32) float32 { return float32(math.Asinh(float64(x * scale))) }
 
 // dense writes l applied to x into y.
 func dense(y []float64, l *Layer, x []float64) {
@@ -136,6 +147,9 @@ func (n *Network) check() error {
 		in = l.Out
 	}
 	for k := range Inputs {
+		if !finite32(n.Scale[k]) || n.Scale[k] <= 0 {
+			return fmt.Errorf("feature %d is warped with scale %v", k, n.Scale[k])
+		}
 		if !finite32(n.Mean[k]) || !finite32(n.Std[k]) || n.Std[k] <= 0 {
 			return fmt.Errorf("feature %d is standardised with mean %v and std %v", k, n.Mean[k], n.Std[k])
 		}

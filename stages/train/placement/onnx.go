@@ -17,8 +17,9 @@ const (
 
 // ONNX returns the network as an ONNX model (IR 8, opset 17, built with
 // stages/zoo's Graph): input "features" [N, 10] float32 with a symbolic
-// batch dimension N, output "p" [N, 1] float32. The graph standardises its
-// input with a Sub and a Div node, then runs three Gemm layers (nn.Linear's
+// batch dimension N, output "p" [N, 1] float32. The graph warps its input
+// with a Mul and an Asinh node and standardises it with a Sub and a Div
+// node, then runs three Gemm layers (nn.Linear's
 // layout, transB = 1) with Relu, Relu and Sigmoid. featureNames names the
 // input's columns, in order; the model's doc string and those of the mean
 // and std initializers list them. The same network and names give the
@@ -46,15 +47,18 @@ func (n *Network) onnx(names []string) ([]byte, error) {
 	h := n.Hidden()
 	g.SetDoc(fmt.Sprintf("mlsched placement network: migrate when p > %g. "+
 		"Input %s [N, %d] float32, columns: %s. "+
-		"Standardised in the graph as (x - mean) / std with the training split's statistics, "+
+		"Warped as asinh(x * scale) and standardised as (. - mean) / std with the training split's statistics, "+
 		"then %d -> %d -> %d -> 1 with ReLU, ReLU and a sigmoid; output %s [N, 1] float32.",
 		Threshold, InputName, Inputs, cols, Inputs, h, h, OutputName))
 
 	x := g.Input(InputName, []int64{zoo.Batch, Inputs})
+	scale := g.Weights("scale", []int64{Inputs}, n.Scale[:])
+	g.Describe(scale, "per-feature scale of the warp asinh(x * scale): linear within 1/scale of zero, logarithmic beyond; columns: "+cols)
+	x = g.Op("Asinh", g.Op("Mul", x, scale))
 	mean := g.Weights("mean", []int64{Inputs}, n.Mean[:])
-	g.Describe(mean, "per-feature mean of the training split, subtracted from the input; columns: "+cols)
+	g.Describe(mean, "per-feature mean of the warped training split, subtracted from the warped input; columns: "+cols)
 	std := g.Weights("std", []int64{Inputs}, n.Std[:])
-	g.Describe(std, "per-feature standard deviation of the training split (1 for a feature constant there), dividing the centred input; columns: "+cols)
+	g.Describe(std, "per-feature standard deviation of the warped training split (1 for a feature constant there), dividing the centred input; columns: "+cols)
 	x = g.Op("Div", g.Op("Sub", x, mean), std)
 	for i := range n.Layers {
 		l := &n.Layers[i]

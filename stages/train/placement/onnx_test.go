@@ -22,7 +22,9 @@ import (
 // export tests, with its held-out points.
 var trained = sync.OnceValues(func() (*Network, heldOut) {
 	d := splitSynthetic(6000, 21)
-	n, _, err := Train(d.fit.x, d.fit.y, nil, Options{Seed: 5, Epochs: 15})
+	// Two features warped at the scale of milliseconds, so that the
+	// export's Mul and Asinh are tested on more than asinh(x).
+	n, _, err := Train(d.fit.x, d.fit.y, nil, Options{Seed: 5, Epochs: 15, Scale: [Inputs]float32{1, 1e3, 1, 1, 1e3, 1, 1, 1, 1, 1}})
 	if err != nil {
 		panic(err)
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	// stopping instead (indexes of x, ascending): a caller whose points
 	// come in groups that share their state holds out whole groups.
 	Validation []int
+	// Scale is each feature's warp (Network.Scale); a zero element is 1.
+	// A time in seconds wants about 1e3, so that a millisecond is where
+	// the warp turns from linear to logarithmic.
+	Scale [Inputs]float32
 }
 
 // Defaults of Options' zero fields.
@@ -66,6 +70,11 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.Epochs, DefaultEpochs)
 	def(&o.Batch, DefaultBatch)
 	def(&o.Patience, DefaultPatience)
+	for k := range Inputs {
+		if o.Scale[k] == 0 {
+			o.Scale[k] = 1
+		}
+	}
 	if o.LearningRate == 0 {
 		o.LearningRate = DefaultLearningRate
 	}
@@ -85,6 +94,11 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("learning rate %v: want a positive number", o.LearningRate)
 	case !(o.ValFraction > 0 && o.ValFraction < 1):
 		return o, fmt.Errorf("validation fraction %v: want a share between 0 and 1", o.ValFraction)
+	}
+	for k, v := range o.Scale {
+		if !(v > 0) || !finite32(v) {
+			return o, fmt.Errorf("scale of feature %d is %v: want a positive number", k, v)
+		}
 	}
 	return o, nil
 }
@@ -152,6 +166,15 @@ func train(x [][Inputs]float32, y []bool, w []float64, opts Options) (*Network, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("validation split: %w", err)
 	}
+	// The trainer sees the warped features; the network warps its input
+	// the same way.
+	warped := make([][Inputs]float32, len(x))
+	for i := range x {
+		for k, v := range x[i] {
+			warped[i][k] = warp(v, opts.Scale[k])
+		}
+	}
+	x = warped
 	mean, std := standardisation(x, fit)
 	t := newTrainer(opts)
 	t.fit = newSplit(x, y, w, fit, &mean, &std)
@@ -163,7 +186,7 @@ func train(x [][Inputs]float32, y []bool, w []float64, opts Options) (*Network, 
 	if err != nil {
 		return nil, nil, err
 	}
-	net := t.network(mean, std)
+	net := t.network(opts.Scale, mean, std)
 	if err := net.check(); err != nil {
 		return nil, nil, fmt.Errorf("trained network: %w", err)
 	}
@@ -631,10 +654,10 @@ func (t *trainer) evaluate(s *split) (loss, accuracy float64) {
 
 // network returns the best parameters as a Network, in nn.Linear's
 // [Out, In] layout and float32.
-func (t *trainer) network(mean, std [Inputs]float32) *Network {
+func (t *trainer) network(scale, mean, std [Inputs]float32) *Network {
 	h := t.hid
 	b := cut(t.best, h)
-	n := &Network{Mean: mean, Std: std}
+	n := &Network{Scale: scale, Mean: mean, Std: std}
 	n.Layers[0] = transpose(b.w1, b.b1, Inputs, h)
 	n.Layers[1] = transpose(b.w2, b.b2, h, h)
 	n.Layers[2] = transpose(b.w3, b.b3, h, 1)
