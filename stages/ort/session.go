@@ -28,28 +28,42 @@ type SessionOptions struct {
 }
 
 // Session runs one model with preallocated float32 input and output tensors
-// of fixed shapes, so that a timed Run does no allocation in Go. A Session is
-// used by one goroutine at a time; different sessions may run at once.
+// of fixed shapes, so that a timed Run does no allocation in Go. One
+// onnxruntime session serves every shape it is bound to (Bind): a series of
+// batch sizes shares the graph's optimisation and weights instead of
+// building them once per size. A Session and its Bindings are used by one
+// goroutine at a time; different sessions may run at once.
 type Session struct {
-	sess    *onnx.AdvancedSession
-	in, out *onnx.Tensor[float32]
-	desc    string // "x [4 10] -> y [4 1]", for errors
-	// busy is set while Run or Close is in progress, so that a second
-	// goroutine using the session gets an error rather than a data race on
-	// the tensors or a use after free.
+	sess          *onnx.DynamicAdvancedSession
+	input, output string
+	first         *Binding // NewSession's shapes, which Input, Output and Run use
+	bindings      []*Binding
+	// busy is set while a Run, Bind or Close is in progress, so that a
+	// second goroutine using the session gets an error rather than a data
+	// race on the tensors or a use after free.
 	busy   atomic.Bool
 	closed bool // guarded by busy
 }
 
+// Binding is one pair of input and output shapes of a Session: its own
+// tensors, bound to the session once.
+type Binding struct {
+	s       *Session
+	io      *onnx.IoBinding
+	in, out *onnx.Tensor[float32]
+	desc    string // "x [4 10] -> y [4 1]", for errors
+}
+
 // NewSession prepares model (ONNX bytes) to run with one float32 input
 // tensor named input of shape inShape and one float32 output named output
-// of shape outShape. The graph is optimised at onnxruntime's highest level
-// (ORT_ENABLE_ALL: constant folding, node fusions and layout changes),
-// because the profile should time the model as a tuned deployment would run
-// it. Init must have succeeded. A shape the model does not accept is
-// reported by the first Run, in onnxruntime's words.
+// of shape outShape (Bind adds other shapes). The graph is optimised at
+// onnxruntime's highest level (ORT_ENABLE_ALL: constant folding, node
+// fusions and layout changes), because the profile should time the model as
+// a tuned deployment would run it. Init must have succeeded. A shape the
+// model does not accept is reported by the first Run, in onnxruntime's
+// words.
 func NewSession(model []byte, input string, inShape []int64, output string, outShape []int64, opts SessionOptions) (*Session, error) {
-	desc := fmt.Sprintf("%s %v -> %s %v", input, inShape, output, outShape)
+	desc := describe(input, inShape, output, outShape)
 	fail := func(err error) (*Session, error) { return nil, fmt.Errorf("ort: new session (%s): %w", desc, err) }
 	if Version() == "" {
 		return nil, errNotLoaded("new session")
@@ -62,34 +76,101 @@ func NewSession(model []byte, input string, inShape []int64, output string, outS
 	case opts.IntraOpThreads < 0 || opts.InterOpThreads < 0:
 		return fail(fmt.Errorf("negative thread count (intra-op %d, inter-op %d)", opts.IntraOpThreads, opts.InterOpThreads))
 	}
-	// onnxruntime_go accepts a zero dimension (an empty tensor), which
-	// times nothing and leaves Input empty; a timing session needs data.
-	for _, shape := range [][]int64{inShape, outShape} {
-		if len(shape) == 0 || slices.ContainsFunc(shape, func(d int64) bool { return d < 1 }) {
-			return fail(fmt.Errorf("shape %v: want at least one dimension, each at least 1", shape))
-		}
+	if err := checkShapes(inShape, outShape); err != nil {
+		return fail(err)
 	}
 	so, err := sessionOptions(opts)
 	if err != nil {
 		return fail(err)
 	}
 	defer so.Destroy()
-	s := &Session{desc: desc}
-	if s.in, err = onnx.NewEmptyTensor[float32](onnx.NewShape(inShape...)); err != nil {
-		return fail(fmt.Errorf("input tensor: %w", err))
+	s := &Session{input: input, output: output}
+	if s.sess, err = onnx.NewDynamicAdvancedSessionWithONNXData(model, []string{input}, []string{output}, so); err != nil {
+		return fail(err)
 	}
-	if s.out, err = onnx.NewEmptyTensor[float32](onnx.NewShape(outShape...)); err != nil {
-		s.in.Destroy()
-		return fail(fmt.Errorf("output tensor: %w", err))
-	}
-	s.sess, err = onnx.NewAdvancedSessionWithONNXData(model, []string{input}, []string{output},
-		[]onnx.Value{s.in}, []onnx.Value{s.out}, so)
-	if err != nil {
-		s.in.Destroy()
-		s.out.Destroy()
+	if s.first, err = s.bind(inShape, outShape); err != nil {
+		s.sess.Destroy()
 		return fail(err)
 	}
 	return s, nil
+}
+
+func describe(input string, inShape []int64, output string, outShape []int64) string {
+	return fmt.Sprintf("%s %v -> %s %v", input, inShape, output, outShape)
+}
+
+// checkShapes refuses an empty shape or a dimension below 1: onnxruntime_go
+// accepts a zero dimension (an empty tensor), which times nothing and
+// leaves Input empty; a timing session needs data.
+func checkShapes(shapes ...[]int64) error {
+	for _, shape := range shapes {
+		if len(shape) == 0 || slices.ContainsFunc(shape, func(d int64) bool { return d < 1 }) {
+			return fmt.Errorf("shape %v: want at least one dimension, each at least 1", shape)
+		}
+	}
+	return nil
+}
+
+// Bind prepares the session to run at another pair of shapes, with tensors
+// of their own: a batch size of the same model, say.
+func (s *Session) Bind(inShape, outShape []int64) (*Binding, error) {
+	desc := describe(s.input, inShape, s.output, outShape)
+	if !s.busy.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("ort: bind (%s): %w", desc, errBusy)
+	}
+	defer s.busy.Store(false)
+	if s.closed {
+		return nil, fmt.Errorf("ort: bind (%s): session is closed", desc)
+	}
+	if err := checkShapes(inShape, outShape); err != nil {
+		return nil, fmt.Errorf("ort: bind (%s): %w", desc, err)
+	}
+	b, err := s.bind(inShape, outShape)
+	if err != nil {
+		return nil, fmt.Errorf("ort: bind (%s): %w", desc, err)
+	}
+	return b, nil
+}
+
+// bind makes a Binding of the shapes and keeps it for Close.
+func (s *Session) bind(inShape, outShape []int64) (*Binding, error) {
+	b := &Binding{s: s, desc: describe(s.input, inShape, s.output, outShape)}
+	var err error
+	if b.in, err = onnx.NewEmptyTensor[float32](onnx.NewShape(inShape...)); err != nil {
+		return nil, fmt.Errorf("input tensor: %w", err)
+	}
+	if b.out, err = onnx.NewEmptyTensor[float32](onnx.NewShape(outShape...)); err != nil {
+		b.in.Destroy()
+		return nil, fmt.Errorf("output tensor: %w", err)
+	}
+	if b.io, err = s.sess.CreateIoBinding(); err != nil {
+		b.destroy()
+		return nil, fmt.Errorf("io binding: %w", err)
+	}
+	if err = b.io.BindInput(s.input, b.in); err == nil {
+		err = b.io.BindOutput(s.output, b.out)
+	}
+	if err != nil {
+		b.destroy()
+		return nil, fmt.Errorf("io binding: %w", err)
+	}
+	s.bindings = append(s.bindings, b)
+	return b, nil
+}
+
+// destroy frees the binding's onnxruntime objects.
+func (b *Binding) destroy() error {
+	var errs []error
+	if b.io != nil {
+		errs = append(errs, b.io.Destroy())
+	}
+	for _, t := range []*onnx.Tensor[float32]{b.in, b.out} {
+		if t != nil {
+			errs = append(errs, t.Destroy())
+		}
+	}
+	b.io, b.in, b.out = nil, nil, nil
+	return errors.Join(errs...)
 }
 
 // Session config keys, from onnxruntime_session_options_config_keys.h.
@@ -134,59 +215,76 @@ func sessionOptions(opts SessionOptions) (*onnx.SessionOptions, error) {
 	return so, nil
 }
 
-// Input returns the input tensor's data, row-major; fill it before Run. It
-// is nil after Close.
-func (s *Session) Input() []float32 {
-	if s.in == nil {
+// Input returns the input tensor's data of NewSession's shapes,
+// row-major; fill it before Run. It is nil after Close.
+func (s *Session) Input() []float32 { return s.first.Input() }
+
+// Output returns the output tensor's data of NewSession's shapes,
+// row-major, as the last Run left it. It is nil after Close.
+func (s *Session) Output() []float32 { return s.first.Output() }
+
+// Run runs the model once at NewSession's shapes, on Input, and writes
+// Output.
+func (s *Session) Run() error { return s.first.Run() }
+
+// Input returns the binding's input tensor's data, row-major; fill it
+// before Run. It is nil after the session's Close.
+func (b *Binding) Input() []float32 {
+	if b.in == nil {
 		return nil
 	}
-	return s.in.GetData()
+	return b.in.GetData()
 }
 
-// Output returns the output tensor's data, row-major, as the last Run left
-// it. It is nil after Close.
-func (s *Session) Output() []float32 {
-	if s.out == nil {
+// Output returns the binding's output tensor's data, row-major, as its
+// last Run left it. It is nil after the session's Close.
+func (b *Binding) Output() []float32 {
+	if b.out == nil {
 		return nil
 	}
-	return s.out.GetData()
+	return b.out.GetData()
 }
 
 // errBusy is the error of a second goroutine using a session.
 var errBusy = errors.New("session is in use by another goroutine")
 
-// Run runs the model once on Input and writes Output.
-func (s *Session) Run() error {
+// Run runs the model once on the binding's Input and writes its Output.
+func (b *Binding) Run() error {
+	s := b.s
 	if !s.busy.CompareAndSwap(false, true) {
-		return fmt.Errorf("ort: run (%s): %w", s.desc, errBusy)
+		return fmt.Errorf("ort: run (%s): %w", b.desc, errBusy)
 	}
 	defer s.busy.Store(false)
 	if s.closed {
-		return fmt.Errorf("ort: run (%s): session is closed", s.desc)
+		return fmt.Errorf("ort: run (%s): session is closed", b.desc)
 	}
-	if err := s.sess.Run(); err != nil {
-		return fmt.Errorf("ort: run (%s): %w", s.desc, err)
+	if err := s.sess.RunWithBinding(b.io); err != nil {
+		return fmt.Errorf("ort: run (%s): %w", b.desc, err)
 	}
 	return nil
 }
 
-// Close frees the session and its tensors. Closing a closed session does
-// nothing; closing one that is running is an error.
+// Close frees the session, its bindings and their tensors. Closing a closed
+// session does nothing; closing one that is running is an error.
 func (s *Session) Close() error {
 	if !s.busy.CompareAndSwap(false, true) {
-		return fmt.Errorf("ort: close (%s): %w", s.desc, errBusy)
+		return fmt.Errorf("ort: close (%s): %w", s.first.desc, errBusy)
 	}
 	defer s.busy.Store(false)
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	// AdvancedSession.Destroy and Tensor.Destroy always return nil in
-	// onnxruntime_go v1.27.0; errors.Join keeps a future one visible.
-	err := errors.Join(s.sess.Destroy(), s.in.Destroy(), s.out.Destroy())
-	s.sess, s.in, s.out = nil, nil, nil
-	if err != nil {
-		return fmt.Errorf("ort: close (%s): %w", s.desc, err)
+	// The Destroy methods always return nil in onnxruntime_go v1.27.0;
+	// errors.Join keeps a future one visible.
+	var errs []error
+	for _, b := range s.bindings {
+		errs = append(errs, b.destroy())
+	}
+	errs = append(errs, s.sess.Destroy())
+	s.sess, s.bindings = nil, nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("ort: close (%s): %w", s.first.desc, err)
 	}
 	return nil
 }

@@ -215,22 +215,30 @@ func TestNewSessionErrors(t *testing.T) {
 	}
 }
 
-// TestRunErrors covers what onnxruntime only checks when the model runs:
-// names and shapes that do not fit the graph.
+// TestRunErrors covers names and shapes that do not fit the graph: an
+// unknown name is refused when the session binds its tensors, a shape the
+// graph does not take when the model runs.
 func TestRunErrors(t *testing.T) {
 	requireLibrary(t)
 	m := loadTiny(t)
 	tests := []struct {
 		name, input string
 		inShape     []int64
+		atRun       bool
 		want        string
 	}{
-		{"unknown input name", "nope", []int64{2, int64(m.Features)}, "nope"},
-		{"wrong feature count", m.Input, []int64{2, 3}, "dimensions"},
+		{"unknown input name", "nope", []int64{2, int64(m.Features)}, false, "nope"},
+		{"wrong feature count", m.Input, []int64{2, 3}, true, "dimensions"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := NewSession(m.onnx, tc.input, tc.inShape, m.Output, []int64{2, 1}, SessionOptions{IntraOpThreads: 1})
+			if !tc.atRun {
+				if err == nil || !strings.HasPrefix(err.Error(), "ort: new session (") || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("NewSession error = %v, want an ort: new session error mentioning %q", err, tc.want)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("NewSession: %v", err)
 			}
@@ -240,6 +248,70 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("Run error = %v, want an ort: run error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestBind runs one session at several batch sizes, interleaved: each
+// binding keeps its own tensors and computes its own input's answer, and
+// none allocates per run; a bad shape, a busy or closed session are
+// errors.
+func TestBind(t *testing.T) {
+	requireLibrary(t)
+	m := loadTiny(t)
+	f := int64(m.Features)
+	s, err := NewSession(m.onnx, m.Input, []int64{1, f}, m.Output, []int64{1, 1}, SessionOptions{IntraOpThreads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bs := map[int64]*Binding{}
+	for _, rows := range []int64{3, 8, 32} {
+		if bs[rows], err = s.Bind([]int64{rows, f}, []int64{rows, 1}); err != nil {
+			t.Fatal(err)
+		}
+		m.fill(bs[rows].Input(), int(rows))
+	}
+	m.fill(s.Input(), 1)
+	for round := range 2 {
+		for _, rows := range []int64{32, 3, 8} {
+			b := bs[rows]
+			if err := b.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
+			want := m.want(b.Input())
+			for i, got := range b.Output() {
+				if math.Abs(float64(got)-want[i]) > 1e-6 {
+					t.Fatalf("round %d, %d rows: row %d = %v, want %v", round, rows, i, got, want[i])
+				}
+			}
+			if w := m.want(s.Input()); math.Abs(float64(s.Output()[0])-w[0]) > 1e-6 {
+				t.Fatalf("the first shape after the %d-row binding ran: %v, want %v", rows, s.Output()[0], w[0])
+			}
+		}
+	}
+	if allocs := testing.AllocsPerRun(50, func() { bs[8].Run() }); allocs != 0 {
+		t.Errorf("a binding's Run allocates %v times per call, want 0", allocs)
+	}
+	if _, err := s.Bind([]int64{0, f}, []int64{0, 1}); err == nil || !strings.Contains(err.Error(), "each at least 1") {
+		t.Errorf("Bind of an empty shape: %v", err)
+	}
+	s.busy.Store(true)
+	if err := bs[3].Run(); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("Run of a binding while the session is busy: %v", err)
+	}
+	s.busy.Store(false)
+	s.Close()
+	if err := bs[3].Run(); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Run of a binding after Close: %v", err)
+	}
+	if _, err := s.Bind([]int64{1, f}, []int64{1, 1}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Bind after Close: %v", err)
+	}
+	if bs[3].Input() != nil || bs[3].Output() != nil {
+		t.Error("a binding's tensors outlive the session's Close")
 	}
 }
 

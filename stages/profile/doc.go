@@ -22,13 +22,23 @@
 // execution provider at each batch size of profile.batch_sizes and each
 // intra-op thread count of profile.threads (one inter-op thread). Inputs
 // are seeded values in [-1, 1): latency does not depend on them, but zeros
-// or denormals could take odd paths. A configuration runs profile.warmup
-// times untimed, then up to profile.repeats times timed, stopping early
+// or denormals could take odd paths. Each model is measured at the batch
+// sizes profile.model_batch_sizes gives it, else profile.batch_sizes. One
+// onnxruntime session serves a model, precision and thread count, a bound
+// pair of tensors per batch size (ort.Session.Bind), so that the graph is
+// optimised once per series. A configuration runs profile.warmup times
+// untimed, then is timed profile.repeats times and on until its runs have
+// taken profile.min_time, at most profile.max_repeats times (a microsecond
+// model's median needs hundreds of runs to hold still), stopping early
 // once it has used profile.max_time after at least profile.min_repeats
-// runs: the large models at large batches would otherwise take minutes on
-// a small machine. An fp16 configuration the CPU provider has no kernels
-// for is a finding, not a failure: the summary records it as unsupported,
-// with the reason.
+// runs (the large models at large batches would otherwise take minutes on
+// a small machine). The batch sizes of a series are timed interleaved:
+// after their warm-ups they take turns, one timed run each, so that a
+// drift of the machine (its clock, a neighbour's load) falls on every
+// batch size alike rather than on whichever ran then, and the curve across
+// batch sizes keeps its shape. An fp16 configuration the CPU provider has
+// no kernels for is a finding, not a failure: the summary records it as
+// unsupported, with the reason.
 //
 // Matrix multiply: n×n by n×n float32 products for each n of
 // profile.matmul.sizes, in pure Go (gonum's Sgemm, which spreads a product

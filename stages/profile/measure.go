@@ -108,7 +108,7 @@ func newModelSession(model []byte, name string, batch, threads int) (*ort.Sessio
 // config is one batch size of a series being measured.
 type config struct {
 	batch int
-	s     *ort.Session
+	b     *ort.Binding
 	lat   []float64
 	used  time.Duration
 	err   error // why it cannot run: it is dropped from the series
@@ -124,21 +124,29 @@ type config struct {
 // rest go on; an interrupt is an error.
 func measureSeries(ctx context.Context, t timing, model []byte, name, precision string, batches []int, threads int) (rows []Sample, failed map[int]error, err error) {
 	cs := make([]*config, len(batches))
-	defer func() {
-		for _, c := range cs {
-			if c != nil && c.s != nil {
-				c.s.Close()
-			}
-		}
-	}()
+	// One session serves the series, a binding per batch size: the graph
+	// is optimised once, not once per batch size.
+	in, out, err := zoo.Signature(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, serr := ort.NewSession(model, in.Name, shapeFor(in, batches[0]), out.Name, shapeFor(out, batches[0]),
+		ort.SessionOptions{IntraOpThreads: threads, InterOpThreads: 1})
+	if serr == nil {
+		defer s.Close()
+	}
 	for i, b := range batches {
-		c := &config{batch: b}
+		c := &config{batch: b, err: serr}
 		cs[i] = c
-		if c.s, c.err = newModelSession(model, name, b, threads); c.err != nil {
+		if c.err != nil {
 			continue
 		}
+		if c.b, c.err = s.Bind(shapeFor(in, b), shapeFor(out, b)); c.err != nil {
+			continue
+		}
+		fill(c.b.Input(), uint64(b))
 		for range t.warmup {
-			if c.err = c.s.Run(); c.err != nil {
+			if c.err = c.b.Run(); c.err != nil {
 				break
 			}
 		}
@@ -153,7 +161,7 @@ func measureSeries(ctx context.Context, t timing, model []byte, name, precision 
 				return nil, nil, err
 			}
 			t0 := time.Now()
-			if c.err = c.s.Run(); c.err != nil {
+			if c.err = c.b.Run(); c.err != nil {
 				continue
 			}
 			d := time.Since(t0)
