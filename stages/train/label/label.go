@@ -26,12 +26,11 @@
 // notes, for every migration decision, the step of the simulation it came
 // in and its place among that step's decisions. Labelling goes in rounds:
 // a seeded share of the decisions not yet played out is chosen in every
-// trajectory, enough for the points still missing with oversample to
-// spare for near ties (at the share of near ties measured so far), and
+// trajectory, enough for the points still missing at the share of near
+// ties measured so far (none, the first round), with 2% to spare, and
 // another pass is scouted first when too few decisions are left. Each
 // trajectory is run again, and exactly before each chosen decision's step
-// the simulation is
-// forked twice (sim.Sim.Fork: an exact copy). In each branch the
+// the simulation is forked twice (sim.Sim.Fork: an exact copy). In each branch the
 // decisions of that step before the chosen one follow the behaviour rule,
 // as in the scouted run; the chosen one is taken in one branch and refused
 // in the other; every later decision follows the Threshold rule. A branch
@@ -104,9 +103,10 @@ const (
 	BlocksPerSegment = 25
 	// MaxPasses bounds how many times the workload is simulated.
 	MaxPasses = 16
-	// oversample is how many more decisions than wanted are played out,
-	// for the near ties dropped among them.
-	oversample = 1.15
+	// oversample is how many more decisions than the points missing a
+	// round plays out, at the measured share of near ties: a little, so
+	// that a second round is rarely needed and few points are dropped.
+	oversample = 1.02
 )
 
 // Options set the labelling.
@@ -198,8 +198,8 @@ func Run(ctx context.Context, src Source, opts Options) ([]Point, Stats, error) 
 		trajs []*trajectory
 		prog  = progress{report: opts.Progress}
 		// yield is the share of probes that give a point (not a near
-		// tie): guessed at first, then measured.
-		yield = 1 / oversample
+		// tie): hoped to be all at first, then measured.
+		yield = 1.0
 	)
 	scout := func() error {
 		ts := segments(src, opts, int32(st.Passes))

@@ -332,15 +332,15 @@ func TestDeterministic(t *testing.T) {
 // and every point's block lies in its segment.
 func TestPassesAndBlocks(t *testing.T) {
 	src := randomSource(800)
-	points, st, err := Run(context.Background(), src, Options{Decisions: 600, Horizon: 1, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.1, Seed: 2})
+	points, st, err := Run(context.Background(), src, Options{Decisions: 900, Horizon: 1, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.1, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Passes < 2 {
 		t.Errorf("%d passes for %d decisions a pass, want more", st.Passes, st.Decisions)
 	}
-	if int64(len(points)) != min(600, st.Probes-st.Ties) {
-		t.Errorf("%d points from %d probes and %d ties, want min(600, the rest)", len(points), st.Probes, st.Ties)
+	if int64(len(points)) != min(900, st.Probes-st.Ties) {
+		t.Errorf("%d points from %d probes and %d ties, want min(900, the rest)", len(points), st.Probes, st.Ties)
 	}
 	passes := map[int32]bool{}
 	for _, p := range points {
