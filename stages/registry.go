@@ -176,8 +176,13 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
 		Name: Schedule,
 		// Train's models reach the simulations through the runner, their
-		// digests in the key.
-		Deps:     []string{Generate, Profile, Train},
+		// digests in the key; of generate's output it reads the eval
+		// workload alone.
+		Deps: []string{Generate, Profile, Train},
+		Reads: map[string][]string{
+			Generate: {generatespec.JobsFile(generatespec.WorkloadEval)},
+			Train:    {trainspec.PredictorFile},
+		},
 		Config:   cfg.Schedule,
 		UsesSeed: true,
 		// The fingerprint covers the simulator, the policies and the

@@ -134,9 +134,14 @@ func scheduleCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 		if err != nil {
 			return err
 		}
+		tr, err := env.Input(stages.Train)
+		if err != nil {
+			return err
+		}
 		in := schedule.Inputs{
-			Samples: prof.Path(profile.SamplesFile),
-			Jobs:    gen.Path(generate.JobsFile(generate.WorkloadEval)),
+			Samples:   prof.Path(profile.SamplesFile),
+			Jobs:      gen.Path(generate.JobsFile(generate.WorkloadEval)),
+			Predictor: tr.Path(trainspec.PredictorFile),
 		}
 		return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
 			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo})

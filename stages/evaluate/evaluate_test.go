@@ -80,6 +80,7 @@ func newFixtureReps(t *testing.T, replications int) fixture {
 	sched.Policies = []string{"fifo", "round_robin", "edf", "greedy+split"}
 	sched.Splitting.MinBatch = 16
 	sched.Replications = replications
+	sched.Predictor = schedule.PredictorTable // evaluate reads the traces, whatever predicted them
 	sched.Sweep = schedule.Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99, Tolerance: 0.05}
 	bd, err := schedule.Bounds(context.Background(), sched, schedule.Inputs{Samples: samples, Jobs: in.Jobs})
 	if err != nil {

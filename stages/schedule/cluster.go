@@ -40,6 +40,10 @@ type cluster struct {
 	memory []memToken
 	// resolved[pair] says whether every device's curve of pair is fetched.
 	resolved []bool
+	// learned, if not nil, is the train stage's predictor, tabulated up to
+	// maxBatch samples and each job's batch.
+	learned  *learned
+	maxBatch int
 }
 
 var _ sim.Service = (*cluster)(nil)
@@ -50,7 +54,7 @@ func pairOf(model, precision int32) int { return int(model)*numPrecisions + int(
 // measured device's profile device has no rows or unusable contention rows.
 func newCluster(cfg Config, table *service.Table) (*cluster, error) {
 	pairs := len(modelNames) * numPrecisions
-	c := &cluster{cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs)}
+	c := &cluster{cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs), maxBatch: cfg.Batching.MaxBatch}
 	for i, d := range cfg.Cluster {
 		c.devices = append(c.devices, sim.Device{Name: d.Name, Lanes: d.Lanes, Memory: d.MemoryMiB, Speed: d.Speed})
 		factors := make([]float64, d.Lanes+1)
@@ -120,7 +124,26 @@ func (c *cluster) resolve(j *sim.Job) error {
 			c.means[d][pr] = tab
 		}
 	}
+	if c.learned != nil {
+		return c.learned.resolve(j, max(int(j.Batch), c.maxBatch))
+	}
 	return nil
+}
+
+// predictor is what the policies of a simulation predict with
+// (sim.Config.Predictor): nil, the cluster's own means, for
+// PredictorTable; the tabulated learned predictor for PredictorLearned.
+func (c *cluster) predictor(name string) (sim.Predictor, error) {
+	switch name {
+	case PredictorTable:
+		return nil, nil
+	case PredictorLearned:
+		if c.learned == nil {
+			return nil, fmt.Errorf("no learned predictor was loaded (the train stage's %s)", "predictor.json")
+		}
+		return c.learned, nil
+	}
+	return nil, fmt.Errorf("unknown predictor %q", name)
 }
 
 // Time implements sim.Service: the u-quantile of the batch's latency on

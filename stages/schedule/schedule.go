@@ -25,6 +25,10 @@ type Inputs struct {
 	Samples string
 	// Jobs is generate's jobs-eval.parquet.
 	Jobs string
+	// Predictor is the train stage's predictor.json, which
+	// schedule.predictor "learned" predicts with; it may be empty
+	// otherwise.
+	Predictor string
 }
 
 // Output is where and how Run writes its artifacts.
@@ -83,6 +87,11 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
+	if cfg.Predictor == PredictorLearned {
+		if cl.learned, err = loadLearned(in.Predictor, cfg.Cluster); err != nil {
+			return fmt.Errorf("schedule: %w", err)
+		}
+	}
 	// One pass over the jobs resolves every curve the simulations need,
 	// so that a missing one is reported before any of them starts, and
 	// computes the bounds.
@@ -103,7 +112,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	var runs []RunRow
 	for _, spec := range cfg.Policies {
 		for k := 1; k <= cfg.Replications; k++ {
-			u := Unit{Spec: spec, Replication: k, Load: cfg.Load}
+			u := Unit{Spec: spec, Replication: k, Load: cfg.Load, Predictor: cfg.Predictor}
 			units = append(units, u)
 			runs = append(runs, RunRow{Policy: spec, Replication: int32(k), Jobs: bounds.Jobs, Load: cfg.Load,
 				Trace: ReplicationFile(spec, k, TraceFile), Devices: ReplicationFile(spec, k, DevicesFile)})
@@ -229,7 +238,12 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		}
 		return nil
 	}
-	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch}
+	pred, err := cl.predictor(u.Predictor)
+	if err != nil {
+		return fmt.Errorf("schedule: policy %s: %w", name, err)
+	}
+	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch,
+		Predictor: pred, PredictionError: u.PredictionError}
 	spec.Configure(&sc, settings(cfg))
 	_, err = sim.Run(sc, next, emit)
 	if err == nil {

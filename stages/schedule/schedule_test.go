@@ -117,6 +117,12 @@ func runStage(t testing.TB, cfg Config, seed int64, samplesPath, jobsPath string
 	if err := Run(context.Background(), cfg, seed, Inputs{Samples: samplesPath, Jobs: jobsPath}, Output{Dir: dir, Metadata: testMeta}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	return readOutput(t, cfg, dir)
+}
+
+// readOutput reads what Run wrote into dir.
+func readOutput(t testing.TB, cfg Config, dir string) output {
+	t.Helper()
 	o := output{dir: dir, traces: map[string][]TraceRow{}, batches: map[string][]BatchRow{}}
 	var err error
 	if o.cluster, err = parquetio.ReadAll[ClusterRow](filepath.Join(dir, ClusterFile)); err != nil {
@@ -475,11 +481,11 @@ func TestRunErrors(t *testing.T) {
 		in   Inputs
 		want string
 	}{
-		{"invalid config", context.Background(), badConfig, Inputs{prof, jobs}, "schedule: invalid config: schedule.load: must be a positive factor, got 0"},
-		{"no samples", context.Background(), testConfig(), Inputs{filepath.Join(t.TempDir(), "none.parquet"), jobs}, "schedule: read profile samples"},
-		{"no jobs", context.Background(), testConfig(), Inputs{prof, filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
-		{"profile lacks the device", context.Background(), unknownDevice, Inputs{prof, jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
-		{"cancelled", cancelled, testConfig(), Inputs{prof, jobs}, context.Canceled.Error()},
+		{"invalid config", context.Background(), badConfig, Inputs{Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a positive factor, got 0"},
+		{"no samples", context.Background(), testConfig(), Inputs{Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "schedule: read profile samples"},
+		{"no jobs", context.Background(), testConfig(), Inputs{Samples: prof, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
+		{"profile lacks the device", context.Background(), unknownDevice, Inputs{Samples: prof, Jobs: jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
+		{"cancelled", cancelled, testConfig(), Inputs{Samples: prof, Jobs: jobs}, context.Canceled.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -489,7 +495,7 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := Run(cancelled, testConfig(), 1, Inputs{prof, jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+	if err := Run(cancelled, testConfig(), 1, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
 	}
 }
@@ -498,7 +504,7 @@ func TestProgress(t *testing.T) {
 	cfg := testConfig()
 	var calls, last, total int64
 	err := Run(context.Background(), cfg, 1,
-		Inputs{writeSamples(t, noisyProfile()), generateJobs(t, mlpWorkload(10_000), 1)},
+		Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(10_000), 1)},
 		Output{Dir: t.TempDir(), Progress: func(d, n int64) { calls++; last, total = d, n }})
 	if err != nil {
 		t.Fatal(err)
@@ -536,7 +542,7 @@ func TestTraceIsTheSimulation(t *testing.T) {
 	}
 	// The train stage simulates what LoadWorkload loads, configured by
 	// SimConfig: the same jobs, and the same simulations.
-	w, err := LoadWorkload(context.Background(), cfg, writeSamples(t, prof), jobsPath, 0)
+	w, err := LoadWorkload(context.Background(), cfg, writeSamples(t, prof), jobsPath, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +634,7 @@ func TestCancelDuringSimulation(t *testing.T) {
 	defer cancel()
 	var last, total int64
 	err := Run(ctx, testConfig(), 1,
-		Inputs{writeSamples(t, noisyProfile()), generateJobs(t, mlpWorkload(200_000), 1)},
+		Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(200_000), 1)},
 		Output{Dir: t.TempDir(), Progress: func(d, n int64) { last, total = d, n; cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
@@ -678,5 +684,8 @@ func TestPoliciesShareTheirDraws(t *testing.T) {
 func testConfig() Config {
 	cfg := DefaultConfig()
 	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
+	// The profile's own means: the tests here check the simulation, and
+	// TestLearnedPredictor the learned predictor.
+	cfg.Predictor = PredictorTable
 	return cfg
 }

@@ -28,18 +28,20 @@ type (
 
 // Device kinds, file names and limits: schedulespec's.
 const (
-	KindMeasured    = schedulespec.KindMeasured
-	KindDeclared    = schedulespec.KindDeclared
-	MaxLanes        = schedulespec.MaxLanes
-	MaxReplications = schedulespec.MaxReplications
-	MaxSweepLoad    = schedulespec.MaxSweepLoad
-	ClusterFile     = schedulespec.ClusterFile
-	BoundsFile      = schedulespec.BoundsFile
-	RunsFile        = schedulespec.RunsFile
-	SweepFile       = schedulespec.SweepFile
-	CapacityFile    = schedulespec.CapacityFile
-	TraceFile       = schedulespec.TraceFile
-	DevicesFile     = schedulespec.DevicesFile
+	KindMeasured     = schedulespec.KindMeasured
+	KindDeclared     = schedulespec.KindDeclared
+	MaxLanes         = schedulespec.MaxLanes
+	MaxReplications  = schedulespec.MaxReplications
+	MaxSweepLoad     = schedulespec.MaxSweepLoad
+	ClusterFile      = schedulespec.ClusterFile
+	BoundsFile       = schedulespec.BoundsFile
+	RunsFile         = schedulespec.RunsFile
+	SweepFile        = schedulespec.SweepFile
+	CapacityFile     = schedulespec.CapacityFile
+	TraceFile        = schedulespec.TraceFile
+	DevicesFile      = schedulespec.DevicesFile
+	PredictorLearned = schedulespec.PredictorLearned
+	PredictorTable   = schedulespec.PredictorTable
 )
 
 // DefaultConfig is schedulespec.DefaultConfig.

@@ -229,7 +229,7 @@ func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, 
 	if ok {
 		return r, nil
 	}
-	u := Unit{Spec: p.spec, Replication: p.rep, Jobs: s.cfg.Sweep.Jobs, Load: p.load * s.perUnit}
+	u := Unit{Spec: p.spec, Replication: p.rep, Jobs: s.cfg.Sweep.Jobs, Load: p.load * s.perUnit, Predictor: s.cfg.Predictor}
 	build := func(dir string) error { return s.simulate(ctx, u, dir) }
 	var dir string
 	var err error

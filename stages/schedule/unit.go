@@ -10,16 +10,21 @@ import (
 // Unit is one simulation, the smallest piece of the stage's work: the
 // policy spec Spec, with replication Replication's seeds, on the first Jobs
 // jobs of the eval workload (all of them when 0), their arrival times
-// divided by Load. Everything else it depends on (the cluster, the option
-// settings, the seed, the upstream files) is the same for every unit of a
-// run, so a unit is named by these four fields within the stage, and by its
-// key (its KeyLines on the stage's key lines) anywhere: that is what the
-// memo keeps it under, and what a remote worker will be handed.
+// divided by Load, its policies predicting with Predictor
+// (schedule.predictor's values) and a PredictionError
+// (sim.Config.PredictionError). Everything else it depends on (the
+// cluster, the option settings, the seed, the upstream files) is the same
+// for every unit of a run, so a unit is named by these fields within the
+// stage, and by its key (its KeyLines on the stage's key lines) anywhere:
+// that is what the memo keeps it under, and what a remote worker will be
+// handed.
 type Unit struct {
-	Spec        string
-	Replication int
-	Jobs        int64
-	Load        float64
+	Spec            string
+	Replication     int
+	Jobs            int64
+	Load            float64
+	Predictor       string
+	PredictionError float64
 }
 
 // String names the unit for messages, e.g. "edf+batch at load ×0.75, 50000
@@ -29,7 +34,11 @@ func (u Unit) String() string {
 	if u.Jobs > 0 {
 		jobs = fmt.Sprintf("%d jobs", u.Jobs)
 	}
-	return fmt.Sprintf("%s at load ×%s, %s, replication %d", u.Spec, strconv.FormatFloat(u.Load, 'g', -1, 64), jobs, u.Replication)
+	s := fmt.Sprintf("%s at load ×%s, %s, replication %d, %s predictor", u.Spec, strconv.FormatFloat(u.Load, 'g', -1, 64), jobs, u.Replication, u.Predictor)
+	if u.PredictionError > 0 {
+		s += fmt.Sprintf(" ±%s", strconv.FormatFloat(100*u.PredictionError, 'g', -1, 64)) + "%"
+	}
+	return s
 }
 
 // KeyLines are the unit's own lines of its key, after the stage's: the
@@ -41,6 +50,8 @@ func (u Unit) KeyLines() [][2]string {
 		{"replication", strconv.Itoa(u.Replication)},
 		{"jobs", strconv.FormatInt(u.Jobs, 10)},
 		{"load", strconv.FormatFloat(u.Load, 'g', -1, 64)},
+		{"predictor", u.Predictor},
+		{"prediction_error", strconv.FormatFloat(u.PredictionError, 'g', -1, 64)},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/mlsched/mlsched/stages/schedule/policy"
 	"github.com/mlsched/mlsched/stages/schedule/service"
 	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/train/predictor"
 )
 
 // Workload is a jobs file loaded for simulations that the schedule stage
@@ -28,9 +29,11 @@ type Workload struct {
 
 // LoadWorkload reads the profile samples in samplesPath and the first
 // limit jobs of jobsPath (all of them for limit 0), with arrival times
-// divided by cfg.Load, for cfg's cluster. It fails as the schedule stage
-// would: on a damaged file, or a job the cluster has no curve for.
-func LoadWorkload(ctx context.Context, cfg Config, samplesPath, jobsPath string, limit int64) (*Workload, error) {
+// divided by cfg.Load, for cfg's cluster, whose policies predict with
+// model when cfg.Predictor is PredictorLearned. It fails as the schedule
+// stage would: on a damaged file, a job the cluster has no curve for, or
+// one the model cannot predict.
+func LoadWorkload(ctx context.Context, cfg Config, samplesPath, jobsPath string, limit int64, model *predictor.Model) (*Workload, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: invalid config: %w", err)
 	}
@@ -45,6 +48,12 @@ func LoadWorkload(ctx context.Context, cfg Config, samplesPath, jobsPath string,
 	cl, err := newCluster(cfg, table)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	if cfg.Predictor == PredictorLearned {
+		if model == nil {
+			return nil, fmt.Errorf("schedule: predictor %s and no model", PredictorLearned)
+		}
+		cl.learned = newLearned(model, cfg.Cluster)
 	}
 	bounds, err := computeBounds(ctx, cl, jobsPath, cfg.Load, limit)
 	if err != nil {
@@ -83,7 +92,11 @@ func (w *Workload) SimConfig(spec string, simSeed, policySeed uint64) (sim.Confi
 	if err != nil {
 		return sim.Config{}, fmt.Errorf("schedule: %w", err)
 	}
-	sc := sim.Config{Devices: w.cl.devices, Service: w.cl, Policy: pol, Seed: simSeed}
+	pred, err := w.cl.predictor(w.cfg.Predictor)
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("schedule: %w", err)
+	}
+	sc := sim.Config{Devices: w.cl.devices, Service: w.cl, Policy: pol, Seed: simSeed, Predictor: pred}
 	ps.Configure(&sc, settings(w.cfg))
 	return sc, nil
 }

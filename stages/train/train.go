@@ -88,7 +88,9 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	progress(1)
 
 	// The placement network: label, split, train, score, export.
-	w, err := schedule.LoadWorkload(ctx, simulation.Schedule(), in.Samples, in.Jobs, 0)
+	// The rollouts predict as schedule's simulations will: with the
+	// predictor just trained, unless schedule.predictor says table.
+	w, err := schedule.LoadWorkload(ctx, simulation.Schedule(), in.Samples, in.Jobs, 0, res.Model)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

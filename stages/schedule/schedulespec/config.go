@@ -54,6 +54,10 @@ type Config struct {
 	Migration Migration `koanf:"migration"`
 	// Dynamic weighs the dynamic policy's objectives (policy.Dynamic).
 	Dynamic policy.Weights `koanf:"dynamic"`
+	// Predictor is where the policies' predicted service times come from:
+	// PredictorLearned or PredictorTable. The ground truth is the
+	// profile's measured distributions either way.
+	Predictor string `koanf:"predictor"`
 	// Replications is how many times each policy is simulated on the
 	// workload, each time with other seeds (ground-truth draws and random
 	// placement): replication 1 in <policy>/, replication k in
@@ -87,6 +91,20 @@ type Sweep struct {
 	// turns the search off.
 	Tolerance float64 `koanf:"tolerance"`
 }
+
+// The predictors a simulation's policies take their predicted service
+// times from, the values of schedule.predictor.
+const (
+	// PredictorLearned is the train stage's predictor (predictor.json),
+	// tabulated once per device, model, precision and batch size.
+	PredictorLearned = "learned"
+	// PredictorTable is the profile's mean latencies: the means of the
+	// very distributions the simulator draws from, an oracle.
+	PredictorTable = "table"
+)
+
+// Predictors are the values schedule.predictor takes.
+var Predictors = []string{PredictorLearned, PredictorTable}
 
 // MaxReplications bounds schedule.replications.
 const MaxReplications = 100
@@ -184,6 +202,7 @@ func DefaultConfig() Config {
 		Splitting:    Splitting{MinBatch: 32},
 		Migration:    Migration{Cost: time.Millisecond},
 		Dynamic:      policy.DefaultWeights(),
+		Predictor:    PredictorLearned,
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -200,6 +219,9 @@ func (c Config) Validate() error {
 
 	if len(c.Policies) == 0 {
 		bad("policies", "must name at least one policy (%s)", strings.Join(policy.Names(), ", "))
+	}
+	if !slices.Contains(Predictors, c.Predictor) {
+		bad("predictor", "unknown predictor %q; want %s", c.Predictor, strings.Join(Predictors, " or "))
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)

@@ -70,6 +70,13 @@ type Splitter interface {
 	Split(j *Job, s *State) []int32
 }
 
+// Predictor estimates the service time of a batch of a model on device d's
+// profiled device (Config.Predictor), as Service.Predict does for the
+// ground truth.
+type Predictor interface {
+	Predict(d int, model, precision, batch int32) float64
+}
+
 // Migrator decides whether a waiting job moves to a device with an idle
 // lane (Config.Migration).
 type Migrator interface {

@@ -28,6 +28,15 @@ type Config struct {
 	Devices []Device
 	Service Service
 	Policy  Policy
+	// Predictor is what the policies, the backlogs and the predicted ends
+	// of running batches take service times from; nil is the Service's
+	// own Predict, the mean of the ground truth: an oracle.
+	Predictor Predictor
+	// PredictionError, if positive, scales every prediction about a job
+	// by 1 + PredictionError·(2v − 1), with v uniform in [0, 1) and keyed
+	// to Seed and the job (PredictionVariate): the same job is
+	// mispredicted the same way on every device and under every policy.
+	PredictionError float64
 	// Seed keys every ground-truth draw: a batch's uniform variate is a
 	// hash of Seed and its lead job (Variate). Simulations of the same
 	// jobs with the same Seed share their draws whatever the policy.
@@ -139,6 +148,9 @@ func newState(cfg Config) (*State, error) {
 	}
 	s.batching = b.MaxBatch > 1
 	s.grouped = s.batching || s.picker != nil
+	if e := cfg.PredictionError; !(e >= 0 && e < 1) {
+		return nil, fmt.Errorf("sim: prediction error %v: want a share in [0, 1)", e)
+	}
 	if cfg.Split.MinBatch < 0 {
 		return nil, fmt.Errorf("sim: split: want min batch >= 0, got %d", cfg.Split.MinBatch)
 	}
@@ -286,7 +298,7 @@ func (s *State) enqueue(d int, j *Job) {
 	j.stamp = s.stamps
 	e := entry{job: j, stamp: j.stamp}
 	ds.waiting++
-	ds.queued += s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch)
+	ds.queued += s.predict(d, j, j.Batch)
 	if s.picker == nil {
 		ds.queue.push(e)
 	}
@@ -311,7 +323,7 @@ func (s *State) take(d int, j *Job) {
 	ds := &s.devs[d]
 	j.stamp = 0
 	ds.waiting--
-	ds.queued -= s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch)
+	ds.queued -= s.predict(d, j, j.Batch)
 	if ds.waiting == 0 {
 		ds.queued = 0 // no drift from float sums
 		ds.queue.reset()
@@ -412,7 +424,7 @@ func (s *State) start(d int, samples int32) {
 	}
 	r.remaining = s.cfg.Service.Time(d, h.Model, h.Precision, samples, Variate(s.cfg.Seed, h.ID, part))
 	r.memory = s.cfg.Service.Memory(h.Model, h.Precision, samples)
-	r.predEnd = s.now + s.cfg.Service.Predict(d, h.Model, h.Precision, samples)/ds.Speed
+	r.predEnd = s.now + s.predict(d, h, samples)/ds.Speed
 	ds.memUsed += r.memory
 	ds.busy++
 	s.retime(d, i)

@@ -329,3 +329,74 @@ func TestVariate(t *testing.T) {
 		}
 	}
 }
+
+// scaled predicts k times the service's own prediction.
+type scaled struct {
+	svc Service
+	k   float64
+}
+
+func (p scaled) Predict(d int, m, pr, b int32) float64 { return p.k * p.svc.Predict(d, m, pr, b) }
+
+// TestPredictor runs the migration scenario with a predictor that says
+// twice what the service does, and with a prediction error: the features
+// the migration rule sees are the predictor's, scaled by the job's error,
+// while the ground truth (when the jobs end) is the service's.
+func TestPredictor(t *testing.T) {
+	two := []Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 3}}
+	svc := linear{Fixed: 1, PerSample: 0.5}
+	for _, tt := range []struct {
+		name string
+		err  float64
+	}{{"exact", 0}, {"30% error", 0.3}} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &always{}
+			cfg := Config{Devices: two, Service: svc, Policy: first{}, Predictor: scaled{svc, 2}, PredictionError: tt.err, Seed: 4,
+				Migration: Migration{Decide: m, Cost: 0.25}}
+			got, _ := runScenario(t, cfg, &Job{ID: 1, Batch: 1}, &Job{ID: 2, Batch: 1})
+			if len(m.seen) != 1 {
+				t.Fatalf("asked %d times, want once", len(m.seen))
+			}
+			f := m.seen[0]
+			// Job 2's predictions: 2 × 1.5 s, scaled by its error; its
+			// wait is job 1's predicted end, 2 × 1.5 scaled by job 1's.
+			e1 := 1 + tt.err*(2*PredictionVariate(4, 1)-1)
+			e2 := 1 + tt.err*(2*PredictionVariate(4, 2)-1)
+			if math.Abs(f.PredictFrom-3*e2) > 1e-12 || math.Abs(f.PredictTo-1*e2) > 1e-12 || math.Abs(f.FromWait-3*e1) > 1e-12 {
+				t.Errorf("features %+v, want predict_from %v, predict_to %v, from_wait %v", f, 3*e2, 1*e2, 3*e1)
+			}
+			if tt.err > 0 && (e1 == 1 || e2 == 1 || math.Abs(e1-1) > tt.err || math.Abs(e2-1) > tt.err) {
+				t.Errorf("errors %v and %v: want in [%v, %v], not 1", e1, e2, 1-tt.err, 1+tt.err)
+			}
+			// The ground truth is the service's: job 2 ends as in the
+			// oracle's run, 0.25 + 1.5/3.
+			if w := (ran{1, 0, 2, 1, 0.25, 0.75, true, 1}); got[2] != w {
+				t.Errorf("job 2 ran %+v, want %+v", got[2], w)
+			}
+		})
+	}
+	if _, err := Run(Config{Devices: two, Service: svc, Policy: first{}, PredictionError: 1}, feed(), nil); err == nil || !strings.Contains(err.Error(), "prediction error 1") {
+		t.Errorf("a prediction error of 100%%: %v", err)
+	}
+}
+
+// TestPredictionVariate: uniform-looking, keyed to the seed and the job,
+// and not the ground truth's draw.
+func TestPredictionVariate(t *testing.T) {
+	var sum float64
+	same := 0
+	const n = 20000
+	for id := range int64(n) {
+		v := PredictionVariate(1, id)
+		if v < 0 || v >= 1 || v != PredictionVariate(1, id) {
+			t.Fatalf("PredictionVariate(1, %d) = %v", id, v)
+		}
+		if v == PredictionVariate(2, id) || v == Variate(1, id, -1) {
+			same++
+		}
+		sum += v
+	}
+	if mean := sum / n; math.Abs(mean-0.5) > 0.01 || same > 0 {
+		t.Errorf("mean %v (want 0.5), %d collisions with another seed or the ground truth's draw", mean, same)
+	}
+}

@@ -46,13 +46,29 @@ func (s *State) Fits(d int, j *Job) bool {
 
 // Predict is the predicted service time of j on device d alone.
 func (s *State) Predict(d int, j *Job) float64 {
-	return s.cfg.Service.Predict(d, j.Model, j.Precision, j.Batch) / s.devs[d].Speed
+	return s.predict(d, j, j.Batch) / s.devs[d].Speed
 }
 
 // PredictBatch is the predicted time on device d alone of a batch of
-// samples of j's model and precision.
+// samples of j's model and precision, led by j.
 func (s *State) PredictBatch(d int, j *Job, samples int32) float64 {
-	return s.cfg.Service.Predict(d, j.Model, j.Precision, samples) / s.devs[d].Speed
+	return s.predict(d, j, samples) / s.devs[d].Speed
+}
+
+// predict is the predicted time of a batch of samples led by j on device
+// d's profiled device (before its speed): the Predictor's, or the
+// Service's, scaled by j's prediction error.
+func (s *State) predict(d int, j *Job, samples int32) float64 {
+	var p float64
+	if s.cfg.Predictor != nil {
+		p = s.cfg.Predictor.Predict(d, j.Model, j.Precision, samples)
+	} else {
+		p = s.cfg.Service.Predict(d, j.Model, j.Precision, samples)
+	}
+	if e := s.cfg.PredictionError; e > 0 {
+		p *= 1 + e*(2*PredictionVariate(s.cfg.Seed, j.ID)-1)
+	}
+	return p
 }
 
 // MemoryOf is what a batch of samples of j's model and precision holds.

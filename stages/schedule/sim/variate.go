@@ -19,3 +19,12 @@ func splitmix64(x uint64) uint64 {
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
 }
+
+// PredictionVariate is the uniform variate in [0, 1) of job id's
+// prediction error (Config.PredictionError): a hash of seed and id apart
+// from Variate's, so that how wrong a prediction is says nothing of the
+// draw it predicts.
+func PredictionVariate(seed uint64, id int64) float64 {
+	x := splitmix64(seed ^ splitmix64(uint64(id)^0x5851f42d4c957f2d) ^ 0xd1b54a32d192ed03)
+	return float64(x>>11) * 0x1p-53
+}

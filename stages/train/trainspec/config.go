@@ -76,11 +76,15 @@ type Simulation struct {
 	Memory    schedulespec.Memory    `koanf:"memory"`
 	Load      float64                `koanf:"load"`
 	Migration schedulespec.Migration `koanf:"migration"`
+	// Predictor is what the rollouts' policies predict with, as the
+	// schedule stage's will: the migration features then carry the same
+	// predictions in training as in the simulations that serve them.
+	Predictor string `koanf:"predictor"`
 }
 
 // SimulationOf is the part of s that the rollouts simulate with.
 func SimulationOf(s schedulespec.Config) Simulation {
-	return Simulation{Cluster: s.Cluster, Memory: s.Memory, Load: s.Load, Migration: s.Migration}
+	return Simulation{Cluster: s.Cluster, Memory: s.Memory, Load: s.Load, Migration: s.Migration, Predictor: s.Predictor}
 }
 
 // Schedule is a schedule section with sim's settings and every other key
@@ -88,7 +92,7 @@ func SimulationOf(s schedulespec.Config) Simulation {
 // that they cannot depend on a key the stage is not keyed on.
 func (sim Simulation) Schedule() schedulespec.Config {
 	s := schedulespec.DefaultConfig()
-	s.Cluster, s.Memory, s.Load, s.Migration = sim.Cluster, sim.Memory, sim.Load, sim.Migration
+	s.Cluster, s.Memory, s.Load, s.Migration, s.Predictor = sim.Cluster, sim.Memory, sim.Load, sim.Migration, sim.Predictor
 	return s
 }
 
