@@ -244,7 +244,9 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 	}
 	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch,
 		Predictor: pred, PredictionError: u.PredictionError}
-	spec.Configure(&sc, settings(cfg))
+	if err := spec.Configure(&sc, settings(cfg)); err != nil {
+		return fmt.Errorf("schedule: policy %s: %w", name, err)
+	}
 	_, err = sim.Run(sc, next, emit)
 	if err == nil {
 		err = stop

@@ -54,7 +54,9 @@ func specConfig(t testing.TB, sp Spec) sim.Config {
 		t.Fatal(err)
 	}
 	cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3}
-	sp.Configure(&cfg, invSettings)
+	if err := sp.Configure(&cfg, invSettings); err != nil {
+		t.Fatal(err)
+	}
 	return cfg
 }
 
@@ -452,7 +454,9 @@ func BenchmarkFork(b *testing.B) {
 		sp, _ := ParseSpec("edf+migrate")
 		p, _ := New(sp.Name, Options{Seed: 1})
 		cfg := sim.Config{Devices: devs, Service: svc, Policy: p, Seed: 1}
-		sp.Configure(&cfg, Settings{MigrationCost: 0.002})
+		if err := sp.Configure(&cfg, Settings{MigrationCost: 0.002}); err != nil {
+			b.Fatal(err)
+		}
 		next, read := feed(0)
 		discard := func(*sim.Record) error { return nil }
 		m, err := sim.New(cfg, next, discard)

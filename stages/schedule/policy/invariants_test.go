@@ -47,6 +47,11 @@ var invSettings = Settings{
 	Batching:      sim.Batching{MaxBatch: 6, Window: 0.02},
 	Split:         sim.Split{MinBatch: 3},
 	MigrationCost: 0.01,
+	// The learned policy's network stands in as the Threshold rule here,
+	// its decisions served in batches that take time, so that the
+	// invariants hold with decisions in flight too.
+	Learned: func() (sim.Migrator, error) { return Threshold{}, nil },
+	Serving: Serving{Latency: func(n int) float64 { return 0.001 * float64(n) }, Batch: 4, Window: 0.002},
 }
 
 // specs lists every policy alone, with each option it supports, and with
@@ -73,7 +78,9 @@ func runAll(t *testing.T, sp Spec, jobs []*sim.Job) run {
 	t.Helper()
 	p, _ := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
 	cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3}
-	sp.Configure(&cfg, invSettings)
+	if err := sp.Configure(&cfg, invSettings); err != nil {
+		t.Fatal(err)
+	}
 	var out run
 	cfg.OnBatch = func(b *sim.BatchRecord) error { out.batches = append(out.batches, *b); return nil }
 	i := 0
@@ -135,7 +142,7 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 			got := runAll(t, sp, jobs)
 			checkJobs(t, sp, jobs, got)
 			checkBatches(t, sp, got)
-			plain := !sp.Migrate && !sp.Split // records show where each job waited
+			plain := !sp.Migrates() && !sp.Split // records show where each job waited
 			p, _ := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
 			_, grouped := p.(sim.GroupPicker)
 			strict := strictOrder[sp.Name]
@@ -183,7 +190,7 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 					t.Fatalf("run differs at record %d: %+v vs %+v", i, got.recs[i], again.recs[i])
 				}
 			}
-			if sp.Migrate && got.stats.Migrations == 0 || sp.Split && got.stats.Splits == 0 {
+			if sp.Migrates() && got.stats.Migrations == 0 || sp.Split && got.stats.Splits == 0 {
 				t.Errorf("options never used: %+v", got.stats)
 			}
 		})
@@ -216,7 +223,7 @@ func checkJobs(t *testing.T, sp Spec, jobs []*sim.Job, got run) {
 		if r.SplitParts > 1 && (!sp.Split || j.Batch < invSettings.Split.MinBatch || r.SplitParts > int32(len(invDevs))) {
 			t.Fatalf("job %d of %d samples split in %d", j.ID, j.Batch, r.SplitParts)
 		}
-		if r.Migrated && !sp.Migrate {
+		if r.Migrated && !sp.Migrates() {
 			t.Fatalf("job %d moved without +migrate", j.ID)
 		}
 	}

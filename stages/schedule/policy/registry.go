@@ -20,10 +20,12 @@ type Options struct {
 type Factory func(o Options) sim.Policy
 
 // entry is one registered policy. batches marks a policy whose choices are
-// about batches, which therefore always runs with micro-batching.
+// about batches, which therefore always runs with micro-batching; learned
+// one whose migrations the placement network decides (Settings.Learned).
 type entry struct {
 	build   Factory
 	batches bool
+	learned bool
 }
 
 // registry names every policy: one line each.
@@ -35,6 +37,7 @@ var registry = map[string]entry{
 	"edf":         {build: func(Options) sim.Policy { return EDF{} }},
 	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true},
 	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true},
+	"learned":     {build: func(Options) sim.Policy { return Learned{} }, learned: true},
 }
 
 // Names returns the registered policies, sorted.

@@ -62,6 +62,9 @@ func ParseSpec(s string) (Spec, error) {
 			}
 			sp.Split = true
 		case OptMigrate:
+			if e.learned {
+				return Spec{}, fmt.Errorf("%q: %s migrates by its network; drop +%s", s, sp.Name, OptMigrate)
+			}
 			sp.Migrate = true
 		}
 	}
@@ -102,10 +105,34 @@ type Settings struct {
 	// MigrationCost is a move's transit time and MinGain the Threshold
 	// rule's, seconds.
 	MigrationCost, MinGain float64
+	// Learned makes a learned policy's migration rule, one per simulation
+	// (it holds an onnxruntime session and a cache); nil where no network
+	// is loaded.
+	Learned func() (sim.Migrator, error)
+	// Serving is how the learned rule's decisions are served: their
+	// latency, batch and window (sim.Migration's fields of those names).
+	Serving Serving
 }
 
-// Configure turns on in cfg the options the spec asks for.
-func (sp Spec) Configure(cfg *sim.Config, st Settings) {
+// Serving is how decisions reach a learned migration rule.
+type Serving struct {
+	// Latency is a batch of n decisions' time to answer; nil answers at
+	// once, inside the event that asks.
+	Latency func(n int) float64
+	Batch   int
+	Window  float64
+}
+
+// Learned reports whether the spec's migrations are the network's.
+func (sp Spec) Learned() bool { return registry[sp.Name].learned }
+
+// Migrates reports whether the spec's simulation moves waiting jobs: by
+// the Threshold rule (+migrate) or by the network (a learned policy).
+func (sp Spec) Migrates() bool { return sp.Migrate || sp.Learned() }
+
+// Configure turns on in cfg the options the spec asks for. A learned
+// policy without Settings.Learned is an error.
+func (sp Spec) Configure(cfg *sim.Config, st Settings) error {
 	if sp.Batch {
 		cfg.Batching = st.Batching
 	}
@@ -115,4 +142,16 @@ func (sp Spec) Configure(cfg *sim.Config, st Settings) {
 	if sp.Migrate {
 		cfg.Migration = sim.Migration{Decide: Threshold{MinGain: st.MinGain}, Cost: st.MigrationCost}
 	}
+	if sp.Learned() {
+		if st.Learned == nil {
+			return fmt.Errorf("%s: no placement network to decide its migrations", sp)
+		}
+		m, err := st.Learned()
+		if err != nil {
+			return fmt.Errorf("%s: %w", sp, err)
+		}
+		v := st.Serving
+		cfg.Migration = sim.Migration{Decide: m, Cost: st.MigrationCost, Latency: v.Latency, Batch: v.Batch, Window: v.Window}
+	}
+	return nil
 }

@@ -13,9 +13,9 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		mutate func(*Config)
 		want   string
 	}{
-		{"no policies", func(c *Config) { c.Policies = nil }, "schedule.policies: must name at least one policy (batch_aware, dynamic, edf, fifo, greedy, random, round_robin)"},
+		{"no policies", func(c *Config) { c.Policies = nil }, "schedule.policies: must name at least one policy (batch_aware, dynamic, edf, fifo, greedy, learned, random, round_robin)"},
 		{"unknown policy", func(c *Config) { c.Policies = []string{"fifo", "sjf"} },
-			`schedule.policies[1]: unknown policy "sjf"; the policies are batch_aware, dynamic, edf, fifo, greedy, random, round_robin`},
+			`schedule.policies[1]: unknown policy "sjf"; the policies are batch_aware, dynamic, edf, fifo, greedy, learned, random, round_robin`},
 		{"repeated policy", func(c *Config) { c.Policies = []string{"fifo", "edf", "fifo"} }, `schedule.policies[2]: policy "fifo" is already listed at policies[0]`},
 		{"no devices", func(c *Config) { c.Cluster = nil }, "schedule.cluster: must list at least one device"},
 		{"no replication", func(c *Config) { c.Replications = 0 }, "schedule.replications: must be from 1 to 100, got 0"},
@@ -37,7 +37,7 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"unknown option", func(c *Config) { c.Policies = []string{"edf+fast"} }, `schedule.policies[0]: "edf+fast": unknown option "fast"; the options are batch, split, migrate`},
 		{"options out of order", func(c *Config) { c.Policies = []string{"greedy+split+batch"} }, `schedule.policies[0]: "greedy+split+batch": option "batch" repeated or out of order`},
 		{"repeated option", func(c *Config) { c.Policies = []string{"edf+batch+batch"} }, `option "batch" repeated or out of order`},
-		{"split unsupported", func(c *Config) { c.Policies = []string{"fifo+split"} }, `schedule.policies[0]: "fifo+split": fifo does not split jobs (batch_aware, dynamic, edf, greedy do)`},
+		{"split unsupported", func(c *Config) { c.Policies = []string{"fifo+split"} }, `schedule.policies[0]: "fifo+split": fifo does not split jobs (batch_aware, dynamic, edf, greedy, learned do)`},
 		{"batch implied", func(c *Config) { c.Policies = []string{"dynamic+batch"} }, `"dynamic+batch": dynamic always batches; drop +batch`},
 		{"max batch", func(c *Config) { c.Batching.MaxBatch = 1 }, "schedule.batching.max_batch: must be at least 2 samples, got 1"},
 		{"window", func(c *Config) { c.Batching.Window = -time.Millisecond }, "schedule.batching.window: must be at least 0, got -1ms"},

@@ -53,7 +53,19 @@
 // Migration (Config.Migration): a device with a free lane, nothing queued
 // and nothing in transit to it considers the job that the device with the
 // longest backlog would start next; if the Migrator agrees, the job leaves
-// that queue and joins this one Cost seconds later.
+// that queue and joins this one Cost seconds later. With a Latency, a
+// decision takes time, as serving a model does: it is asked with the
+// features of that moment, sent to the Migrator with the others asked in
+// the same event (or within Window), up to Batch at once, and answered
+// Latency(n) after a batch of n is sent; meanwhile the destination holds a
+// lane and the memory for the job, and a move answered for a job that has
+// started where it waited is dropped. A BatchMigrator answers a batch in
+// one call.
+//
+// Predictions (Config.Predictor, Config.PredictionError): every predicted
+// time, a policy's, a backlog's or a running batch's predicted end, comes
+// from the Predictor, or the Service's own means without one, scaled by
+// the job's prediction error; the ground truth is the Service's draws.
 //
 // # Stepping and forking
 //

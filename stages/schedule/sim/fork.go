@@ -78,6 +78,11 @@ func (m *Sim) Fork(next func() (*Job, bool), emit func(*Record) error, mig Migra
 	for i, j := range s.freeJobs {
 		f.freeJobs[i] = c.job(j)
 	}
+	f.asked, f.askedAt = c.decisions(s.asked), s.askedAt
+	for _, fl := range s.flights {
+		f.flights = append(f.flights, &flight{at: fl.at, seq: fl.seq, ds: c.decisions(fl.ds), out: slices.Clone(fl.out)})
+	}
+	f.fseq = s.fseq
 	f.emit = emit
 	return &Sim{state: f, next: next, pending: c.job(m.pending), more: m.more, last: m.last}, nil
 }
@@ -108,7 +113,10 @@ var jobMaps = sync.Pool{New: func() any { return map[*Job]*Job{} }}
 // and the parents of split parts aside: a bound on the jobs a fork copies
 // from them.
 func (s *State) references() int {
-	n := len(s.transit) + len(s.freeJobs)
+	n := len(s.transit) + len(s.freeJobs) + len(s.asked)
+	for _, f := range s.flights {
+		n += len(f.ds)
+	}
 	for d := range s.devs {
 		ds := &s.devs[d]
 		n += len(ds.queue.fifo) + len(ds.queue.heap)
@@ -153,6 +161,21 @@ func (c *copier) split(sp *split) *split {
 	c.splits[sp] = n
 	n.parent = c.job(sp.parent)
 	return n
+}
+
+// decisions copies asked decisions, their jobs and features' jobs mapped
+// to their copies.
+func (c *copier) decisions(ds []decision) []decision {
+	if ds == nil {
+		return nil
+	}
+	out := make([]decision, len(ds), cap(ds))
+	for i, d := range ds {
+		out[i] = d
+		out[i].job = c.job(d.job)
+		out[i].feat.Job = out[i].job
+	}
+	return out
 }
 
 // entries copies queue entries, stale ones included: with their jobs'

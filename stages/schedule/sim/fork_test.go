@@ -77,6 +77,14 @@ func held(m *Sim) []*Job {
 		out = append(out, t.job)
 	}
 	out = append(out, s.freeJobs...)
+	for _, d := range s.asked {
+		out = append(out, d.job, d.feat.Job)
+	}
+	for _, f := range s.flights {
+		for _, d := range f.ds {
+			out = append(out, d.job, d.feat.Job)
+		}
+	}
 	for _, j := range out {
 		if j != nil && j.split != nil {
 			out = append(out, j.split.parent)
@@ -194,17 +202,23 @@ func checkCopy(t *testing.T, m, f *Sim) {
 func TestForkCopiesEveryJob(t *testing.T) {
 	two := []Device{{Name: "a", Lanes: 2, Memory: 6, Speed: 1}, {Name: "b", Lanes: 2, Memory: 8, Speed: 2}}
 	tests := []struct {
-		name   string
-		policy Policy
+		name    string
+		policy  Policy
+		latency float64 // of a migration decision; 0 decides at once
 	}{
-		{"fifo", halves{}},
-		{"ranked", byDeadline{}},
+		{"fifo", halves{}, 0},
+		{"ranked", byDeadline{}, 0},
+		{"deciding", byDeadline{}, 0.003},
 	}
 	seen := map[string]int{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Config{Devices: two, Service: jitter{Fixed: 0.01, PerSample: 0.02}, Policy: tt.policy, Seed: 9,
 				Batching: Batching{MaxBatch: 4, Window: 0.01}, Split: Split{MinBatch: 3}, Migration: Migration{Decide: gainOver(0), Cost: 0.005}}
+			if tt.latency > 0 {
+				cfg.Migration.Latency = func(n int) float64 { return tt.latency * float64(n) }
+				cfg.Migration.Batch, cfg.Migration.Window = 3, 0.002
+			}
 			jobs := forkWorkload(1, 3000)
 			want := collect(t, cfg, jobs)
 			var got []Record
@@ -245,7 +259,8 @@ func TestForkCopiesEveryJob(t *testing.T) {
 			}
 		})
 	}
-	for _, what := range []string{"transit", "split parts", "stale entries", "free parts", "ranked queue", "held batch", "busy lane", "arrivals over"} {
+	for _, what := range []string{"transit", "split parts", "stale entries", "free parts", "ranked queue", "held batch", "busy lane", "arrivals over",
+		"asked decisions", "decisions in flight"} {
 		if seen[what] == 0 {
 			t.Errorf("no fork point with %s", what)
 		}
@@ -322,6 +337,12 @@ func note(seen map[string]int, m *Sim) {
 	}
 	if !m.more {
 		seen["arrivals over"]++
+	}
+	if len(s.asked) > 0 {
+		seen["asked decisions"]++
+	}
+	if len(s.flights) > 0 {
+		seen["decisions in flight"]++
 	}
 	for d := range s.devs {
 		ds := &s.devs[d]

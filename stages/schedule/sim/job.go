@@ -23,6 +23,7 @@ type Job struct {
 	// The simulator's bookkeeping, reset when the job arrives.
 	stamp    uint64 // of its live queue entries; 0 when not waiting
 	migrated bool
+	deciding bool   // a migration decision about it is asked and unanswered
 	split    *split // on the parts of a split job
 }
 

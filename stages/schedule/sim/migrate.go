@@ -8,6 +8,27 @@ type Migration struct {
 	Decide Migrator // nil is off
 	// Cost is the time a moved job spends in transit, seconds.
 	Cost float64
+	// Latency, if not nil, makes deciding take time, as serving a model
+	// does: a decision is asked for, sent to Decide with the others asked
+	// before it in a batch (Batch, Window), and answered Latency(n)
+	// seconds after a batch of n is sent. Until the answer, the
+	// destination holds a lane and the memory for the job, and the job
+	// waits where it is, where it may start (the answer is then moot).
+	// With Latency nil, Decide answers at once, inside the event.
+	Latency func(n int) float64
+	// Batch is the most decisions sent at once (at least 1).
+	Batch int
+	// Window is how long a batch waits for more decisions after the first
+	// is asked, seconds; with 0, the decisions asked in one event go
+	// together.
+	Window float64
+}
+
+// BatchMigrator is a Migrator that decides a batch of moves in one call
+// (Migration.Latency): out[i] answers fs[i].
+type BatchMigrator interface {
+	Migrator
+	MigrateBatch(fs []MigrationFeatures, out []bool)
 }
 
 // transfer is a migrating job in transit.
@@ -53,7 +74,7 @@ func (s *State) steal(to int) {
 			return
 		}
 		free := dst.Memory - dst.memUsed - dst.inMem
-		j := s.peek(from, func(j *Job) bool { return s.memory(j) <= free })
+		j := s.peek(from, func(j *Job) bool { return !j.deciding && s.memory(j) <= free })
 		if j == nil {
 			return
 		}
@@ -66,21 +87,34 @@ func (s *State) steal(to int) {
 			FromWait: s.laneWait(from), PredictFrom: s.Predict(from, j), PredictTo: s.Predict(to, j),
 			Cost: m.Cost,
 		}
+		s.stats.Decisions++
+		if m.Latency != nil {
+			s.ask(decision{job: j, from: from, to: to, feat: *f})
+			continue
+		}
 		if !m.Decide.Migrate(f) {
 			return
 		}
-		s.take(from, j)
-		j.migrated = true
-		s.stats.Migrations++
-		if m.Cost == 0 {
-			s.enqueue(to, j)
-			s.dispatch(to)
-			continue
-		}
-		dst.inbound++
-		dst.inMem += s.memory(j)
-		s.transit = append(s.transit, transfer{at: s.now + m.Cost, dev: to, job: j})
+		s.move(from, to, j)
 	}
+}
+
+// move takes waiting job j from device from to device to: at once
+// without a Cost, in transit otherwise.
+func (s *State) move(from, to int, j *Job) {
+	m := s.cfg.Migration
+	s.take(from, j)
+	j.migrated = true
+	s.stats.Migrations++
+	if m.Cost == 0 {
+		s.enqueue(to, j)
+		s.dispatch(to)
+		return
+	}
+	dst := &s.devs[to]
+	dst.inbound++
+	dst.inMem += s.memory(j)
+	s.transit = append(s.transit, transfer{at: s.now + m.Cost, dev: to, job: j})
 }
 
 // laneWait is the predicted time until a lane of device d is free.

@@ -57,6 +57,9 @@ type Stats struct {
 	// Batches counts the batches run, Migrations the moves, Splits the jobs
 	// run in parts.
 	Batches, Migrations, Splits int64
+	// Decisions counts the migration decisions asked, DecisionBatches
+	// the batches they were sent in (Migration.Latency; 0 without).
+	Decisions, DecisionBatches int64
 	// Makespan is the end of the last job (0 if none ran).
 	Makespan float64
 }
@@ -148,6 +151,9 @@ func newState(cfg Config) (*State, error) {
 	}
 	s.batching = b.MaxBatch > 1
 	s.grouped = s.batching || s.picker != nil
+	if m := cfg.Migration; m.Latency != nil && (m.Batch < 1 || !(m.Window >= 0) || math.IsInf(m.Window, 0)) {
+		return nil, fmt.Errorf("sim: migration: want a batch of at least 1 and a finite window >= 0, got %d and %v", m.Batch, m.Window)
+	}
 	if e := cfg.PredictionError; !(e >= 0 && e < 1) {
 		return nil, fmt.Errorf("sim: prediction error %v: want a share in [0, 1)", e)
 	}
@@ -198,8 +204,15 @@ func (m *Sim) Step() (more bool, err error) {
 	if s.tHead < len(s.transit) {
 		tIn = s.transit[s.tHead].at
 	}
+	tLand, tSend := math.Inf(1), math.Inf(1)
+	if len(s.flights) > 0 {
+		tLand = s.flights[0].at
+	}
+	if len(s.asked) > 0 {
+		tSend = s.askedAt + s.cfg.Migration.Window
+	}
 	switch {
-	case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn):
+	case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn, tLand, tSend):
 		e := s.events.pop()
 		d, lane := int(e.dev), int(e.lane)
 		s.now = e.time
@@ -209,6 +222,14 @@ func (m *Sim) Step() (more bool, err error) {
 		} else {
 			s.complete(d, lane)
 		}
+	case len(s.flights) > 0 && tLand <= min(tArr, tIn, tSend):
+		s.now = tLand
+		s.stats.Events++
+		s.land()
+	case len(s.asked) > 0 && tSend <= min(tArr, tIn):
+		s.now = tSend
+		s.stats.Events++
+		s.send()
 	case tIn <= tArr && s.tHead < len(s.transit):
 		t := s.transit[s.tHead]
 		s.transit[s.tHead] = transfer{}
@@ -238,6 +259,9 @@ func (m *Sim) Step() (more bool, err error) {
 		m.pending, m.more = m.next()
 	default:
 		return false, nil
+	}
+	if len(s.asked) > 0 && s.cfg.Migration.Window == 0 {
+		s.send() // the decisions this event asked go together
 	}
 	return s.err == nil, s.err
 }

@@ -28,6 +28,13 @@ type State struct {
 	views    []Group // the groups offered to a GroupPicker
 	viewOf   []*group
 	freeJobs []*Job // parts of split jobs, for reuse
+	// Decisions that take time (decide.go).
+	asked   []decision
+	askedAt float64
+	flights []*flight // sent, by the time their answers take effect
+	spare   []*flight // landed, for reuse
+	fseq    uint64
+	feats   []MigrationFeatures // a batch's features, as the Migrator sees them
 }
 
 // Now is the current virtual time.

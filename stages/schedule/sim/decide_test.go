@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// batchRecorder answers yes to every move, and records the size of each
+// batch it is asked, one call per batch.
+type batchRecorder struct {
+	calls []int
+}
+
+func (b *batchRecorder) Migrate(f *MigrationFeatures) bool { return true }
+func (b *batchRecorder) MigrateBatch(fs []MigrationFeatures, out []bool) {
+	b.calls = append(b.calls, len(fs))
+	for i := range out {
+		out[i] = true
+	}
+}
+
+// TestDecisionsTakeTime works the migration scenario through by hand with
+// decisions that take time: the answer delays the move it makes, a move
+// answered for a job that started meanwhile is dropped, and decisions asked
+// within a window go in one batch.
+func TestDecisionsTakeTime(t *testing.T) {
+	two := []Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 3}}
+	svc := linear{Fixed: 1, PerSample: 0.5}
+	latency := func(d float64) func(int) float64 { return func(int) float64 { return d } }
+	tests := []struct {
+		name string
+		mig  Migration
+		jobs []*Job
+		want map[int64]ran
+		// decisions and batches asked; sizes of the batches sent
+		decisions, batches int64
+		sizes              []int
+	}{{
+		// B is asked about at 0, answered at 0.1, travels 0.25 and runs
+		// 1.5/3 on b: 0.35 → 0.85, 0.1 later than deciding at once.
+		name: "the answer delays the move",
+		mig:  Migration{Cost: 0.25, Latency: latency(0.1), Batch: 1},
+		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
+		want: map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.35, 0.85, true, 1}},
+		decisions: 1, batches: 1, sizes: []int{1},
+	}, {
+		// The answer comes at 2; B started on a at 1.5, when A ended:
+		// the move is dropped and b's held lane freed.
+		name: "a move answered for a job that started is dropped",
+		mig:  Migration{Cost: 0.25, Latency: latency(2), Batch: 1},
+		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
+		want: map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {0, 0, 2, 1, 1.5, 3, false, 1}},
+		decisions: 1, batches: 1, sizes: []int{1},
+	}, {
+		// b has two lanes now: B at 0 and C at 0.05 are asked within the
+		// window of 0.1 from B's asking, and sent together at 0.1; both
+		// moves land at 0.1 + 0.2 = 0.3, run 1.5/3 at once on b's lanes
+		// (no transit cost): 0.3 → 0.8.
+		name: "decisions asked within the window go in one batch",
+		mig:  Migration{Latency: latency(0.2), Batch: 8, Window: 0.1},
+		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}, {ID: 3, Arrival: 0.05, Batch: 1}},
+		want: map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.3, 0.8, true, 1}, 3: {1, 1, 3, 1, 0.3, 0.8, true, 1}},
+		decisions: 2, batches: 1, sizes: []int{2},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			devs := two
+			if tt.mig.Window > 0 {
+				devs = []Device{two[0], {Name: "b", Lanes: 2, Memory: 100, Speed: 3}}
+			}
+			b := &batchRecorder{}
+			tt.mig.Decide = b
+			got := map[int64]ran{}
+			jobs := make([]*Job, len(tt.jobs))
+			for i, j := range tt.jobs {
+				c := *j
+				jobs[i] = &c
+			}
+			stats, err := Run(Config{Devices: devs, Service: svc, Policy: first{}, Migration: tt.mig}, feed(jobs...), func(r *Record) error {
+				got[r.Job.ID] = ran{r.Device, r.Lane, r.BatchID, r.BatchSize, r.Start, r.End, r.Migrated, r.SplitParts}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, w := range tt.want {
+				g := got[id]
+				if g.dev != w.dev || g.lane != w.lane || g.size != w.size || g.migrated != w.migrated ||
+					math.Abs(g.start-w.start) > 1e-12 || math.Abs(g.end-w.end) > 1e-12 {
+					t.Errorf("job %d: got %+v, want %+v", id, g, w)
+				}
+			}
+			if stats.Decisions != tt.decisions || stats.DecisionBatches != tt.batches || len(b.calls) != len(tt.sizes) {
+				t.Errorf("%d decisions in %d batches (calls %v), want %d in %d (%v)", stats.Decisions, stats.DecisionBatches, b.calls, tt.decisions, tt.batches, tt.sizes)
+			}
+			for i, n := range tt.sizes {
+				if i < len(b.calls) && b.calls[i] != n {
+					t.Errorf("batch %d of %d decisions, want %d", i, b.calls[i], n)
+				}
+			}
+		})
+	}
+	bad := Config{Devices: two, Service: svc, Policy: first{}, Migration: Migration{Decide: &always{}, Latency: latency(1)}}
+	if _, err := Run(bad, feed(), nil); err == nil || !strings.Contains(err.Error(), "batch of at least 1") {
+		t.Errorf("a latency without a batch size: %v", err)
+	}
+}
