@@ -39,28 +39,28 @@ func TestDecisionsTakeTime(t *testing.T) {
 	}{{
 		// B is asked about at 0, answered at 0.1, travels 0.25 and runs
 		// 1.5/3 on b: 0.35 → 0.85, 0.1 later than deciding at once.
-		name: "the answer delays the move",
-		mig:  Migration{Cost: 0.25, Latency: latency(0.1), Batch: 1},
-		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
-		want: map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.35, 0.85, true, 1}},
+		name:      "the answer delays the move",
+		mig:       Migration{Cost: 0.25, Latency: latency(0.1), Batch: 1},
+		jobs:      []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
+		want:      map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.35, 0.85, true, 1}},
 		decisions: 1, batches: 1, sizes: []int{1},
 	}, {
 		// The answer comes at 2; B started on a at 1.5, when A ended:
 		// the move is dropped and b's held lane freed.
-		name: "a move answered for a job that started is dropped",
-		mig:  Migration{Cost: 0.25, Latency: latency(2), Batch: 1},
-		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
-		want: map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {0, 0, 2, 1, 1.5, 3, false, 1}},
+		name:      "a move answered for a job that started is dropped",
+		mig:       Migration{Cost: 0.25, Latency: latency(2), Batch: 1},
+		jobs:      []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}},
+		want:      map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {0, 0, 2, 1, 1.5, 3, false, 1}},
 		decisions: 1, batches: 1, sizes: []int{1},
 	}, {
 		// b has two lanes now: B at 0 and C at 0.05 are asked within the
 		// window of 0.1 from B's asking, and sent together at 0.1; both
 		// moves land at 0.1 + 0.2 = 0.3, run 1.5/3 at once on b's lanes
 		// (no transit cost): 0.3 → 0.8.
-		name: "decisions asked within the window go in one batch",
-		mig:  Migration{Latency: latency(0.2), Batch: 8, Window: 0.1},
-		jobs: []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}, {ID: 3, Arrival: 0.05, Batch: 1}},
-		want: map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.3, 0.8, true, 1}, 3: {1, 1, 3, 1, 0.3, 0.8, true, 1}},
+		name:      "decisions asked within the window go in one batch",
+		mig:       Migration{Latency: latency(0.2), Batch: 8, Window: 0.1},
+		jobs:      []*Job{{ID: 1, Batch: 1}, {ID: 2, Batch: 1}, {ID: 3, Arrival: 0.05, Batch: 1}},
+		want:      map[int64]ran{1: {0, 0, 1, 1, 0, 1.5, false, 1}, 2: {1, 0, 2, 1, 0.3, 0.8, true, 1}, 3: {1, 1, 3, 1, 0.3, 0.8, true, 1}},
 		decisions: 2, batches: 1, sizes: []int{2},
 	}}
 	for _, tt := range tests {
