@@ -181,7 +181,7 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Deps: []string{Generate, Profile, Train},
 		Reads: map[string][]string{
 			Generate: {generatespec.JobsFile(generatespec.WorkloadEval)},
-			Train:    {trainspec.PredictorFile},
+			Train:    {trainspec.PredictorFile, trainspec.PlacementFile},
 		},
 		Config:   cfg.Schedule,
 		UsesSeed: true,

@@ -81,6 +81,16 @@ func generateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 	}
 }
 
+// locateORT finds the onnxruntime library as every stage that runs models
+// does: --ort-lib, ONNXRUNTIME_LIB, profile.ort_lib, then make setup's.
+func locateORT(cfg stages.Config, rt stages.Runtime) (string, ort.Source, error) {
+	configured := ""
+	if cfg.Profile.ORTLib != "" {
+		configured = rt.Path(cfg.Profile.ORTLib)
+	}
+	return ort.Locate(rt.ORTLib, configured, rt.Environ, rt.SearchDirs)
+}
+
 func profileCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 	pc := cfg.Profile
 	return func(ctx context.Context, env *pipeline.Env) error {
@@ -90,11 +100,7 @@ func profileCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 		}
 		lib := profile.Library{}
 		if pc.Measure {
-			configured := ""
-			if pc.ORTLib != "" {
-				configured = rt.Path(pc.ORTLib)
-			}
-			path, src, err := ort.Locate(rt.ORTLib, configured, rt.Environ, rt.SearchDirs)
+			path, src, err := locateORT(cfg, rt)
 			if err != nil {
 				return err
 			}
@@ -124,7 +130,7 @@ func trainCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 	}
 }
 
-func scheduleCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
+func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 	return func(ctx context.Context, env *pipeline.Env) error {
 		prof, err := env.Input(stages.Profile)
 		if err != nil {
@@ -142,9 +148,15 @@ func scheduleCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 			Samples:   prof.Path(profile.SamplesFile),
 			Jobs:      gen.Path(generate.JobsFile(generate.WorkloadEval)),
 			Predictor: tr.Path(trainspec.PredictorFile),
+			Placement: tr.Path(trainspec.PlacementFile),
+		}
+		if schedule.ServesNetwork(cfg.Schedule) {
+			if in.ORTLib, in.ORTSource, err = locateORT(cfg, rt); err != nil {
+				return err
+			}
 		}
 		return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
-			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo})
+			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo, Notes: env.Notes})
 	}
 }
 

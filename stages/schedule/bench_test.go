@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/ort/orttest"
 
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/generate"
@@ -51,11 +54,14 @@ func benchProfile() []profile.Sample {
 func BenchmarkScheduleStage(b *testing.B) {
 	const jobs = 1_000_000
 	cfg, in := stageWorkload(b, jobs)
+	// Every policy but learned, which BenchmarkLearnedSimulation times
+	// with its network.
+	names := slices.DeleteFunc(policy.Names(), func(p string) bool { return p == "learned" })
 	sets := [][]string{}
-	for _, p := range policy.Names() {
+	for _, p := range names {
 		sets = append(sets, []string{p})
 	}
-	sets = append(sets, policy.Names())
+	sets = append(sets, names)
 	for _, ps := range sets {
 		name := ps[0]
 		if len(ps) > 1 {
@@ -141,4 +147,44 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 		return 0, err
 	}
 	return utilization * bd.ArrivalLBS / bd.WorkLBS, nil
+}
+
+// BenchmarkLearnedSimulation is the figure for learned decisions
+// in the loop: generate's default eval workload (200,000 jobs) on the
+// default cluster and load, with the measured default profile in
+// stages/train/predictor/testdata and the placement network the default
+// pipeline trained (testdata/placement.onnx), simulated under learned
+// (every migration decision through onnxruntime, the decision cache and
+// its audit on) and, side by side, under edf+migrate (the Threshold rule):
+// jobs/s of the whole stage, and decisions/s for learned. Run it with
+// -benchtime 1x.
+func BenchmarkLearnedSimulation(b *testing.B) {
+	lib, src := orttest.Library(b)
+	gen := generate.DefaultConfig()
+	gen.Train.Jobs = 1
+	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../train/predictor/testdata/samples-default.parquet",
+		Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
+	cfg := DefaultConfig()
+	cfg.Predictor = PredictorTable
+	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
+	for _, p := range []string{"learned", "edf+migrate"} {
+		b.Run(p, func(b *testing.B) {
+			cfg.Policies = []string{p}
+			dir := b.TempDir()
+			for b.Loop() {
+				if err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(gen.Eval.Jobs)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+			if p == "learned" {
+				rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, p, ServingFile))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(rows[0].Decisions)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+				b.ReportMetric(rows[0].HitRate, "hit-rate")
+			}
+		})
+	}
 }

@@ -44,6 +44,11 @@ type cluster struct {
 	// maxBatch samples and each job's batch.
 	learned  *learned
 	maxBatch int
+	// placement is the train stage's placement network (ONNX), which the
+	// learned policy serves; decisionCost a batch of n decisions' time on
+	// the simulated clock. Both nil without a learned policy.
+	placement    []byte
+	decisionCost func(n int) float64
 }
 
 var _ sim.Service = (*cluster)(nil)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
 	"github.com/mlsched/mlsched/stages/schedule/service"
@@ -29,6 +30,12 @@ type Inputs struct {
 	// schedule.predictor "learned" predicts with; it may be empty
 	// otherwise.
 	Predictor string
+	// Placement is the train stage's placement.onnx, and ORTLib the
+	// onnxruntime library (ORTSource where its path came from), which a
+	// learned policy needs; they may be empty without one.
+	Placement string
+	ORTLib    string
+	ORTSource ort.Source
 }
 
 // Output is where and how Run writes its artifacts.
@@ -45,6 +52,10 @@ type Output struct {
 	// Memo keeps the sweep's simulations across runs; nil simulates every
 	// one.
 	Memo Memo
+	// Notes, if not nil, receives what the run measured apart from its
+	// reproducible files: each learned simulation's wall-clock time in
+	// onnxruntime.
+	Notes map[string]string
 }
 
 // Memo keeps the results of units across runs of the stage: the runner's
@@ -92,6 +103,19 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			return fmt.Errorf("schedule: %w", err)
 		}
 	}
+	if len(learnedSpecs(cfg.Policies)) > 0 {
+		if err := cl.loadPlacement(cfg, in); err != nil {
+			return fmt.Errorf("schedule: %w", err)
+		}
+	}
+	var notesMu sync.Mutex
+	note := func(k, v string) {
+		if out.Notes != nil {
+			notesMu.Lock()
+			defer notesMu.Unlock()
+			out.Notes[k] = v
+		}
+	}
 	// One pass over the jobs resolves every curve the simulations need,
 	// so that a missing one is reported before any of them starts, and
 	// computes the bounds.
@@ -136,7 +160,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	for _, u := range units {
 		g.Go(func() error {
 			dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(u.Spec, u.Replication, TraceFile))))
-			err := runUnit(gctx, u, cfg, cl, seed, in.Jobs, bounds.Jobs, dir, out.Metadata, prog)
+			err := runUnit(gctx, u, cfg, cl, seed, in.Jobs, bounds.Jobs, dir, out.Metadata, prog, note)
 			if err != nil && u.Replication > 1 {
 				return fmt.Errorf("replication %d: %w", u.Replication, err)
 			}
@@ -170,7 +194,11 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 // runUnit simulates one unit on the first jobs of jobsPath (jobs of them,
 // as the bounds pass counted) and writes its trace and devices files into
 // dir, which it creates.
-func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string, prog *progress) (err error) {
+//
+// A learned policy's simulation also writes ServingFile, and tells note
+// (if not nil) its wall-clock time in onnxruntime.
+func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string,
+	prog *progress, note func(key, value string)) (err error) {
 	defer func() {
 		// A goroutine's panic would take the whole process with it.
 		if p := recover(); p != nil {
@@ -244,10 +272,27 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 	}
 	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch,
 		Predictor: pred, PredictionError: u.PredictionError}
-	if err := spec.Configure(&sc, settings(cfg)); err != nil {
+	st := settings(cfg, cl)
+	var mig *netMigrator
+	if mk := st.Learned; mk != nil {
+		st.Learned = func() (sim.Migrator, error) {
+			m, err := mk()
+			if err == nil {
+				mig = m.(*netMigrator)
+			}
+			return m, err
+		}
+	}
+	if err := spec.Configure(&sc, st); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	_, err = sim.Run(sc, next, emit)
+	if mig != nil {
+		defer mig.close()
+	}
+	stats, err := sim.Run(sc, next, emit)
+	if err == nil && mig != nil {
+		err = mig.err
+	}
 	if err == nil {
 		err = stop
 	}
@@ -268,7 +313,39 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 	if err := batches.close(); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
+	if mig != nil {
+		if err := writeServing(dir, meta, u, stats, mig, cl.decisionCost(1)); err != nil {
+			return fmt.Errorf("schedule: policy %s: %w", name, err)
+		}
+		if note != nil {
+			st := mig.stats
+			note("serving:"+replicationName(u), fmt.Sprintf("%d decisions in %d onnxruntime runs (%d points), %s in onnxruntime (%.3g µs a point)",
+				st.Decisions, st.Calls, st.Evaluated, st.Inference.Round(time.Microsecond), float64(st.Inference.Microseconds())/float64(max(1, st.Evaluated))))
+		}
+	}
 	return nil
+}
+
+// writeServing writes a learned simulation's ServingFile into dir.
+func writeServing(dir string, meta map[string]string, u Unit, stats sim.Stats, m *netMigrator, cost float64) error {
+	st := m.stats
+	row := ServingRow{Policy: u.Spec, Replication: int32(u.Replication), Decisions: st.Decisions, Batches: stats.DecisionBatches,
+		Migrations: stats.Migrations, CacheHits: st.Hits, CacheChanged: st.Changed, Evaluated: st.Evaluated, Calls: st.Calls, CostS: cost}
+	if stats.DecisionBatches > 0 {
+		row.MeanBatch = float64(st.Decisions) / float64(stats.DecisionBatches)
+	}
+	if st.Decisions > 0 {
+		row.HitRate = float64(st.Hits) / float64(st.Decisions)
+	}
+	return parquetio.WriteFile(filepath.Join(dir, ServingFile), []ServingRow{row}, meta)
+}
+
+// replicationName names a unit's replication as its directory does.
+func replicationName(u Unit) string {
+	if u.Replication == 1 {
+		return u.Spec
+	}
+	return fmt.Sprintf("%s/rep-%d", u.Spec, u.Replication)
 }
 
 // recorder turns the simulator's records into trace and devices rows.

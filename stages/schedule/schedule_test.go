@@ -690,5 +690,8 @@ func testConfig() Config {
 	// The profile's own means: the tests here check the simulation, and
 	// TestLearnedPredictor the learned predictor.
 	cfg.Predictor = PredictorTable
+	// No learned policy, which needs onnxruntime and a network:
+	// TestLearnedPolicy runs it.
+	cfg.Policies = slices.DeleteFunc(cfg.Policies, func(p string) bool { return p == "learned" })
 	return cfg
 }

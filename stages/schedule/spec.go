@@ -23,6 +23,7 @@ type (
 	BoundsRow   = schedulespec.BoundsRow
 	RunRow      = schedulespec.RunRow
 	SweepRow    = schedulespec.SweepRow
+	ServingRow  = schedulespec.ServingRow
 	CapacityRow = schedulespec.CapacityRow
 )
 
@@ -40,6 +41,7 @@ const (
 	CapacityFile     = schedulespec.CapacityFile
 	TraceFile        = schedulespec.TraceFile
 	DevicesFile      = schedulespec.DevicesFile
+	ServingFile      = schedulespec.ServingFile
 	PredictorLearned = schedulespec.PredictorLearned
 	PredictorTable   = schedulespec.PredictorTable
 )
@@ -53,13 +55,19 @@ func ReplicationFile(policy string, k int, name string) string {
 }
 
 // settings are the policy options' parameters.
-func settings(c Config) policy.Settings {
-	return policy.Settings{
+func settings(c Config, cl *cluster) policy.Settings {
+	st := policy.Settings{
 		Batching:      sim.Batching{MaxBatch: int32(c.Batching.MaxBatch), Window: c.Batching.Window.Seconds()},
 		Split:         sim.Split{MinBatch: int32(c.Splitting.MinBatch)},
 		MigrationCost: c.Migration.Cost.Seconds(),
 		MinGain:       c.Migration.MinGain.Seconds(),
 	}
+	if cl.placement != nil {
+		l := c.Learned
+		st.Learned = func() (sim.Migrator, error) { return newNetMigrator(cl.placement, l.Batch, l.Cache) }
+		st.Serving = policy.Serving{Latency: cl.decisionCost, Batch: l.Batch, Window: l.Window.Seconds()}
+	}
+	return st
 }
 
 // options are the policies' own settings.

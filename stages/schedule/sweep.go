@@ -265,7 +265,7 @@ func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, 
 func (s *sweeper) simulate(ctx context.Context, u Unit, dir string) error {
 	scratch := filepath.Join(dir, "sim")
 	defer os.RemoveAll(scratch)
-	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, s.jobs, scratch, nil, s.prog); err != nil {
+	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, s.jobs, scratch, nil, s.prog, nil); err != nil {
 		return err
 	}
 	devices := make([]string, len(s.cl.cfg))

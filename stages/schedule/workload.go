@@ -97,7 +97,7 @@ func (w *Workload) SimConfig(spec string, simSeed, policySeed uint64) (sim.Confi
 		return sim.Config{}, fmt.Errorf("schedule: %w", err)
 	}
 	sc := sim.Config{Devices: w.cl.devices, Service: w.cl, Policy: pol, Seed: simSeed, Predictor: pred}
-	if err := ps.Configure(&sc, settings(w.cfg)); err != nil {
+	if err := ps.Configure(&sc, settings(w.cfg, w.cl)); err != nil {
 		return sim.Config{}, fmt.Errorf("schedule: %w", err)
 	}
 	return sc, nil

@@ -58,6 +58,8 @@ type Config struct {
 	// PredictorLearned or PredictorTable. The ground truth is the
 	// profile's measured distributions either way.
 	Predictor string `koanf:"predictor"`
+	// Learned serves the learned policy's placement network.
+	Learned Learned `koanf:"learned"`
 	// Replications is how many times each policy is simulated on the
 	// workload, each time with other seeds (ground-truth draws and random
 	// placement): replication 1 in <policy>/, replication k in
@@ -91,6 +93,63 @@ type Sweep struct {
 	// turns the search off.
 	Tolerance float64 `koanf:"tolerance"`
 }
+
+// Learned is how the learned policy's migration decisions are served: the
+// train stage's placement network run through onnxruntime inside the
+// simulation, decisions batched and cached as a real scheduler's hot path
+// would have them, each batch charged its time on the simulated clock.
+type Learned struct {
+	// Cost is a batch of decisions' time on the simulated clock:
+	// CostProfile (the profile's mean latency of the zoo's mlp, the same
+	// 10-64-64-1 network, at the batch's size, on the first measured
+	// device at one thread), or a duration ("0s" decides at once).
+	Cost string `koanf:"cost"`
+	// Batch is the most decisions evaluated in one onnxruntime call.
+	Batch int `koanf:"batch"`
+	// Window is how long the first decision of a batch waits for others;
+	// 0 batches the decisions that arise in the same event.
+	Window time.Duration `koanf:"window"`
+	// Cache is the decision cache.
+	Cache Cache `koanf:"cache"`
+}
+
+// Cache is the learned policy's decision cache: answers kept under the
+// network's standardized inputs, quantized.
+type Cache struct {
+	// Size is how many answers the cache keeps (least recently used
+	// first out); 0 turns it off.
+	Size int `koanf:"size"`
+	// Step is the quantization step, in standard deviations of each
+	// feature: inputs within a step share an answer.
+	Step float64 `koanf:"step"`
+	// Audit evaluates every cached answer exactly too, to count the
+	// decisions the cache changed (it costs wall time, not simulated
+	// time).
+	Audit bool `koanf:"audit"`
+}
+
+// CostProfile is schedule.learned.cost's value that takes a decision's
+// cost from the profile.
+const CostProfile = "profile"
+
+// LearnedCost reads schedule.learned.cost: profile reports true for
+// CostProfile, else d is the duration given.
+func (l Learned) LearnedCost() (d time.Duration, profile bool, err error) {
+	if l.Cost == CostProfile {
+		return 0, true, nil
+	}
+	d, err = time.ParseDuration(l.Cost)
+	if err != nil || d < 0 {
+		return 0, false, fmt.Errorf("want %q or a duration of 0 or more, like 5ms, got %q", CostProfile, l.Cost)
+	}
+	return d, false, nil
+}
+
+// Bounds of schedule.learned.batch and schedule.learned.cache.size.
+const (
+	MaxDecisionBatch = 1024
+	MaxCacheSize     = 1 << 20
+)
 
 // The predictors a simulation's policies take their predicted service
 // times from, the values of schedule.predictor.
@@ -191,7 +250,7 @@ type Memory struct {
 func DefaultConfig() Config {
 	return Config{
 		Policies: []string{"fifo", "round_robin", "random", "greedy", "edf", "batch_aware", "dynamic",
-			"edf+batch", "greedy+split", "round_robin+migrate"},
+			"edf+batch", "greedy+split", "round_robin+migrate", "edf+migrate", "learned"},
 		Cluster: []Device{
 			{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 8192, Speed: 1},
 			{Name: "accel", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 4, MemoryMiB: 16384, Speed: 10},
@@ -203,6 +262,7 @@ func DefaultConfig() Config {
 		Migration:    Migration{Cost: time.Millisecond},
 		Dynamic:      policy.DefaultWeights(),
 		Predictor:    PredictorLearned,
+		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -222,6 +282,22 @@ func (c Config) Validate() error {
 	}
 	if !slices.Contains(Predictors, c.Predictor) {
 		bad("predictor", "unknown predictor %q; want %s", c.Predictor, strings.Join(Predictors, " or "))
+	}
+	l := c.Learned
+	if _, _, err := l.LearnedCost(); err != nil {
+		bad("learned.cost", "%v", err)
+	}
+	if l.Batch < 1 || l.Batch > MaxDecisionBatch {
+		bad("learned.batch", "must be in [1, %d], got %d", MaxDecisionBatch, l.Batch)
+	}
+	if l.Window < 0 {
+		bad("learned.window", "must be 0 or more, got %s", l.Window)
+	}
+	if l.Cache.Size < 0 || l.Cache.Size > MaxCacheSize {
+		bad("learned.cache.size", "must be in [0, %d], got %d", MaxCacheSize, l.Cache.Size)
+	}
+	if !(l.Cache.Step > 0) || math.IsInf(l.Cache.Step, 0) {
+		bad("learned.cache.step", "must be a positive number of standard deviations, got %v", l.Cache.Step)
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)

@@ -16,6 +16,9 @@ const (
 	CapacityFile = "capacity.parquet"
 	TraceFile    = "trace.parquet"
 	DevicesFile  = "devices.parquet"
+	// ServingFile is beside a learned policy's trace: what serving its
+	// network's decisions did (ServingRow).
+	ServingFile = "serving.parquet"
 )
 
 // PolicyFile returns the path, relative to the stage's output, of one of a
@@ -146,6 +149,34 @@ type RunRow struct {
 	// artifact.
 	Trace   string `parquet:"trace"`
 	Devices string `parquet:"devices"`
+}
+
+// ServingRow is the one row of a learned policy's serving.parquet: how the
+// placement network's decisions were served in that simulation. Every
+// count is a function of the simulation; the wall-clock time spent in
+// onnxruntime is in the manifest's notes (serving:<policy>), apart from
+// the reproducible files.
+type ServingRow struct {
+	Policy      string `parquet:"policy"`
+	Replication int32  `parquet:"replication"`
+	// Decisions were asked, sent in Batches (MeanBatch decisions each);
+	// Migrations were made.
+	Decisions  int64   `parquet:"decisions"`
+	Batches    int64   `parquet:"batches"`
+	MeanBatch  float64 `parquet:"mean_batch"`
+	Migrations int64   `parquet:"migrations"`
+	// CacheHits were answered from the decision cache (HitRate of the
+	// decisions); CacheChanged of them would have gone the other way
+	// evaluated exactly (with schedule.learned.cache.audit; else 0).
+	CacheHits    int64   `parquet:"cache_hits"`
+	HitRate      float64 `parquet:"hit_rate"`
+	CacheChanged int64   `parquet:"cache_changed"`
+	// Evaluated points went through onnxruntime in Calls runs.
+	Evaluated int64 `parquet:"evaluated"`
+	Calls     int64 `parquet:"calls"`
+	// CostS is the simulated time charged per batch of one decision
+	// (schedule.learned.cost), seconds.
+	CostS float64 `parquet:"cost_s"`
 }
 
 // SweepRow is one row of sweep.parquet: one simulation of the load sweep or

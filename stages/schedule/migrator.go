@@ -1,0 +1,163 @@
+package schedule
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/schedule/serving"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/train/placement"
+)
+
+// netMigrator is the learned policy's migration rule in one simulation:
+// the train stage's placement network served through onnxruntime, a batch
+// of decisions in one call, with the decision cache in front of it. Its
+// inputs are sim's MigrationFeatures.Vector, the code that built the
+// training points. It counts what serving did (servingStats).
+type netMigrator struct {
+	net   *serving.Network
+	cache *serving.Cache // nil: off
+	audit bool
+
+	// Scratch for a batch, allocated once: each decision's inputs, key and
+	// cached answer, and the points the network evaluates.
+	xs     [][sim.NumFeatures]float32
+	keys   []serving.Key
+	keyed  []bool
+	cached []float32
+	hit    []bool
+	eval   []int // the decisions of the batch the network evaluates
+	x      [][sim.NumFeatures]float32
+	p      []float32
+	one    [1]sim.MigrationFeatures
+	oneOut [1]bool
+
+	stats servingStats
+	// err is the first failure of the network, which a Migrator cannot
+	// return: every later decision is a stay, and the simulation's
+	// caller reports it.
+	err error
+}
+
+var _ sim.BatchMigrator = (*netMigrator)(nil)
+
+// servingStats count what a learned simulation's serving did. Every count
+// is a function of the simulation; Inference is wall-clock time.
+type servingStats struct {
+	// Decisions were asked in Batches (the simulator's); the network
+	// evaluated Evaluated points in Calls onnxruntime runs.
+	Decisions, Batches, Calls, Evaluated int64
+	// Hits were answered from the cache; Changed of them would have gone
+	// the other way evaluated exactly (counted when auditing).
+	Hits, Changed int64
+	// Inference is the wall-clock time in onnxruntime.
+	Inference time.Duration
+}
+
+// newNetMigrator loads the placement network model for batches of up to
+// batch decisions, with the decision cache cc describes (none of size 0).
+func newNetMigrator(model []byte, batch int, cc schedulespec.Cache) (*netMigrator, error) {
+	var c *serving.Cache
+	if cc.Size > 0 {
+		var err error
+		if c, err = serving.NewCache(serving.CacheOptions{Step: cc.Step, Size: cc.Size}); err != nil {
+			return nil, err
+		}
+	}
+	net, err := serving.Load(model, serving.Options{MaxBatch: batch})
+	if err != nil {
+		return nil, err
+	}
+	m := &netMigrator{net: net, cache: c, audit: cc.Audit && c != nil,
+		xs: make([][sim.NumFeatures]float32, batch), keys: make([]serving.Key, batch), keyed: make([]bool, batch),
+		cached: make([]float32, batch), hit: make([]bool, batch), eval: make([]int, 0, batch),
+		x: make([][sim.NumFeatures]float32, batch), p: make([]float32, batch)}
+	return m, nil
+}
+
+// Migrate implements sim.Migrator: a batch of one.
+func (m *netMigrator) Migrate(f *sim.MigrationFeatures) bool {
+	m.one[0] = *f
+	m.MigrateBatch(m.one[:], m.oneOut[:])
+	return m.oneOut[0]
+}
+
+// MigrateBatch implements sim.BatchMigrator: the cached answers, and the
+// network's for the rest, evaluated together (in runs of at most the
+// network's MaxBatch). Migrate when the probability exceeds
+// placement.Threshold. With the audit on, cached points are evaluated too,
+// and a cached answer that differs from the exact one is counted; the
+// decision stays the cached one, as it would be served.
+func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
+	m.grow(len(fs))
+	m.stats.Decisions += int64(len(fs))
+	m.stats.Batches++
+	m.eval = m.eval[:0]
+	for i := range fs {
+		fs[i].Vector(&m.xs[i])
+		m.hit[i], m.keyed[i] = false, false
+		if m.cache != nil {
+			var z [sim.NumFeatures]float32
+			m.net.Standardize(&m.xs[i], &z)
+			if m.keys[i], m.keyed[i] = m.cache.Key(&z); m.keyed[i] {
+				if p, ok := m.cache.Get(m.keys[i]); ok {
+					m.stats.Hits++
+					m.hit[i], m.cached[i] = true, p
+					out[i] = p > placement.Threshold
+					if !m.audit {
+						continue
+					}
+				}
+			}
+		}
+		m.x[len(m.eval)] = m.xs[i]
+		m.eval = append(m.eval, i)
+	}
+	if len(m.eval) == 0 {
+		return
+	}
+	start := time.Now()
+	max := m.net.MaxBatch()
+	for a := 0; a < len(m.eval); a += max {
+		b := min(a+max, len(m.eval))
+		if err := m.net.Eval(m.x[a:b], m.p[a:b]); err != nil && m.err == nil {
+			m.err = fmt.Errorf("learned migration: %w", err)
+		}
+		m.stats.Calls++
+	}
+	if m.err != nil {
+		clear(out)
+		return
+	}
+	m.stats.Inference += time.Since(start)
+	m.stats.Evaluated += int64(len(m.eval))
+	for k, i := range m.eval {
+		p := m.p[k]
+		if m.hit[i] {
+			if (p > placement.Threshold) != (m.cached[i] > placement.Threshold) {
+				m.stats.Changed++
+			}
+			continue
+		}
+		out[i] = p > placement.Threshold
+		if m.keyed[i] {
+			m.cache.Put(m.keys[i], p)
+		}
+	}
+}
+
+// grow makes the scratch hold n decisions: the simulator sends at most the
+// configured batch, so this allocates only if asked for more.
+func (m *netMigrator) grow(n int) {
+	if n <= len(m.xs) {
+		return
+	}
+	m.xs = make([][sim.NumFeatures]float32, n)
+	m.keys, m.keyed = make([]serving.Key, n), make([]bool, n)
+	m.cached, m.hit = make([]float32, n), make([]bool, n)
+	m.x, m.p = make([][sim.NumFeatures]float32, n), make([]float32, n)
+}
+
+// close frees the network's session.
+func (m *netMigrator) close() error { return m.net.Close() }

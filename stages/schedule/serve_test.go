@@ -1,0 +1,117 @@
+package schedule
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/train/placement"
+)
+
+// constantNetwork is a placement network whose answer is the sigmoid of
+// bias whatever the inputs: +10 always migrates, -10 never does.
+func constantNetwork(t *testing.T, bias float32) string {
+	t.Helper()
+	const h = 4
+	n := &placement.Network{}
+	for k := range placement.Inputs {
+		n.Scale[k], n.Std[k] = 1, 1
+	}
+	n.Layers[0] = placement.Layer{In: placement.Inputs, Out: h, Weight: make([]float32, placement.Inputs*h), Bias: make([]float32, h)}
+	n.Layers[1] = placement.Layer{In: h, Out: h, Weight: make([]float32, h*h), Bias: make([]float32, h)}
+	n.Layers[2] = placement.Layer{In: h, Out: 1, Weight: make([]float32, h), Bias: []float32{bias}}
+	b, err := n.ONNX(sim.FeatureNames[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "placement.onnx")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLearnedPolicy runs the learned policy with networks that always and
+// never migrate: the network decides (moves, or none), every decision is
+// counted in serving.parquet, the audit finds a constant network's cached
+// answers never wrong, and the decisions' cost shows on the clock.
+func TestLearnedPolicy(t *testing.T) {
+	lib, src := orttest.Library(t)
+	prof := learnedProfile()
+	samples, jobs := writeSamples(t, prof), generateJobs(t, mlpWorkload(3000), 3)
+	run := func(bias float32, cost string) (ServingRow, []TraceRow) {
+		cfg := testConfig()
+		cfg.Policies = []string{"learned"}
+		cfg.Learned.Cost = cost
+		dir := t.TempDir()
+		in := Inputs{Samples: samples, Jobs: jobs, Placement: constantNetwork(t, bias), ORTLib: lib, ORTSource: src}
+		if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, "learned", ServingFile))
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("serving.parquet: %v, %d rows", err, len(rows))
+		}
+		trace, err := parquetio.ReadAll[TraceRow](filepath.Join(dir, "learned", TraceFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows[0], trace
+	}
+	moved := func(trace []TraceRow) int {
+		n := 0
+		for _, r := range trace {
+			if r.Migrated {
+				n++
+			}
+		}
+		return n
+	}
+	always, alwaysTrace := run(10, "0s")
+	never, neverTrace := run(-10, "0s")
+	slow, _ := run(10, "5ms")
+	if always.Decisions == 0 || always.Migrations == 0 || moved(alwaysTrace) == 0 {
+		t.Errorf("an always-migrate network: %+v, %d jobs migrated", always, moved(alwaysTrace))
+	}
+	if never.Decisions == 0 || never.Migrations != 0 || moved(neverTrace) != 0 {
+		t.Errorf("a never-migrate network: %+v, %d jobs migrated", never, moved(neverTrace))
+	}
+	for _, r := range []ServingRow{always, never, slow} {
+		if r.CacheHits == 0 || r.CacheChanged != 0 || r.Evaluated != r.Decisions || r.HitRate != float64(r.CacheHits)/float64(r.Decisions) ||
+			r.MeanBatch < 1 || r.Calls < r.Batches {
+			t.Errorf("serving row %+v: want hits, none changed, every decision evaluated (audit), a mean batch of at least 1", r)
+		}
+	}
+	if slow.CostS != 0.005 || always.CostS != 0 {
+		t.Errorf("costs %v and %v, want 0.005 and 0", slow.CostS, always.CostS)
+	}
+	// A move decided in 5 ms leaves later than one decided at once: fewer
+	// decisions come back while the lanes are held, so fewer moves.
+	if slow.Migrations >= always.Migrations {
+		t.Errorf("moves with 5 ms decisions %d, at once %d: want fewer", slow.Migrations, always.Migrations)
+	}
+
+	// Without a network, or with a damaged one, the stage says so.
+	cfg := testConfig()
+	cfg.Policies = []string{"learned"}
+	bad := filepath.Join(t.TempDir(), "placement.onnx")
+	os.WriteFile(bad, []byte("not onnx"), 0o644)
+	for _, tt := range []struct{ placement, want string }{
+		{filepath.Join(t.TempDir(), "none.onnx"), "placement network"},
+		{bad, "placement.onnx"},
+	} {
+		err := Run(context.Background(), cfg, 5, Inputs{Samples: samples, Jobs: jobs, Placement: tt.placement, ORTLib: lib, ORTSource: src}, Output{Dir: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Run with placement %s = %v, want an error containing %q", tt.placement, err, tt.want)
+		}
+	}
+	if ort.Version() == "" {
+		t.Error("onnxruntime was not loaded")
+	}
+}
