@@ -15,12 +15,38 @@ import (
 // the answers take effect Latency(n) later (a flight). A move answered
 // for a job that started meanwhile where it waited is dropped. A stay
 // frees the held lane without asking again at once: the next event asks.
+//
+// A job may start and end while a decision about it waits to be sent or
+// is in flight, and a caller may reuse the ended job's struct for a later
+// arrival (as the schedule stage does). A decision therefore keeps the
+// job's ID and the memory it held, and touches the job only while its ID
+// is still the decision's: a decision whose job is no longer waiting when
+// the batch is sent is dropped then, unasked.
 
-// decision is one asked migration decision.
+// decision is one asked migration decision: the job (id, while it is that
+// job), the memory held for it on the destination, and its features.
 type decision struct {
 	job      *Job
+	id       int64
+	mem      float64
 	from, to int
 	feat     MigrationFeatures
+}
+
+// live reports whether d's job is still d's and waiting where it was.
+func (d *decision) live() bool { return d.job.ID == d.id && d.job.stamp != 0 }
+
+// release frees the lane and memory held for d, and unmarks its job.
+func (s *State) release(d *decision) {
+	dst := &s.devs[d.to]
+	dst.inbound--
+	dst.inMem -= d.mem
+	if dst.inbound == 0 {
+		dst.inMem = 0 // no drift from float sums
+	}
+	if d.job.ID == d.id {
+		d.job.deciding = false
+	}
 }
 
 // flight is a batch of decisions sent to the Migrator, whose answers
@@ -36,9 +62,10 @@ type flight struct {
 func (s *State) ask(d decision) {
 	m := &s.cfg.Migration
 	d.job.deciding = true
+	d.id, d.mem = d.job.ID, s.memory(d.job)
 	dst := &s.devs[d.to]
 	dst.inbound++
-	dst.inMem += s.memory(d.job)
+	dst.inMem += d.mem
 	if len(s.asked) == 0 {
 		s.askedAt = s.now
 	}
@@ -48,10 +75,24 @@ func (s *State) ask(d decision) {
 	}
 }
 
-// send hands the asked decisions to the Migrator as one batch.
+// send hands the asked decisions to the Migrator as one batch, but for
+// those whose job is no longer waiting: they are moot, and dropped.
 func (s *State) send() {
 	m := &s.cfg.Migration
+	live := s.asked[:0]
+	for i := range s.asked {
+		if d := &s.asked[i]; d.live() {
+			live = append(live, *d)
+		} else {
+			s.release(d)
+		}
+	}
+	clear(s.asked[len(live):])
+	s.asked = live
 	n := len(s.asked)
+	if n == 0 {
+		return
+	}
 	var f *flight
 	if k := len(s.spare); k > 0 {
 		f, s.spare = s.spare[k-1], s.spare[:k-1]
@@ -88,16 +129,9 @@ func (s *State) land() {
 	s.flights = slices.Delete(s.flights, 0, 1)
 	for i := range f.ds {
 		d := &f.ds[i]
-		j := d.job
-		dst := &s.devs[d.to]
-		dst.inbound--
-		dst.inMem -= s.memory(j)
-		if dst.inbound == 0 {
-			dst.inMem = 0 // no drift from float sums
-		}
-		j.deciding = false
-		if f.out[i] && j.stamp != 0 { // still waiting where it was
-			s.move(d.from, d.to, j)
+		s.release(d)
+		if f.out[i] && d.live() { // still waiting where it was
+			s.move(d.from, d.to, d.job)
 		}
 	}
 	for i := range f.ds {

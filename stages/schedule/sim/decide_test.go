@@ -106,3 +106,66 @@ func TestDecisionsTakeTime(t *testing.T) {
 		t.Errorf("a latency without a batch size: %v", err)
 	}
 }
+
+// byParity places odd jobs on device 1 and even ones on device 0.
+type byParity struct{}
+
+func (byParity) Name() string               { return "by-parity" }
+func (byParity) Place(j *Job, _ *State) int { return int(j.ID % 2) }
+
+// coin answers a decision by a hash of its job and time: a third move.
+type coin struct{}
+
+func (coin) Migrate(f *MigrationFeatures) bool { return (f.Job.ID*7919+int64(f.Now*1e6))%3 == 0 }
+
+// TestDecisionsOutliveTheirJobs reuses each ended job's struct for a later
+// arrival, as the schedule stage's reader does, while decisions wait to be
+// sent and are in flight long enough for their jobs to start and end: a
+// decision must never touch the struct's next job, and every job must be
+// recorded once.
+func TestDecisionsOutliveTheirJobs(t *testing.T) {
+	// Jobs queue on a and b by parity, and c, idle, asks about both: a
+	// struct that ends on a may next wait on b.
+	three := []Device{{Name: "a", Lanes: 1, Memory: 8, Speed: 1}, {Name: "b", Lanes: 1, Memory: 8, Speed: 1}, {Name: "c", Lanes: 2, Memory: 8, Speed: 2}}
+	for _, tt := range []struct {
+		latency, window float64
+	}{{0.001, 0}, {0.05, 0}, {0.5, 0}, {0.05, 0.05}} {
+		jobs := forkWorkload(1, 3000)
+		var free []*Job
+		i := 0
+		next := func() (*Job, bool) {
+			if i == len(jobs) {
+				return nil, false
+			}
+			var j *Job
+			if n := len(free); n > 0 {
+				j, free = free[n-1], free[:n-1]
+			} else {
+				j = new(Job)
+			}
+			*j = *jobs[i]
+			i++
+			return j, true
+		}
+		seen := map[int64]int{}
+		cfg := Config{Devices: three, Service: jitter{Fixed: 0.01, PerSample: 0.02}, Policy: byParity{}, Seed: 9,
+			Migration: Migration{Decide: coin{}, Cost: 0.005, Latency: func(int) float64 { return tt.latency }, Batch: 4, Window: tt.window}}
+		st, err := Run(cfg, next, func(r *Record) error {
+			seen[r.Job.ID]++
+			free = append(free, r.Job)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At half a second every answer comes after its job started.
+		if len(seen) != len(jobs) || tt.latency < 0.5 && st.Migrations == 0 {
+			t.Errorf("latency %v window %v: %d of %d jobs recorded, %d moves", tt.latency, tt.window, len(seen), len(jobs), st.Migrations)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("latency %v: job %d recorded %d times", tt.latency, id, n)
+			}
+		}
+	}
+}

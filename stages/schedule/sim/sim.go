@@ -273,7 +273,7 @@ func (s *State) memory(j *Job) float64 {
 // arrive places a job, or its parts, and lets the devices start work.
 func (s *State) arrive(j *Job) {
 	s.stats.Jobs++
-	j.stamp, j.migrated, j.split = 0, false, nil
+	j.stamp, j.migrated, j.deciding, j.split = 0, false, false, nil
 	need := s.memory(j)
 	fits := false
 	for i := range s.devs {
