@@ -49,6 +49,7 @@ type cluster struct {
 	// the simulated clock. Both nil without a learned policy.
 	placement    []byte
 	decisionCost func(n int) float64
+	profileCost  func(n int) float64 // the profiled mlp's, once asked for
 }
 
 var _ sim.Service = (*cluster)(nil)

@@ -153,7 +153,19 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		return fmt.Errorf("schedule: sweep: %w", err)
 	}
 
-	prog := &progress{report: out.Progress, total: int64(len(units))*bounds.Jobs + sw.estimate()}
+	ss := studies(cfg, cl)
+	var studyJobs int64
+	if len(ss) > 0 {
+		b, err := computeBounds(ctx, cl, in.Jobs, cfg.Load, cfg.Studies.Jobs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("schedule: studies: %w", err)
+		}
+		studyJobs = b.Jobs
+	}
+	prog := &progress{report: out.Progress, total: int64(len(units))*bounds.Jobs + sw.estimate() + int64(len(ss))*studyJobs}
 	sw.prog = prog
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -168,6 +180,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		})
 	}
 	sw.grid(gctx, g)
+	sw.runStudies(gctx, g, ss, studyJobs)
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -186,6 +199,19 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, CapacityFile), capacity, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", CapacityFile, err)
+	}
+	if err := fillMAPE(ctx, cl, ss, seed, in.Jobs, cfg.Load, cfg.Studies.Jobs); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: studies: %w", err)
+	}
+	rows := make([]StudyRow, len(ss))
+	for i, st := range ss {
+		rows[i] = st.row
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, StudiesFile), rows, out.Metadata); err != nil {
+		return fmt.Errorf("schedule: write %s: %w", StudiesFile, err)
 	}
 	prog.finish()
 	return nil
@@ -283,6 +309,13 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 			return m, err
 		}
 	}
+	cost := cl.decisionCost
+	if u.DecisionCost != "" && cl.placement != nil {
+		if cost, err = cl.costFunc(u.DecisionCost); err != nil {
+			return fmt.Errorf("schedule: policy %s: decision cost: %w", name, err)
+		}
+		st.Serving.Latency = cost
+	}
 	if err := spec.Configure(&sc, st); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
@@ -314,7 +347,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	if mig != nil {
-		if err := writeServing(dir, meta, u, stats, mig, cl.decisionCost(1)); err != nil {
+		if err := writeServing(dir, meta, u, stats, mig, cost(1)); err != nil {
 			return fmt.Errorf("schedule: policy %s: %w", name, err)
 		}
 		if note != nil {

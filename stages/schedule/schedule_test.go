@@ -270,7 +270,7 @@ func TestDeterminism(t *testing.T) {
 	jobs := generateJobs(t, mlpWorkload(20_000), 3)
 	cfg := testConfig()
 	base := digests(t, runStage(t, cfg, 7, prof, jobs).dir)
-	if len(base) != 5+2*len(cfg.Policies) {
+	if len(base) != 6+2*len(cfg.Policies) {
 		t.Fatalf("wrote %d files: %v", len(base), base)
 	}
 
@@ -282,8 +282,9 @@ func TestDeterminism(t *testing.T) {
 		}
 		// The seed draws service times and random placements; the cluster,
 		// the bounds and the list of runs do not depend on it, nor do the
-		// sweep's files with the sweep off (TestSweep covers it on).
-		dependsOnSeed := !slices.Contains([]string{ClusterFile, BoundsFile, RunsFile, SweepFile, CapacityFile}, name)
+		// sweep's and the studies' files with them off (TestSweep and
+		// TestStudies cover them on).
+		dependsOnSeed := !slices.Contains([]string{ClusterFile, BoundsFile, RunsFile, SweepFile, CapacityFile, StudiesFile}, name)
 		if (other[name] != sum) != dependsOnSeed {
 			t.Errorf("%s differs under another seed = %v, want %v", name, other[name] != sum, dependsOnSeed)
 		}
@@ -693,5 +694,6 @@ func testConfig() Config {
 	// No learned policy, which needs onnxruntime and a network:
 	// TestLearnedPolicy runs it.
 	cfg.Policies = slices.DeleteFunc(cfg.Policies, func(p string) bool { return p == "learned" })
+	cfg.Studies = Studies{} // TestStudies runs them
 	return cfg
 }

@@ -44,18 +44,30 @@ func (c *cluster) loadPlacement(cfg Config, in Inputs) error {
 	if err := net.Close(); err != nil {
 		return fmt.Errorf("learned policy: %w", err)
 	}
-	d, fromProfile, err := cfg.Learned.LearnedCost()
-	if err != nil {
+	if c.decisionCost, err = c.costFunc(cfg.Learned.Cost); err != nil {
 		return fmt.Errorf("schedule.learned.cost: %w", err)
-	}
-	if !fromProfile {
-		cost := d.Seconds()
-		c.decisionCost = func(int) float64 { return cost }
-	} else if c.decisionCost, err = c.profiledDecisionCost(); err != nil {
-		return err
 	}
 	c.placement = model
 	return nil
+}
+
+// costFunc is a batch of n decisions' cost for a value of
+// schedule.learned.cost.
+func (c *cluster) costFunc(cost string) (func(n int) float64, error) {
+	d, fromProfile, err := (schedulespec.Learned{Cost: cost}).LearnedCost()
+	if err != nil {
+		return nil, err
+	}
+	if !fromProfile {
+		s := d.Seconds()
+		return func(int) float64 { return s }, nil
+	}
+	if c.profileCost == nil {
+		if c.profileCost, err = c.profiledDecisionCost(); err != nil {
+			return nil, err
+		}
+	}
+	return c.profileCost, nil
 }
 
 // profiledDecisionCost is a batch's cost as the profile measured the zoo's
@@ -72,7 +84,7 @@ func (c *cluster) profiledDecisionCost() (func(n int) float64, error) {
 	}
 	curve, err := c.table.Curve(dev, "mlp", precisionNames[precFP32], 1)
 	if err != nil {
-		return nil, fmt.Errorf("schedule.learned.cost: %s: a decision's cost is the profile's mlp at one thread on device %s, which it lacks (measure the mlp, or give schedule.learned.cost a duration): %w",
+		return nil, fmt.Errorf("%s: a decision's cost is the profile's mlp at one thread on device %s, which it lacks (measure the mlp, or give a duration): %w",
 			schedulespec.CostProfile, dev, err)
 	}
 	// Tabulated for the batches a decision batch can have.

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,76 @@ func TestLearnedPolicy(t *testing.T) {
 	}
 	if ort.Version() == "" {
 		t.Error("onnxruntime was not loaded")
+	}
+}
+
+// TestStudies runs both studies on a small workload: the rows a policy
+// that reads predictions, a learned one and one that predicts nothing
+// get, how far each row's predictions were from the means, and the cost of
+// a decision.
+func TestStudies(t *testing.T) {
+	lib, src := orttest.Library(t)
+	prof := learnedProfile()
+	predPath, _ := savePredictor(t, prof, "loglinear")
+	samples, jobs := writeSamples(t, prof), generateJobs(t, mlpWorkload(2000), 3)
+	cfg := testConfig()
+	cfg.Policies = []string{"round_robin", "greedy", "learned"}
+	cfg.Predictor = PredictorLearned
+	cfg.Studies = Studies{Jobs: 1500, PredictionErrors: []float64{0.2, 0.5}, DecisionCosts: []string{"0s", "5ms"}}
+	dir := t.TempDir()
+	in := Inputs{Samples: samples, Jobs: jobs, Predictor: predPath, Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
+	if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquetio.ReadAll[StudyRow](filepath.Join(dir, StudiesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		study, policy, pred, cost string
+		e                         float64
+	}
+	got := map[key]StudyRow{}
+	for _, r := range rows {
+		got[key{r.Study, r.Policy, r.Predictor, r.DecisionCost, r.PredictionError}] = r
+		if r.Jobs != 1500 {
+			t.Errorf("%+v: %d jobs, want 1500", r, r.Jobs)
+		}
+	}
+	want := []key{}
+	for _, p := range []string{"greedy", "learned"} {
+		want = append(want, key{StudyPredictionError, p, PredictorTable, "", 0}, key{StudyPredictionError, p, PredictorTable, "", 0.2},
+			key{StudyPredictionError, p, PredictorTable, "", 0.5}, key{StudyPredictionError, p, PredictorLearned, "", 0})
+	}
+	for _, c := range []string{"profile", "0s", "5ms"} {
+		want = append(want, key{StudyDecisionCost, "learned", PredictorLearned, c, 0})
+	}
+	if len(rows) != len(want) {
+		t.Errorf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for _, k := range want {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no row %+v", k)
+		}
+	}
+	// The means exact are 0 off; 1 ± e per job is e/2 off on average;
+	// train's predictor somewhere else.
+	for _, e := range []float64{0, 0.2, 0.5} {
+		r := got[key{StudyPredictionError, "greedy", PredictorTable, "", e}]
+		if math.Abs(r.PredictionMAPE-e/2) > 0.02*max(e, 0.1) {
+			t.Errorf("table ±%v: predictions %v off the means, want about %v", e, r.PredictionMAPE, e/2)
+		}
+	}
+	if r := got[key{StudyPredictionError, "greedy", PredictorLearned, "", 0}]; !(r.PredictionMAPE > 0) {
+		t.Errorf("the learned predictor is %v off the means, want some", r.PredictionMAPE)
+	}
+	if a, b := got[key{StudyPredictionError, "greedy", PredictorTable, "", 0}], got[key{StudyPredictionError, "greedy", PredictorTable, "", 0.5}]; a.MeanE2ES == b.MeanE2ES {
+		t.Errorf("greedy runs the same with exact predictions and ±50%%: mean %v", a.MeanE2ES)
+	}
+	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "5ms", 0}]; r.DecisionCostS != 0.005 {
+		t.Errorf("5ms row costs %v s", r.DecisionCostS)
+	}
+	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "profile", 0}]; math.Abs(r.DecisionCostS-0.00105) > 0.0001 {
+		t.Errorf("a decision at the profile's cost takes %v s, want the profile's mlp at batch 1, about 1.05 ms", r.DecisionCostS)
 	}
 }

@@ -24,26 +24,31 @@ type (
 	RunRow      = schedulespec.RunRow
 	SweepRow    = schedulespec.SweepRow
 	ServingRow  = schedulespec.ServingRow
+	StudyRow    = schedulespec.StudyRow
+	Studies     = schedulespec.Studies
 	CapacityRow = schedulespec.CapacityRow
 )
 
 // Device kinds, file names and limits: schedulespec's.
 const (
-	KindMeasured     = schedulespec.KindMeasured
-	KindDeclared     = schedulespec.KindDeclared
-	MaxLanes         = schedulespec.MaxLanes
-	MaxReplications  = schedulespec.MaxReplications
-	MaxSweepLoad     = schedulespec.MaxSweepLoad
-	ClusterFile      = schedulespec.ClusterFile
-	BoundsFile       = schedulespec.BoundsFile
-	RunsFile         = schedulespec.RunsFile
-	SweepFile        = schedulespec.SweepFile
-	CapacityFile     = schedulespec.CapacityFile
-	TraceFile        = schedulespec.TraceFile
-	DevicesFile      = schedulespec.DevicesFile
-	ServingFile      = schedulespec.ServingFile
-	PredictorLearned = schedulespec.PredictorLearned
-	PredictorTable   = schedulespec.PredictorTable
+	KindMeasured         = schedulespec.KindMeasured
+	KindDeclared         = schedulespec.KindDeclared
+	MaxLanes             = schedulespec.MaxLanes
+	MaxReplications      = schedulespec.MaxReplications
+	MaxSweepLoad         = schedulespec.MaxSweepLoad
+	ClusterFile          = schedulespec.ClusterFile
+	BoundsFile           = schedulespec.BoundsFile
+	RunsFile             = schedulespec.RunsFile
+	SweepFile            = schedulespec.SweepFile
+	CapacityFile         = schedulespec.CapacityFile
+	TraceFile            = schedulespec.TraceFile
+	DevicesFile          = schedulespec.DevicesFile
+	ServingFile          = schedulespec.ServingFile
+	StudiesFile          = schedulespec.StudiesFile
+	StudyPredictionError = schedulespec.StudyPredictionError
+	StudyDecisionCost    = schedulespec.StudyDecisionCost
+	PredictorLearned     = schedulespec.PredictorLearned
+	PredictorTable       = schedulespec.PredictorTable
 )
 
 // DefaultConfig is schedulespec.DefaultConfig.
@@ -79,6 +84,6 @@ func options(c Config, seed uint64) policy.Options {
 // all of it but the lists of policies, the load, the replications and the
 // sweep, which say which simulations to run (a Unit names one).
 func unitConfig(c Config) Config {
-	c.Policies, c.Load, c.Replications, c.Sweep = nil, 0, 0, Sweep{}
+	c.Policies, c.Load, c.Replications, c.Sweep, c.Studies = nil, 0, 0, Sweep{}, Studies{}
 	return c
 }

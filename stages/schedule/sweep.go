@@ -230,7 +230,21 @@ func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, 
 		return r, nil
 	}
 	u := Unit{Spec: p.spec, Replication: p.rep, Jobs: s.cfg.Sweep.Jobs, Load: p.load * s.perUnit, Predictor: s.cfg.Predictor}
-	build := func(dir string) error { return s.simulate(ctx, u, dir) }
+	r, err := s.summary(ctx, u, s.jobs)
+	if err != nil {
+		return SweepRow{}, err
+	}
+	r.Load, r.Search = p.load, search
+	s.mu.Lock()
+	s.points[p] = r
+	s.mu.Unlock()
+	return r, nil
+}
+
+// summary returns unit u's summary row (of its jobs jobs), simulating it
+// unless the memo has it.
+func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, error) {
+	build := func(dir string) error { return s.simulate(ctx, u, jobs, dir) }
 	var dir string
 	var err error
 	if s.memo != nil {
@@ -252,20 +266,15 @@ func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, 
 	if len(rows) != 1 || rows[0].Policy != u.Spec || rows[0].Replication != int32(u.Replication) || rows[0].ScheduleLoad != u.Load {
 		return SweepRow{}, fmt.Errorf("%s: the memo entry %s holds another point: %+v", u, dir, rows)
 	}
-	r = rows[0]
-	r.Load, r.Search = p.load, search
-	s.mu.Lock()
-	s.points[p] = r
-	s.mu.Unlock()
-	return r, nil
+	return rows[0], nil
 }
 
-// simulate runs the unit, its trace and devices files in a scratch
-// directory inside dir, and writes its summary into dir.
-func (s *sweeper) simulate(ctx context.Context, u Unit, dir string) error {
+// simulate runs the unit on its jobs jobs, its trace and devices files in
+// a scratch directory inside dir, and writes its summary into dir.
+func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) error {
 	scratch := filepath.Join(dir, "sim")
 	defer os.RemoveAll(scratch)
-	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, s.jobs, scratch, nil, s.prog, nil); err != nil {
+	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, jobs, scratch, nil, s.prog, nil); err != nil {
 		return err
 	}
 	devices := make([]string, len(s.cl.cfg))

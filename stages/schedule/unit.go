@@ -12,7 +12,8 @@ import (
 // jobs of the eval workload (all of them when 0), their arrival times
 // divided by Load, its policies predicting with Predictor
 // (schedule.predictor's values) and a PredictionError
-// (sim.Config.PredictionError). Everything else it depends on (the
+// (sim.Config.PredictionError), and a learned policy's decisions costing
+// DecisionCost (schedule.learned.cost's values; empty takes the config's). Everything else it depends on (the
 // cluster, the option settings, the seed, the upstream files) is the same
 // for every unit of a run, so a unit is named by these fields within the
 // stage, and by its key (its KeyLines on the stage's key lines) anywhere:
@@ -25,6 +26,7 @@ type Unit struct {
 	Load            float64
 	Predictor       string
 	PredictionError float64
+	DecisionCost    string
 }
 
 // String names the unit for messages, e.g. "edf+batch at load ×0.75, 50000
@@ -37,6 +39,9 @@ func (u Unit) String() string {
 	s := fmt.Sprintf("%s at load ×%s, %s, replication %d, %s predictor", u.Spec, strconv.FormatFloat(u.Load, 'g', -1, 64), jobs, u.Replication, u.Predictor)
 	if u.PredictionError > 0 {
 		s += fmt.Sprintf(" ±%s", strconv.FormatFloat(100*u.PredictionError, 'g', -1, 64)) + "%"
+	}
+	if u.DecisionCost != "" {
+		s += ", decisions costing " + u.DecisionCost
 	}
 	return s
 }
@@ -52,6 +57,7 @@ func (u Unit) KeyLines() [][2]string {
 		{"load", strconv.FormatFloat(u.Load, 'g', -1, 64)},
 		{"predictor", u.Predictor},
 		{"prediction_error", strconv.FormatFloat(u.PredictionError, 'g', -1, 64)},
+		{"decision_cost", u.DecisionCost},
 	}
 }
 

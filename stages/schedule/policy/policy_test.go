@@ -271,3 +271,55 @@ func TestSpecRoundTrips(t *testing.T) {
 		t.Errorf("batch_aware does not batch: %+v", sp)
 	}
 }
+
+// TestPredicts runs each policy that claims to predict nothing with a
+// predictor twenty times too slow, and each that claims to predict with
+// it too: the former must run exactly as with the service's own means,
+// and the latter must not, on a workload where predictions matter.
+func TestPredicts(t *testing.T) {
+	jobs := randomWorkload(5, 1500)
+	for _, name := range Names() {
+		sp, err := ParseSpec(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, func(t *testing.T) {
+			exact := runAll(t, sp, jobs)
+			p, _ := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
+			cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3, Predictor: skewed{invSvc}}
+			if err := sp.Configure(&cfg, invSettings); err != nil {
+				t.Fatal(err)
+			}
+			var ends []float64
+			i := 0
+			if _, err := sim.Run(cfg, func() (*sim.Job, bool) {
+				if i == len(jobs) {
+					return nil, false
+				}
+				c := *jobs[i]
+				i++
+				return &c, true
+			}, func(r *sim.Record) error { ends = append(ends, r.End); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			same := len(ends) == len(exact.recs)
+			for k := 0; same && k < len(ends); k++ {
+				same = ends[k] == exact.recs[k].End
+			}
+			if same == sp.Predicts() {
+				t.Errorf("Predicts() = %v, but with skewed predictions the run is the same: %v", sp.Predicts(), same)
+			}
+		})
+	}
+}
+
+// skewed predicts model 0 twenty times slower than the service does.
+type skewed struct{ svc sim.Service }
+
+func (s skewed) Predict(d int, m, p, b int32) float64 {
+	v := s.svc.Predict(d, m, p, b)
+	if m == 0 {
+		v *= 20
+	}
+	return v
+}

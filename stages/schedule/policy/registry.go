@@ -21,23 +21,26 @@ type Factory func(o Options) sim.Policy
 
 // entry is one registered policy. batches marks a policy whose choices are
 // about batches, which therefore always runs with micro-batching; learned
-// one whose migrations the placement network decides (Settings.Learned).
+// one whose migrations the placement network decides (Settings.Learned);
+// predicts one whose choices read predicted service times (State.Predict,
+// Backlog), and so change with the predictor.
 type entry struct {
-	build   Factory
-	batches bool
-	learned bool
+	build    Factory
+	batches  bool
+	learned  bool
+	predicts bool
 }
 
 // registry names every policy: one line each.
 var registry = map[string]entry{
-	"fifo":        {build: func(Options) sim.Policy { return FIFO{} }},
+	"fifo":        {build: func(Options) sim.Policy { return FIFO{} }, predicts: true},
 	"round_robin": {build: func(Options) sim.Policy { return &RoundRobin{} }},
 	"random":      {build: func(o Options) sim.Policy { return NewRandom(o.Seed) }},
-	"greedy":      {build: func(Options) sim.Policy { return Greedy{} }},
-	"edf":         {build: func(Options) sim.Policy { return EDF{} }},
-	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true},
-	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true},
-	"learned":     {build: func(Options) sim.Policy { return Learned{} }, learned: true},
+	"greedy":      {build: func(Options) sim.Policy { return Greedy{} }, predicts: true},
+	"edf":         {build: func(Options) sim.Policy { return EDF{} }, predicts: true},
+	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true, predicts: true},
+	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true, predicts: true},
+	"learned":     {build: func(Options) sim.Policy { return Learned{} }, learned: true, predicts: true},
 }
 
 // Names returns the registered policies, sorted.

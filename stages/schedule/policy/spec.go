@@ -126,6 +126,10 @@ type Serving struct {
 // Learned reports whether the spec's migrations are the network's.
 func (sp Spec) Learned() bool { return registry[sp.Name].learned }
 
+// Predicts reports whether the spec's simulation reads predicted service
+// times: its policy's choices do, or its splitting or migration rule.
+func (sp Spec) Predicts() bool { return registry[sp.Name].predicts || sp.Split || sp.Migrates() }
+
 // Migrates reports whether the spec's simulation moves waiting jobs: by
 // the Threshold rule (+migrate) or by the network (a learned policy).
 func (sp Spec) Migrates() bool { return sp.Migrate || sp.Learned() }

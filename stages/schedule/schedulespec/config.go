@@ -69,6 +69,22 @@ type Config struct {
 	// Sweep simulates every policy again at other offered loads, on the
 	// first jobs of the workload, and searches each one's capacity.
 	Sweep Sweep `koanf:"sweep"`
+	// Studies simulate the policies again on the first jobs, at
+	// schedule.load, with worse predictions and dearer decisions.
+	Studies Studies `koanf:"studies"`
+}
+
+// Studies ask how the policies fare when what they rely on gets worse,
+// each simulation a memoized Unit on the first Jobs eval jobs at
+// schedule.load: every policy that reads predictions, with the profile's
+// means scaled per job by 1 ± e for each e of PredictionErrors (and
+// exact, and with the learned predictor, to place it among them); every
+// learned policy with its decisions costing each of DecisionCosts (besides
+// schedule.learned.cost).
+type Studies struct {
+	Jobs             int64     `koanf:"jobs"`
+	PredictionErrors []float64 `koanf:"prediction_errors"`
+	DecisionCosts    []string  `koanf:"decision_costs"`
 }
 
 // Sweep runs the eval workload at several offered loads, each a fraction of
@@ -263,6 +279,7 @@ func DefaultConfig() Config {
 		Dynamic:      policy.DefaultWeights(),
 		Predictor:    PredictorLearned,
 		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
+		Studies:      Studies{Jobs: 50_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -298,6 +315,20 @@ func (c Config) Validate() error {
 	}
 	if !(l.Cache.Step > 0) || math.IsInf(l.Cache.Step, 0) {
 		bad("learned.cache.step", "must be a positive number of standard deviations, got %v", l.Cache.Step)
+	}
+	st := c.Studies
+	if st.Jobs < 0 {
+		bad("studies.jobs", "must be at least 0 (0 takes every eval job), got %d", st.Jobs)
+	}
+	for i, e := range st.PredictionErrors {
+		if !(e > 0 && e < 1) {
+			bad(fmt.Sprintf("studies.prediction_errors[%d]", i), "must be a share in (0, 1), got %v", e)
+		}
+	}
+	for i, cost := range st.DecisionCosts {
+		if _, _, err := (Learned{Cost: cost}).LearnedCost(); err != nil {
+			bad(fmt.Sprintf("studies.decision_costs[%d]", i), "%v", err)
+		}
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)

@@ -19,6 +19,14 @@ const (
 	// ServingFile is beside a learned policy's trace: what serving its
 	// network's decisions did (ServingRow).
 	ServingFile = "serving.parquet"
+	// StudiesFile holds the studies' simulations (StudyRow).
+	StudiesFile = "studies.parquet"
+)
+
+// The studies of StudyRow.
+const (
+	StudyPredictionError = "prediction_error"
+	StudyDecisionCost    = "decision_cost"
 )
 
 // PolicyFile returns the path, relative to the stage's output, of one of a
@@ -177,6 +185,37 @@ type ServingRow struct {
 	// CostS is the simulated time charged per batch of one decision
 	// (schedule.learned.cost), seconds.
 	CostS float64 `parquet:"cost_s"`
+}
+
+// StudyRow is one row of studies.parquet: one simulation of a study
+// (schedule.studies), the first Jobs eval jobs at schedule.load,
+// summarized. Rows are by study, then in the order of schedule.policies,
+// then by predictor, error and cost.
+type StudyRow struct {
+	// Study is StudyPredictionError or StudyDecisionCost.
+	Study  string `parquet:"study,dict"`
+	Policy string `parquet:"policy,dict"`
+	// Predictor and PredictionError are what the policy predicted with
+	// (sim.Config.PredictionError's 1 ± e per job); PredictionMAPE is
+	// how far those predictions were from the profile's means over the
+	// jobs simulated, on every device each fits: the mean of
+	// |prediction / mean − 1|, 0 for the exact means.
+	Predictor       string  `parquet:"predictor,dict"`
+	PredictionError float64 `parquet:"prediction_error"`
+	PredictionMAPE  float64 `parquet:"prediction_mape"`
+	// DecisionCost is a learned policy's schedule.learned.cost value,
+	// DecisionCostS a single decision's cost in seconds; empty and 0 for
+	// other policies.
+	DecisionCost  string  `parquet:"decision_cost,dict"`
+	DecisionCostS float64 `parquet:"decision_cost_s"`
+	// The rest are as in SweepRow.
+	Jobs                     int64   `parquet:"jobs"`
+	SLOAttainment            float64 `parquet:"slo_attainment"`
+	InteractiveSLOAttainment float64 `parquet:"interactive_slo_attainment"`
+	MeanE2ES                 float64 `parquet:"mean_e2e_s"`
+	P99E2ES                  float64 `parquet:"p99_e2e_s"`
+	ThroughputJobsPerS       float64 `parquet:"throughput_jobs_per_s"`
+	GoodputJobsPerS          float64 `parquet:"goodput_jobs_per_s"`
 }
 
 // SweepRow is one row of sweep.parquet: one simulation of the load sweep or
