@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
@@ -53,6 +54,52 @@ type servingStats struct {
 	Hits, Changed int64
 	// Inference is the wall-clock time in onnxruntime.
 	Inference time.Duration
+	// Wall-clock latency of each path a decision takes: a batch of one
+	// through onnxruntime, a batch of several (per decision), and a cache
+	// hit (the standardisation, the key and the lookup).
+	Uncached, Batched, Cached latencies
+}
+
+// latencies is a histogram of wall-clock times on a geometric grid of
+// 1% steps from 10 ns to about 1 s: fixed in size, so that recording a
+// decision allocates nothing, and a quantile of it is within 1%.
+type latencies struct {
+	n      int64
+	bucket [latencyBuckets]int64
+}
+
+const (
+	latencyBuckets = 1852 // 1.01^1852 × 10 ns ≈ 1 s
+	latencyFloor   = 10e-9
+)
+
+var latencyLog = math.Log(1.01)
+
+// add records one duration.
+func (l *latencies) add(d time.Duration) {
+	s := d.Seconds()
+	i := 0
+	if s > latencyFloor {
+		i = min(int(math.Log(s/latencyFloor)/latencyLog), latencyBuckets-1)
+	}
+	l.bucket[i]++
+	l.n++
+}
+
+// quantile is the q-quantile in seconds: the upper edge of the bucket that
+// holds it; NaN with nothing recorded.
+func (l *latencies) quantile(q float64) float64 {
+	if l.n == 0 {
+		return math.NaN()
+	}
+	rank := int64(math.Ceil(q * float64(l.n)))
+	var seen int64
+	for i, c := range l.bucket {
+		if seen += c; seen >= max(rank, 1) {
+			return latencyFloor * math.Exp(float64(i+1)*latencyLog)
+		}
+	}
+	return latencyFloor * math.Exp(latencyBuckets*latencyLog)
 }
 
 // newNetMigrator loads the placement network model for batches of up to
@@ -98,10 +145,12 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 		fs[i].Vector(&m.xs[i])
 		m.hit[i], m.keyed[i] = false, false
 		if m.cache != nil {
+			t0 := time.Now()
 			var z [sim.NumFeatures]float32
 			m.net.Standardize(&m.xs[i], &z)
 			if m.keys[i], m.keyed[i] = m.cache.Key(&z); m.keyed[i] {
 				if p, ok := m.cache.Get(m.keys[i]); ok {
+					m.stats.Cached.add(time.Since(t0))
 					m.stats.Hits++
 					m.hit[i], m.cached[i] = true, p
 					out[i] = p > placement.Threshold
@@ -117,12 +166,21 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 	if len(m.eval) == 0 {
 		return
 	}
-	start := time.Now()
-	max := m.net.MaxBatch()
-	for a := 0; a < len(m.eval); a += max {
-		b := min(a+max, len(m.eval))
+	most := m.net.MaxBatch()
+	for a := 0; a < len(m.eval); a += most {
+		b := min(a+most, len(m.eval))
+		t0 := time.Now()
 		if err := m.net.Eval(m.x[a:b], m.p[a:b]); err != nil && m.err == nil {
 			m.err = fmt.Errorf("learned migration: %w", err)
+		}
+		d := time.Since(t0)
+		m.stats.Inference += d
+		if b-a == 1 {
+			m.stats.Uncached.add(d)
+		} else {
+			for range b - a {
+				m.stats.Batched.add(d / time.Duration(b-a))
+			}
 		}
 		m.stats.Calls++
 	}
@@ -130,7 +188,6 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 		clear(out)
 		return
 	}
-	m.stats.Inference += time.Since(start)
 	m.stats.Evaluated += int64(len(m.eval))
 	for k, i := range m.eval {
 		p := m.p[k]

@@ -351,12 +351,30 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 			return fmt.Errorf("schedule: policy %s: %w", name, err)
 		}
 		if note != nil {
-			st := mig.stats
-			note("serving:"+replicationName(u), fmt.Sprintf("%d decisions in %d onnxruntime runs (%d points), %s in onnxruntime (%.3g µs a point)",
-				st.Decisions, st.Calls, st.Evaluated, st.Inference.Round(time.Microsecond), float64(st.Inference.Microseconds())/float64(max(1, st.Evaluated))))
+			noteServing(note, replicationName(u), &mig.stats)
 		}
 	}
 	return nil
+}
+
+// noteServing tells note a learned simulation's wall-clock serving
+// figures, one key each (serving:<run>:<figure>), so that a reader can
+// take the numbers: the time in onnxruntime, and the median and 99th
+// percentile of each path a decision took, in µs.
+func noteServing(note func(k, v string), run string, st *servingStats) {
+	key := "serving:" + run + ":"
+	note(key+"inference_s", fmt.Sprintf("%.6f", st.Inference.Seconds()))
+	for _, p := range []struct {
+		name string
+		l    *latencies
+	}{{"uncached", &st.Uncached}, {"batched", &st.Batched}, {"cached", &st.Cached}} {
+		if p.l.n == 0 {
+			continue
+		}
+		note(key+p.name+"_n", fmt.Sprint(p.l.n))
+		note(key+p.name+"_p50_us", fmt.Sprintf("%.3g", 1e6*p.l.quantile(0.5)))
+		note(key+p.name+"_p99_us", fmt.Sprintf("%.3g", 1e6*p.l.quantile(0.99)))
+	}
 }
 
 // writeServing writes a learned simulation's ServingFile into dir.
