@@ -174,11 +174,18 @@ func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 		if err != nil {
 			return err
 		}
+		// The schedule manifest's notes hold the learned simulations'
+		// wall-clock serving figures, which no file of the artifact does.
+		sm, err := ins[stages.Schedule].Manifest()
+		if err != nil {
+			return err
+		}
 		in := evaluate.Inputs{
-			Schedule: ins[stages.Schedule].Dir,
-			Jobs:     ins[stages.Generate].Path(generate.JobsFile(generate.WorkloadEval)),
-			Samples:  ins[stages.Profile].Path(profile.SamplesFile),
-			Train:    ins[stages.Train].Dir,
+			Schedule:      ins[stages.Schedule].Dir,
+			Jobs:          ins[stages.Generate].Path(generate.JobsFile(generate.WorkloadEval)),
+			Samples:       ins[stages.Profile].Path(profile.SamplesFile),
+			Train:         ins[stages.Train].Dir,
+			ScheduleNotes: sm.Notes,
 		}
 		if cfg.Evaluate.CompareTo != "" {
 			prev, err := env.Ref(stages.CompareTo)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/stages/ort/orttest"
 )
 
 // mlschedBin is the real CLI, built once for the end-to-end tests as make
@@ -329,6 +330,48 @@ func TestReportAndCompareTo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, "data", "evaluate", first, "metrics.parquet")); err != nil {
 		t.Errorf("the compared version is gone: %v", err)
+	}
+}
+
+// TestLearnedReport runs the tiny pipeline with the learned policy beside
+// edf and edf+migrate: schedule serves the placement network train just
+// trained through onnxruntime (so the test needs the library, unlike
+// tiny.yaml alone), and the report gains its learned section, with the
+// wall-clock figures of schedule's manifest, which the worker passes on.
+func TestLearnedReport(t *testing.T) {
+	lib, _ := orttest.Library(t)
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("--ort-lib", lib, "run", "--set", "schedule.policies=fifo,edf,edf+migrate,learned")
+	md, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := filepath.Glob(filepath.Join(p.dir, "data", "schedule", "*", "manifest.json"))
+	if len(ms) != 1 {
+		t.Fatalf("schedule manifests %v", ms)
+	}
+	b, err := os.ReadFile(ms[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m pipeline.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	n := m.Notes["serving:learned:uncached_n"]
+	if n == "" {
+		t.Fatalf("schedule's manifest notes no uncached decisions: %v", m.Notes)
+	}
+	for _, want := range []string{"\n## Learned decisions\n", "**learned against edf+migrate** (the Threshold rule)", "**learned against edf** (no migration)",
+		"| learned | uncached: one decision | " + n + " | ", "### Sensitivity to prediction error", "### The cost of a decision"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, chart := range []string{"prediction-error-slo.svg", "prediction-error-mean-e2e.svg"} {
+		if _, err := os.Stat(filepath.Join(p.dir, "reports", "charts", chart)); err != nil {
+			t.Errorf("reports/charts: %v", err)
+		}
 	}
 }
 

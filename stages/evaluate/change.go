@@ -55,6 +55,7 @@ var scopeTitles = []struct{ scope, title string }{
 	{ScopeProfile, "Profile"},
 	{ScopePredictor, "Predictor"},
 	{ScopePlacement, "Placement network"},
+	{ScopeLearned, "Learned decisions"},
 }
 
 // where names the number a row holds, without its metric.

@@ -53,12 +53,38 @@
 // stage on its own) those sections are left out. evaluate recomputes none
 // of it: the numbers are train's.
 //
+// # The learned policies
+//
+// When schedule simulated a learned policy (edf with every migration
+// decision the placement network's, served through onnxruntime), the
+// report's "Learned decisions" section sets each learned spec against
+// edf with the same options, with the Threshold rule (+migrate) and with
+// no migration, where schedule simulated them: paired differences on the
+// same jobs from the same bootstrap as the baselines', each stated as
+// better, worse or no difference; a counterpart not simulated is named
+// with the spec to add to schedule.policies. It shows each learned run's
+// serving.parquet (decisions, migrations, mean batch, onnxruntime calls,
+// cache hits and the hits the cache got wrong, the simulated cost of a
+// decision) and the wall-clock figures per serving path that the
+// schedule manifest's notes hold (Inputs.ScheduleNotes), beside the
+// serving targets: those differ from run to run, and the report says
+// so. From studies.parquet it charts each policy's SLO attainment and
+// mean latency against the prediction error (the predictions' MAPE),
+// train's predictor marked, and tabulates the learned policies at each
+// decision cost; a sentence under each, computed from the rows, says
+// which policy degrades most and what the dearest decisions do. An
+// artifact without studies.parquet, or with the studies off, leaves those
+// parts out; a damaged serving or studies file, or a note that is no
+// number, is an error naming it.
+//
 // # Outputs
 //
 // metrics.parquet holds every number of the report in long form
 // (MetricRow): scope (policy, class, device, difference, replications,
-// replication_difference, sweep, sustained, bound, profile, and the
-// trained models' headline numbers, predictor and placement), the names
+// replication_difference, sweep, sustained, bound, profile, the trained
+// models' headline numbers, predictor and placement, and learned: each
+// learned spec's serving counts and its differences from its
+// counterparts), the names
 // that apply (policy, baseline, class, device, model, precision, threads,
 // batch, load), metric, value, the interval's lo and hi (null without
 // one), significant, and previous (the value in evaluate.compare_to's run).

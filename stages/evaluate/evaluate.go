@@ -28,6 +28,11 @@ type Inputs struct {
 	// predictor's and placement network's scores. Empty leaves those
 	// sections out.
 	Train string
+	// ScheduleNotes are the schedule artifact's manifest notes: the
+	// learned simulations' wall-clock serving figures
+	// (serving:<run>:<figure>), which the report shows beside the
+	// targets. Nil leaves them out.
+	ScheduleNotes map[string]string
 	// Previous is the metrics.parquet of the run evaluate.compare_to names,
 	// and PreviousVersion that run's version; both empty without one.
 	Previous, PreviousVersion string
@@ -137,6 +142,10 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := cfg.CheckBaselines(runs.policies); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	learned, err := readLearned(in.Schedule, runs, in.ScheduleNotes)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
 	devices, err := parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(in.Schedule, schedulespec.ClusterFile))
 	if err != nil {
 		return fmt.Errorf("evaluate: read cluster: %w", err)
@@ -227,12 +236,26 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			}
 		}
 	}
+	// Each learned spec against its counterparts, on the same resamples.
+	fromBaselines := len(pairs)
+	var compared []int // the comparison of each further pair
+	if learned != nil {
+		for k, c := range learned.comparisons {
+			if c.simulated {
+				pairs = append(pairs, metrics.Pair{Policy: sides[slices.Index(policies, c.learned)], Baseline: sides[slices.Index(policies, c.counterpart)]})
+				compared = append(compared, k)
+			}
+		}
+	}
 	diffs, err := metrics.CompareAll(pairs, bs)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	for k, d := range diffs {
+	for k, d := range diffs[:fromBaselines] {
 		results[of[k]].diffs = append(results[of[k]].diffs, d...)
+	}
+	for k, d := range diffs[fromBaselines:] {
+		learned.comparisons[compared[k]].diffs = d
 	}
 	clear(sides)
 
@@ -252,6 +275,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	rows := append(metricRows(policies, results, bounds, sw), reps...)
 	rows = append(rows, profileRows(curves)...)
 	rows = append(rows, trainRows(tr)...)
+	rows = append(rows, learnedRows(learned)...)
 	var since *change
 	if in.Previous != "" {
 		old, err := parquetio.ReadAll[MetricRow](in.Previous)
@@ -265,7 +289,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	}
 
 	d := &reportData{cfg: cfg, devices: devices, policies: policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, train: tr, prov: out.Provenance}
+		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, train: tr, learned: learned, prov: out.Provenance}
 	best := policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
 	if d.timeline, err = readTimeline(filepath.Join(in.Schedule, filepath.FromSlash(runs.of[best][0].Devices)), best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {

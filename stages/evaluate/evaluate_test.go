@@ -54,6 +54,13 @@ type fixture struct {
 func newFixture(t *testing.T) fixture { return newFixtureReps(t, 1) }
 
 func newFixtureReps(t *testing.T, replications int) fixture {
+	return newFixtureWith(t, replications, nil)
+}
+
+// newFixtureWith builds the fixture with replications, letting with
+// change schedule's config and inputs before it runs (to add learned
+// policies, say); the schedule manifest's notes go to Inputs.ScheduleNotes.
+func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, *schedule.Inputs)) fixture {
 	t.Helper()
 	dir := t.TempDir()
 	var s []profile.Sample
@@ -91,7 +98,12 @@ func newFixtureReps(t *testing.T, replications int) fixture {
 		t.Fatal(err)
 	}
 	memo := pipeline.NewMemo(filepath.Join(dir, "memo"), "schedule", pipeline.KeyInputs{Code: "test"})
-	if err := schedule.Run(context.Background(), sched, 1, schedule.Inputs{Samples: samples, Jobs: in.Jobs}, schedule.Output{Dir: in.Schedule, Memo: memo}); err != nil {
+	sin := schedule.Inputs{Samples: samples, Jobs: in.Jobs}
+	if with != nil {
+		with(&sched, &sin)
+	}
+	in.ScheduleNotes = map[string]string{}
+	if err := schedule.Run(context.Background(), sched, 1, sin, schedule.Output{Dir: in.Schedule, Memo: memo, Notes: in.ScheduleNotes}); err != nil {
 		t.Fatal(err)
 	}
 	return fixture{in: in, sched: sched}
@@ -535,7 +547,7 @@ func TestFormats(t *testing.T) {
 		got, want string
 	}{
 		{secs(0.000012), "12 µs"}, {secs(0.0123), "12.3 ms"}, {secs(1.5), "1.5 s"}, {secs(4227.4), "4227 s"}, {secs(math.NaN()), "–"},
-		{pct(0.1234), "12.3%"}, {signed(0.278, pctPts), "+27.8 pp"}, {signed(-0.05, pctPts), "-5.0 pp"},
+		{pct(0.1234), "12.3%"}, {signed(0.278, pctPts), "+27.8 pp"}, {signed(-0.05, pctPts), "-5.0 pp"}, {signed(-0.00034, pctPts), "-0.034 pp"}, {pctPts(0), "0.0 pp"},
 		{ratio(1.18), "1.18×"}, {ratio(32793.4), "32793×"}, {ratio(0.0000301), "3e-05×"}, {ratio(0), "–"},
 		{num(7530.4), "7530"}, {num(0.0657), "0.0657"},
 		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: 0.5}, secs), "no difference (-2 s … +500 ms)"},

@@ -80,6 +80,10 @@ func pctPts(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
+	if p := 100 * f; p != 0 && math.Abs(p) < 0.05 {
+		// A difference that rounds to 0.0 is not nothing: two digits.
+		return fmt.Sprintf("%.2g pp", p)
+	}
 	return fmt.Sprintf("%.1f pp", 100*f)
 }
 

@@ -30,6 +30,9 @@ type reportData struct {
 	// train is what the report shows of the train artifact; nil without
 	// one, when its sections are left out.
 	train *trained
+	// learned is what the report shows of the learned policies; nil when
+	// none was simulated, when their section is left out.
+	learned *learnedRuns
 	// replications are the rows across schedule.replications; none for
 	// a single run.
 	replications []MetricRow
@@ -53,6 +56,7 @@ var sections = []section{
 	profileSection,
 	predictorSection,
 	placementSection,
+	learnedSection,
 	changeSection,
 	provenanceSection,
 }

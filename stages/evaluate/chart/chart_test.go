@@ -90,6 +90,25 @@ func chartCases() []chartCase {
 			p99, LineOptions{LogY: true, HLine: ptr(0.5), HLineLabel: "interactive SLO (0.5 s)"})
 	}, 4*(1+10) + 4*2})
 
+	// Attainment against prediction error: a curve per policy over the
+	// errors, and each policy's result with another predictor as a mark.
+	mape := []float64{0, 0.05, 0.15, 0.25}
+	var sens []Series
+	var marks []Mark
+	for i, p := range policies[:3] {
+		s := Series{Name: p}
+		for _, e := range mape {
+			s.X, s.Y = append(s.X, e), append(s.Y, 0.99-float64(i+1)*0.1*e*e*4)
+		}
+		sens = append(sens, s)
+		marks = append(marks, Mark{Series: i, X: 0.28, Y: 0.985 - float64(i)*0.02})
+	}
+	marks = append(marks, Mark{Series: 0, X: math.NaN(), Y: 1}) // left out
+	cases = append(cases, chartCase{"lines_marks", true, func() ([]byte, error) {
+		return Lines("Interactive SLO attainment against prediction error", "prediction MAPE", "interactive jobs within SLO",
+			sens, LineOptions{YMax: ptr(1), Marks: marks, MarksLabel: "train's predictor"})
+	}, 3*(1+4) + 3*2 + 3})
+
 	pct := []BarSeries{
 		{Name: "P50", Values: []float64{0.021, 0.018, 0.025, 0.017}},
 		{Name: "P95", Values: []float64{0.12, 0.08, 0.09, 0.06},
@@ -481,6 +500,12 @@ func TestErrors(t *testing.T) {
 		}, ErrInvalid, "Diagonal with LogX true and LogY false"},
 		{"lines vline nan", func() ([]byte, error) { return Lines("T", "x", "y", ok, LineOptions{VLine: ptr(nan)}) }, ErrInvalid, "VLine = NaN"},
 		{"lines vline log", func() ([]byte, error) { return Lines("T", "x", "y", ok, LineOptions{LogX: true, VLine: ptr(0)}) }, ErrInvalid, "VLine = 0"},
+		{"lines mark of no series", func() ([]byte, error) {
+			return Lines("T", "x", "y", ok, LineOptions{Marks: []Mark{{Series: 1, X: 1, Y: 1}}})
+		}, ErrInvalid, "Marks[0].Series = 1, want 0 to 0"},
+		{"lines mark log", func() ([]byte, error) {
+			return Lines("T", "x", "y", ok, LineOptions{LogY: true, Marks: []Mark{{X: 1, Y: 1}, {X: 1, Y: 0}}})
+		}, ErrNotPositive, "Marks[1]: Y[0] = 0"},
 		{"lines diagonal mixed axes", func() ([]byte, error) {
 			return Lines("T", "x", "y", ok, LineOptions{LogY: true, Diagonal: true})
 		}, ErrInvalid, "Diagonal with LogX false and LogY true"},

@@ -12,7 +12,9 @@
 //     offered load), with optional dashed reference lines: horizontal (the
 //     SLO target), vertical (a network's best epoch) or y = x (a ROC
 //     curve's chance line); curves of many points can leave the markers
-//     out.
+//     out, and single points can be marked with a cross in a series'
+//     colour beside the curves (a policy's result under another
+//     condition).
 //   - [Bars]: grouped bars (one group per policy, one bar per percentile),
 //     with optional error bars.
 //   - [Histogram]: overlaid histograms over shared, optionally log-spaced,

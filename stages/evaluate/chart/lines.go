@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -41,6 +42,21 @@ type LineOptions struct {
 	// into a thick line. The series then differ by colour and, from the
 	// ninth on, dash pattern.
 	NoMarkers bool
+	// Marks are single points drawn apart from the lines, each a cross in
+	// the colour of the series it belongs to: one series' result under
+	// another condition on the same axes (a policy's attainment with
+	// train's predictor, beside its curve over prediction errors). A mark
+	// with a non-finite coordinate is left out. MarksLabel names the marks
+	// in the legend, with a grey cross; empty leaves them out of it.
+	Marks      []Mark
+	MarksLabel string
+}
+
+// Mark is one point of [LineOptions].Marks: at (X, Y), in the colour of
+// series Series (an index into the series drawn).
+type Mark struct {
+	Series int
+	X, Y   float64
 }
 
 // Lines draws each series as a line through its points (X[i], Y[i]) with a
@@ -51,7 +67,7 @@ type LineOptions struct {
 // Points are joined in the order given. A point with a non-finite
 // coordinate is left out and the line breaks there (without markers, a
 // point alone between two breaks is not drawn). Series i gets [Color](i)
-// and the i-th marker shape.
+// and the i-th marker shape; opts.Marks are drawn over the lines.
 func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out []byte, err error) {
 	defer guard(title, &out, &err)
 	if len(series) == 0 {
@@ -78,6 +94,21 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 		}
 		if len(curves[i]) == 0 {
 			return nil, chartError(title, fmt.Errorf("%s has %w", ref, ErrNoFinite))
+		}
+	}
+	var marks []Mark
+	for k, m := range opts.Marks {
+		if m.Series < 0 || m.Series >= len(series) {
+			return nil, chartError(title, fmt.Errorf("Marks[%d].Series = %d, want 0 to %d: %w", k, m.Series, len(series)-1, ErrInvalid))
+		}
+		ref := fmt.Sprintf("Marks[%d]", k)
+		if err := checkAxes(ref, []float64{m.X}, []float64{m.Y}, opts.LogX, opts.LogY); err != nil {
+			return nil, chartError(title, err)
+		}
+		if finite(m.X) && finite(m.Y) {
+			marks = append(marks, m)
+			xr.add(m.X)
+			yr.add(m.Y)
 		}
 	}
 	if h := opts.HLine; h != nil {
@@ -123,6 +154,12 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 		if series[i].Name != "" {
 			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{line: l.line, marker: l.marker}}})
 		}
+	}
+	for _, m := range marks {
+		p.Add(&polyline{runs: [][]xy{{{m.X, m.Y}}}, marker: markStyle(Color(m.Series))})
+	}
+	if len(marks) > 0 && opts.MarksLabel != "" {
+		legend = append(legend, legendEntry{opts.MarksLabel, []plot.Thumbnailer{sample{marker: markStyle(refColor)}}})
 	}
 	for _, ref := range []struct {
 		on    bool
@@ -172,4 +209,25 @@ func fixRange(e extent, lo, hi *float64, log bool) (extent, error) {
 		return e, fmt.Errorf("y axis from %g to %g is empty: %w", e.lo, e.hi, ErrInvalid)
 	}
 	return e, nil
+}
+
+// markStyle is the glyph of a [Mark]: a cross, larger than the series'
+// markers and unlike any of their shapes, so that it reads as another
+// kind of point in the series' colour.
+func markStyle(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: c, Radius: vg.Points(4.2), Shape: crossGlyph{}}
+}
+
+// crossGlyph draws an ×.
+type crossGlyph struct{}
+
+func (crossGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius * 0.8
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(2)})
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
+	c.Stroke(p)
 }

@@ -2,6 +2,10 @@ package policy
 
 import "github.com/mlsched/mlsched/stages/schedule/sim"
 
+// LearnedBase is the policy whose placement and order Learned takes, and
+// of its counterparts (Spec.Counterparts).
+const LearnedBase = "edf"
+
 // Learned is the learned policy: it places and orders jobs as EDF does,
 // and every migration decision is the train stage's placement network's
 // (Settings.Learned), served through onnxruntime. Set against edf (no

@@ -126,6 +126,20 @@ type Serving struct {
 // Learned reports whether the spec's migrations are the network's.
 func (sp Spec) Learned() bool { return registry[sp.Name].learned }
 
+// Counterparts are a learned spec's comparisons: the same placement and
+// order and options with the Threshold rule deciding the migrations
+// (+migrate), and with no migration at all. ok is false for a spec that is
+// not learned.
+func (sp Spec) Counterparts() (threshold, none Spec, ok bool) {
+	if !sp.Learned() {
+		return Spec{}, Spec{}, false
+	}
+	none = Spec{Name: LearnedBase, Batch: sp.Batch, Split: sp.Split}
+	threshold = none
+	threshold.Migrate = true
+	return threshold, none, true
+}
+
 // Predicts reports whether the spec's simulation reads predicted service
 // times: its policy's choices do, or its splitting or migration rule.
 func (sp Spec) Predicts() bool { return registry[sp.Name].predicts || sp.Split || sp.Migrates() }
