@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -155,9 +156,9 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 // stages/train/predictor/testdata and the placement network the default
 // pipeline trained (testdata/placement.onnx), simulated under learned
 // (every migration decision through onnxruntime, the decision cache and
-// its audit on) and, side by side, under edf+migrate (the Threshold rule):
-// jobs/s of the whole stage, and decisions/s for learned. Run it with
-// -benchtime 1x.
+// its audit on) and, side by side, under edf+migrate (the Threshold rule)
+// and learned with a batching window of 1 ms: jobs/s of the whole stage,
+// and decisions/s for learned. Run it with -benchtime 1x.
 func BenchmarkLearnedSimulation(b *testing.B) {
 	lib, src := orttest.Library(b)
 	gen := generate.DefaultConfig()
@@ -167,8 +168,17 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Predictor = PredictorTable
 	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
-	for _, p := range []string{"learned", "edf+migrate"} {
+	for _, p := range []string{"learned", "edf+migrate", "learned window=1ms"} {
 		b.Run(p, func(b *testing.B) {
+			p, window, _ := strings.Cut(p, " window=")
+			cfg.Learned.Window = 0
+			if window != "" {
+				w, err := time.ParseDuration(window)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.Learned.Window = w
+			}
 			cfg.Policies = []string{p}
 			dir := b.TempDir()
 			for b.Loop() {
