@@ -156,19 +156,7 @@ func TestTinyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "tiny-report.md")
-	if *update {
-		if err := os.WriteFile(golden, md, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(md, want) {
-		t.Errorf("report.md differs from %s; if the change is intended, rerun with -update and read the diff", golden)
-	}
+	checkGolden(t, "tiny-report.md", md, "report.md")
 
 	t.Run("html", func(t *testing.T) { checkHTML(t, out) })
 	t.Run("metrics", func(t *testing.T) { checkMetrics(t, out, f.sched, cfg) })
@@ -557,5 +545,24 @@ func TestFormats(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
 		}
+	}
+}
+
+// checkGolden compares got, what (for the message), with testdata/name,
+// and writes it there instead under -update.
+func checkGolden(t *testing.T, name string, got []byte, what string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s; if the change is intended, rerun with -update and read the diff", what, golden)
 	}
 }

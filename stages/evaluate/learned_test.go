@@ -220,20 +220,8 @@ func TestLearnedSection(t *testing.T) {
 		t.Error("the section shows a note that is no serving figure")
 	}
 
-	golden := filepath.Join("testdata", "learned-section.md")
 	md := (&report.Document{Title: "learned", Sections: []report.Section{sec}}).Markdown()
-	if *update {
-		if err := os.WriteFile(golden, md, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(md, want) {
-		t.Errorf("the section differs from %s; if the change is intended, rerun with -update and read the diff", golden)
-	}
+	checkGolden(t, "learned-section.md", md, "the section")
 }
 
 // TestLearnedSectionParts leaves parts of the artifact out and checks

@@ -286,20 +286,8 @@ func TestTrainedSections(t *testing.T) {
 		t.Errorf("%d candidates marked kept, want forest on each of the 2 splits", n)
 	}
 
-	golden := filepath.Join("testdata", "trained-sections.md")
 	md := (&report.Document{Title: "trained", Sections: []report.Section{pred, place}}).Markdown()
-	if *update {
-		if err := os.WriteFile(golden, md, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(md, want) {
-		t.Errorf("the sections differ from %s; if the change is intended, rerun with -update and read the diff", golden)
-	}
+	checkGolden(t, "trained-sections.md", md, "the sections")
 }
 
 // TestTrainedSectionsWithoutTrain checks that a run without the train

@@ -63,30 +63,41 @@ func studies(cfg Config, cl *cluster) []*study {
 
 // fillMAPE sets each prediction-error study's PredictionMAPE: the same
 // for every policy (their simulations share the seed of the draws), so
-// computed once per predictor and error.
+// computed once per predictor and error, all in one pass over the jobs.
 func fillMAPE(ctx context.Context, cl *cluster, ss []*study, seed int64, jobsPath string, load float64, limit int64) error {
-	type key struct {
-		pred string
-		e    float64
-	}
-	done := map[key]float64{}
+	var errs []predictionErr
+	index := map[predictionErr]int{}
 	for _, st := range ss {
 		if st.name != StudyPredictionError {
 			continue
 		}
-		k := key{st.u.Predictor, st.u.PredictionError}
-		v, ok := done[k]
-		if !ok {
-			simSeed, _ := st.u.seeds(seed)
-			var err error
-			if v, err = predictionMAPE(ctx, cl, k.pred, k.e, simSeed, jobsPath, load, limit); err != nil {
-				return fmt.Errorf("%s: prediction error: %w", st.u, err)
-			}
-			done[k] = v
+		k := predictionErr{st.u.Predictor, st.u.PredictionError}
+		if _, ok := index[k]; !ok {
+			index[k] = len(errs)
+			errs = append(errs, k)
 		}
-		st.row.PredictionMAPE = v
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	simSeed, _ := Unit{Replication: 1}.seeds(seed) // every policy's
+	mape, err := predictionMAPE(ctx, cl, errs, simSeed, jobsPath, load, limit)
+	if err != nil {
+		return fmt.Errorf("prediction error: %w", err)
+	}
+	for _, st := range ss {
+		if i, ok := index[predictionErr{st.u.Predictor, st.u.PredictionError}]; ok && st.name == StudyPredictionError {
+			st.row.PredictionMAPE = mape[i]
+		}
 	}
 	return nil
+}
+
+// predictionErr is a predictor and the error its predictions are scaled
+// by (sim.Config.PredictionError).
+type predictionErr struct {
+	pred string
+	e    float64
 }
 
 // runStudies adds the studies' simulations to g; each fills its row.
@@ -113,56 +124,65 @@ func (s *sweeper) runStudies(ctx context.Context, g *errgroup.Group, ss []*study
 	}
 }
 
-// predictionMAPE is how far the predictions of predictor pred, scaled by
-// a prediction error e drawn with seed (the simulation's,
+// predictionMAPE is how far the predictions of each predictor, scaled by
+// its prediction error drawn with seed (the simulations',
 // sim.Config.Seed), are from the profile's means over the first limit jobs
 // of jobsPath, on every device each job fits: the mean of
-// |prediction / mean − 1|.
-func predictionMAPE(ctx context.Context, cl *cluster, pred string, e float64, seed uint64, jobsPath string, load float64, limit int64) (float64, error) {
-	p, err := cl.predictor(pred)
-	if err != nil {
-		return 0, err
+// |prediction / mean − 1|, one per entry of errs.
+func predictionMAPE(ctx context.Context, cl *cluster, errs []predictionErr, seed uint64, jobsPath string, load float64, limit int64) ([]float64, error) {
+	preds := make([]sim.Predictor, len(errs))
+	for i, pe := range errs {
+		var err error
+		if preds[i], err = cl.predictor(pe.pred); err != nil {
+			return nil, err
+		}
 	}
 	r, err := openJobs(jobsPath, load, limit)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer r.Close()
-	var sum float64
+	sums := make([]float64, len(errs))
 	var n int64
 	for {
 		if r.done%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 		j, err := r.next()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if j == nil {
 			break
 		}
 		need := cl.Memory(j.Model, j.Precision, j.Batch)
+		v := sim.PredictionVariate(seed, j.ID)
 		for d, dev := range cl.devices {
 			if need > dev.Memory {
 				continue
 			}
 			mean := cl.Predict(d, j.Model, j.Precision, j.Batch)
-			v := mean
-			if p != nil {
-				v = p.Predict(d, j.Model, j.Precision, j.Batch)
+			for i, pe := range errs {
+				p := mean
+				if preds[i] != nil {
+					p = preds[i].Predict(d, j.Model, j.Precision, j.Batch)
+				}
+				if pe.e > 0 {
+					p *= 1 + pe.e*(2*v-1)
+				}
+				sums[i] += math.Abs(p/mean - 1)
 			}
-			if e > 0 {
-				v *= 1 + e*(2*sim.PredictionVariate(seed, j.ID)-1)
-			}
-			sum += math.Abs(v/mean - 1)
 			n++
 		}
 		r.recycle(j)
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("no job fits the cluster")
+		return nil, fmt.Errorf("no job fits the cluster")
 	}
-	return sum / float64(n), nil
+	for i := range sums {
+		sums[i] /= float64(n)
+	}
+	return sums, nil
 }

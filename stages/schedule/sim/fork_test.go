@@ -309,7 +309,7 @@ func collect(t *testing.T, cfg Config, jobs []*Job) []Record {
 // diff describes the first difference between two record streams, their
 // jobs compared by the fields a caller sets, or returns "".
 func diff(a, b []Record) string {
-	fields := func(j *Job) Job { c := *j; c.stamp, c.migrated, c.split = 0, false, nil; return c }
+	fields := func(j *Job) Job { c := *j; c.stamp, c.migrated, c.deciding, c.split = 0, false, false, nil; return c }
 	for i := range min(len(a), len(b)) {
 		x, y := a[i], b[i]
 		if fields(x.Job) != fields(y.Job) {

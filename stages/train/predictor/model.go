@@ -12,21 +12,23 @@ import (
 
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule/service"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 // Format names the model file's layout; Load refuses any other.
 const Format = "mlsched-predictor/1"
 
-// The candidate kinds. KindAuto is not a kind of model: it asks Train for
-// the candidate with the lowest grouped k-fold MAPE.
+// The candidate kinds, the values of train.predictor.kind (trainspec's).
+// KindAuto is not a kind of model: it asks Train for the candidate with
+// the lowest grouped k-fold MAPE.
 const (
-	KindAuto      = "auto"
-	KindTable     = "table"
-	KindCART      = "cart"
-	KindForest    = "forest"
-	KindLogLinear = "loglinear"
-	KindBoost     = "boost"
-	KindAffine    = "affine"
+	KindAuto      = trainspec.KindAuto
+	KindTable     = trainspec.KindTable
+	KindCART      = trainspec.KindCART
+	KindForest    = trainspec.KindForest
+	KindLogLinear = trainspec.KindLogLinear
+	KindBoost     = trainspec.KindBoost
+	KindAffine    = trainspec.KindAffine
 )
 
 // Kinds are the candidates in the order they are trained, scored and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 const testdataSamples = "testdata/samples-default.parquet"
@@ -562,5 +563,13 @@ func TestAffine(t *testing.T) {
 	}
 	if _, err := Load(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "per_sample_s ≥ 0") {
 		t.Errorf("Load with a negative per-sample cost: %v", err)
+	}
+}
+
+// TestKindsAreTheConfigs: train.predictor.kind takes auto and exactly the
+// candidates Train fits, in the same order.
+func TestKindsAreTheConfigs(t *testing.T) {
+	if want := append([]string{KindAuto}, Kinds...); !slices.Equal(trainspec.Kinds, want) {
+		t.Errorf("trainspec.Kinds = %v, want %v", trainspec.Kinds, want)
 	}
 }
