@@ -188,6 +188,9 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		// The fingerprint covers the simulator, the policies and the
 		// service model, which the package imports.
 		Code: codeVersions["stages/schedule"],
+		// Its real runs time this machine: nothing else may run on the
+		// cores meanwhile.
+		Exclusive: len(cfg.Schedule.Real.Policies) > 0,
 	}, nil
 }
 

@@ -150,7 +150,7 @@ func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 			Predictor: tr.Path(trainspec.PredictorFile),
 			Placement: tr.Path(trainspec.PlacementFile),
 		}
-		if schedule.ServesNetwork(cfg.Schedule) {
+		if schedule.NeedsRuntime(cfg.Schedule) {
 			if in.ORTLib, in.ORTSource, err = locateORT(cfg, rt); err != nil {
 				return err
 			}

@@ -56,6 +56,7 @@ var scopeTitles = []struct{ scope, title string }{
 	{ScopePredictor, "Predictor"},
 	{ScopePlacement, "Placement network"},
 	{ScopeLearned, "Learned decisions"},
+	{ScopeFidelity, "Fidelity"},
 }
 
 // where names the number a row holds, without its metric.
@@ -72,7 +73,7 @@ func where(r MetricRow) string {
 	if r.Scope == ScopeProfile {
 		parts = append(parts, fmt.Sprintf("%d thr batch %d", r.Threads, r.Batch))
 	}
-	if r.Scope == ScopeSweep {
+	if r.Scope == ScopeSweep || r.Scope == ScopeFidelity && r.Load > 0 {
 		parts = append(parts, "at "+pct(r.Load))
 	}
 	switch r.Scope {

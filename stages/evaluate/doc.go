@@ -77,15 +77,38 @@
 // parts out; a damaged serving or studies file, or a note that is no
 // number, is an error naming it.
 //
+// # Fidelity
+//
+// When schedule ran policies for real (schedule.real: the artifact's
+// real/), the report's "Fidelity" section sets each real run, one policy
+// at one load on a slice of the eval jobs, against the simulation of the
+// same jobs on the same devices: the end-to-end latency's P50, P95 and P99
+// with the relative error (sim − real)/real of each, the per-job errors
+// (the traces joined on job id: the median and P90 of their absolute
+// value and the share within ±10%), SLO attainment and utilization, each
+// trace summarized by package metrics as a simulation's is; whether the
+// simulator orders the policies at each load as the real runs do, by mean
+// latency; and each run against the target (within 10% at P50 and
+// P99 for fifo and edf, the ranking preserved), met or missed with its
+// figures. Charts draw each run's latency CDF, real against simulated,
+// and every job's simulated latency against its real one. From each run's
+// dispatch.parquet and runs.parquet it weighs what the simulator does not
+// model (run times beyond the profile's mean alone and beyond the
+// profiled contention factor, dispatch overhead, scheduler lateness) by
+// the time each adds to a real job's own latency, and names the largest.
+// The real cluster is the simulated one less the devices this machine
+// cannot run, which the section names. An artifact without real runs
+// leaves the section out.
+//
 // # Outputs
 //
 // metrics.parquet holds every number of the report in long form
 // (MetricRow): scope (policy, class, device, difference, replications,
 // replication_difference, sweep, sustained, bound, profile, the trained
-// models' headline numbers, predictor and placement, and learned: each
+// models' headline numbers, predictor and placement, learned: each
 // learned spec's serving counts and its differences from its
-// counterparts), the names
-// that apply (policy, baseline, class, device, model, precision, threads,
+// counterparts, and fidelity: each real run against its simulation and
+// each load's ranking), the names that apply (policy, baseline, class, device, model, precision, threads,
 // batch, load), metric, value, the interval's lo and hi (null without
 // one), significant, and previous (the value in evaluate.compare_to's run).
 //

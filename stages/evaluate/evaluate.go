@@ -271,11 +271,16 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	fid, err := readFidelity(in.Schedule, devices)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
 	reps := replicationRows(policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
 	rows := append(metricRows(policies, results, bounds, sw), reps...)
 	rows = append(rows, profileRows(curves)...)
 	rows = append(rows, trainRows(tr)...)
 	rows = append(rows, learnedRows(learned)...)
+	rows = append(rows, fidelityRows(fid)...)
 	var since *change
 	if in.Previous != "" {
 		old, err := parquetio.ReadAll[MetricRow](in.Previous)
@@ -289,7 +294,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	}
 
 	d := &reportData{cfg: cfg, devices: devices, policies: policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, train: tr, learned: learned, prov: out.Provenance}
+		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, train: tr, learned: learned, fidelity: fid, prov: out.Provenance}
 	best := policies[d.ranked(objectives[2])[0]]
 	from := cfg.Timeline.Start * bounds.MakespanLBS
 	if d.timeline, err = readTimeline(filepath.Join(in.Schedule, filepath.FromSlash(runs.of[best][0].Devices)), best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {

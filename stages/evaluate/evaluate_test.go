@@ -88,6 +88,7 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 	sched.Splitting.MinBatch = 16
 	sched.Replications = replications
 	sched.Predictor = schedule.PredictorTable // evaluate reads the traces, whatever predicted them
+	sched.Real = schedule.Real{}
 	sched.Sweep = schedule.Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99, Tolerance: 0.05}
 	bd, err := schedule.Bounds(context.Background(), sched, schedule.Inputs{Samples: samples, Jobs: in.Jobs})
 	if err != nil {

@@ -3,6 +3,7 @@ package evaluate
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -50,7 +51,12 @@ func (t *table) String() string {
 // secs formats a duration in seconds with a unit that keeps three
 // significant digits readable: µs, ms or s.
 func secs(s float64) string {
-	switch a := math.Abs(s); {
+	// The unit goes by the value rounded as shown: 999.9999 µs is 1 ms.
+	a, err := strconv.ParseFloat(fmt.Sprintf("%.3g", math.Abs(s)), 64)
+	if err != nil {
+		a = math.Abs(s)
+	}
+	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
 		return "–"
 	case a == 0:

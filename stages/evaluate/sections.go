@@ -33,6 +33,10 @@ type reportData struct {
 	// learned is what the report shows of the learned policies; nil when
 	// none was simulated, when their section is left out.
 	learned *learnedRuns
+	// fidelity is what the report shows of the real runs against their
+	// simulations; nil when schedule ran none, when its section is left
+	// out.
+	fidelity *fidelity
 	// replications are the rows across schedule.replications; none for
 	// a single run.
 	replications []MetricRow
@@ -53,6 +57,7 @@ var sections = []section{
 	classSection,
 	devicesSection,
 	sweepSection,
+	fidelitySection,
 	profileSection,
 	predictorSection,
 	placementSection,

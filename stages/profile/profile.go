@@ -123,7 +123,7 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			if err != nil {
 				return nil, nil, fmt.Errorf("build %s %s: %w", name, prec, err)
 			}
-			if err := os.WriteFile(filepath.Join(out.Dir, modelFile(name, prec)), model, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(out.Dir, ModelFile(name, prec)), model, 0o644); err != nil {
 				return nil, nil, err
 			}
 			if prec == FP32 {
@@ -188,8 +188,8 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 	return samples, skipped, nil
 }
 
-// modelFile names the .onnx file of a model build.
-func modelFile(name, precision string) string {
+// ModelFile names the .onnx file of a model build, in the stage's output.
+func ModelFile(name, precision string) string {
 	if precision == FP32 {
 		return name + ".onnx"
 	}

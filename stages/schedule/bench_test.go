@@ -169,6 +169,7 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	cfg.Predictor = PredictorTable
 	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
 	cfg.Studies = Studies{} // one simulation of the whole workload, nothing else
+	cfg.Real = Real{}
 	for _, p := range []string{"learned", "edf+migrate", "learned window=1ms"} {
 		b.Run(p, func(b *testing.B) {
 			p, window, _ := strings.Cut(p, " window=")

@@ -116,6 +116,13 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			out.Notes[k] = v
 		}
 	}
+	// The real runs go first, alone on the cores.
+	if err := runReal(ctx, cfg, samples, table, seed, in, out, note); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: %w", err)
+	}
 	// One pass over the jobs resolves every curve the simulations need,
 	// so that a missing one is reported before any of them starts, and
 	// computes the bounds.
@@ -249,16 +256,11 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	trace, err := createTable[TraceRow](filepath.Join(dir, TraceFile), meta, traceWriterOptions)
+	rec, err := newRecorder(dir, name, cl, meta)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	defer trace.abort()
-	batches, err := createTable[BatchRow](filepath.Join(dir, DevicesFile), meta, batchWriterOptions)
-	if err != nil {
-		return fmt.Errorf("schedule: policy %s: %w", name, err)
-	}
-	defer batches.abort()
+	defer rec.abort()
 
 	var stop error // why next stopped early: a bad row or cancellation
 	next := func() (*sim.Job, bool) {
@@ -276,7 +278,6 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		}
 		return j, j != nil
 	}
-	rec := recorder{policy: name, cl: cl, trace: trace, batches: batches}
 	var emitted int64
 	emit := func(x *sim.Record) error {
 		if stop != nil {
@@ -340,10 +341,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		// The bounds pass read the same file: only a simulator bug gets here.
 		return fmt.Errorf("schedule: policy %s: recorded %d jobs of %d", name, emitted, jobs)
 	}
-	if err := trace.close(); err != nil {
-		return fmt.Errorf("schedule: policy %s: %w", name, err)
-	}
-	if err := batches.close(); err != nil {
+	if err := rec.close(); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	if mig != nil {
@@ -405,6 +403,33 @@ type recorder struct {
 	cl      *cluster
 	trace   *table[TraceRow]
 	batches *table[BatchRow]
+}
+
+// newRecorder creates the trace and devices files of policy's run in dir.
+func newRecorder(dir, policy string, cl *cluster, meta map[string]string) (*recorder, error) {
+	trace, err := createTable[TraceRow](filepath.Join(dir, TraceFile), meta, traceWriterOptions)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := createTable[BatchRow](filepath.Join(dir, DevicesFile), meta, batchWriterOptions)
+	if err != nil {
+		trace.abort()
+		return nil, err
+	}
+	return &recorder{policy: policy, cl: cl, trace: trace, batches: batches}, nil
+}
+
+// close finishes both files; abort drops them, unless closed.
+func (r *recorder) close() error {
+	if err := r.trace.close(); err != nil {
+		return err
+	}
+	return r.batches.close()
+}
+
+func (r *recorder) abort() {
+	r.trace.abort()
+	r.batches.abort()
 }
 
 func (r *recorder) record(x *sim.Record) error {

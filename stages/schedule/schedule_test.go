@@ -695,5 +695,6 @@ func testConfig() Config {
 	// TestLearnedPolicy runs it.
 	cfg.Policies = slices.DeleteFunc(cfg.Policies, func(p string) bool { return p == "learned" })
 	cfg.Studies = Studies{} // TestStudies runs them
+	cfg.Real = Real{}       // the command's end-to-end test runs them
 	return cfg
 }

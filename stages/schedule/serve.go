@@ -11,10 +11,6 @@ import (
 	"github.com/mlsched/mlsched/stages/schedule/serving"
 )
 
-// ServesNetwork reports whether cfg simulates a learned policy, which
-// serves the placement network through onnxruntime (Inputs.ORTLib).
-func ServesNetwork(cfg Config) bool { return len(learnedSpecs(cfg.Policies)) > 0 }
-
 // learnedSpecs lists the policy specs whose migrations the network makes.
 func learnedSpecs(specs []string) []string {
 	var out []string

@@ -27,6 +27,9 @@ type (
 	StudyRow    = schedulespec.StudyRow
 	Studies     = schedulespec.Studies
 	CapacityRow = schedulespec.CapacityRow
+	Real        = schedulespec.Real
+	RealRunRow  = schedulespec.RealRunRow
+	DispatchRow = schedulespec.DispatchRow
 )
 
 // Device kinds, file names and limits: schedulespec's.
@@ -45,6 +48,10 @@ const (
 	DevicesFile          = schedulespec.DevicesFile
 	ServingFile          = schedulespec.ServingFile
 	StudiesFile          = schedulespec.StudiesFile
+	RealDir              = schedulespec.RealDir
+	RealRunsFile         = schedulespec.RealRunsFile
+	DispatchFile         = schedulespec.DispatchFile
+	SimDir               = schedulespec.SimDir
 	StudyPredictionError = schedulespec.StudyPredictionError
 	StudyDecisionCost    = schedulespec.StudyDecisionCost
 	PredictorLearned     = schedulespec.PredictorLearned
@@ -53,6 +60,9 @@ const (
 
 // DefaultConfig is schedulespec.DefaultConfig.
 func DefaultConfig() Config { return schedulespec.DefaultConfig() }
+
+// RealRunDir is schedulespec.RealRunDir.
+func RealRunDir(policy string, u float64) string { return schedulespec.RealRunDir(policy, u) }
 
 // ReplicationFile is schedulespec.ReplicationFile.
 func ReplicationFile(policy string, k int, name string) string {
@@ -84,6 +94,6 @@ func options(c Config, seed uint64) policy.Options {
 // all of it but the lists of policies, the load, the replications and the
 // sweep, which say which simulations to run (a Unit names one).
 func unitConfig(c Config) Config {
-	c.Policies, c.Load, c.Replications, c.Sweep, c.Studies = nil, 0, 0, Sweep{}, Studies{}
+	c.Policies, c.Load, c.Replications, c.Sweep, c.Studies, c.Real = nil, 0, 0, Sweep{}, Studies{}, Real{}
 	return c
 }

@@ -72,7 +72,30 @@ type Config struct {
 	// Studies simulate the policies again on the first jobs, at
 	// schedule.load, with worse predictions and dearer decisions.
 	Studies Studies `koanf:"studies"`
+	// Real runs a slice of the eval workload for real on this machine,
+	// and simulates the same slice: how far the simulator is from what it
+	// simulates.
+	Real Real `koanf:"real"`
 }
+
+// Real is the real execution: the policies scheduling the first eval jobs
+// on this machine's measured devices, each batch run by onnxruntime on the
+// wall clock, and the same jobs simulated on the same devices, at each
+// offered load. Each real run is a measurement kept in the runner's memo.
+type Real struct {
+	// Policies run for real; empty runs nothing.
+	Policies []string `koanf:"policies"`
+	// Loads are offered loads, fractions of the real cluster's capacity as
+	// the sweep defines it (over its first sweep.jobs jobs).
+	Loads []float64 `koanf:"loads"`
+	// Duration is each run's slice: the eval jobs that arrive within it,
+	// at the load. The run lasts until the last of them ends.
+	Duration time.Duration `koanf:"duration"`
+}
+
+// MaxRealDuration bounds schedule.real.duration: a real run holds the
+// machine for that long at least.
+const MaxRealDuration = time.Hour
 
 // Studies ask how the policies fare when what they rely on gets worse,
 // each simulation a memoized Unit on the first Jobs eval jobs at
@@ -280,6 +303,7 @@ func DefaultConfig() Config {
 		Predictor:    PredictorLearned,
 		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
 		Studies:      Studies{Jobs: 50_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
+		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second},
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -329,6 +353,28 @@ func (c Config) Validate() error {
 		if _, _, err := (Learned{Cost: cost}).LearnedCost(); err != nil {
 			bad(fmt.Sprintf("studies.decision_costs[%d]", i), "%v", err)
 		}
+	}
+	r := c.Real
+	for i, p := range r.Policies {
+		key := fmt.Sprintf("real.policies[%d]", i)
+		if _, err := policy.ParseSpec(p); err != nil {
+			bad(key, "%v", err)
+		} else if j := slices.Index(r.Policies, p); j < i {
+			bad(key, "policy %q is already listed at real.policies[%d]", p, j)
+		}
+	}
+	if len(r.Policies) > 0 && len(r.Loads) == 0 {
+		bad("real.loads", "must list at least one load to run the real policies at")
+	}
+	for i, u := range r.Loads {
+		if !(u > 0 && u <= MaxSweepLoad) {
+			bad(fmt.Sprintf("real.loads[%d]", i), "must be an offered load in (0, %d] (a fraction of capacity), got %v", MaxSweepLoad, u)
+		} else if j := slices.Index(r.Loads, u); j < i {
+			bad(fmt.Sprintf("real.loads[%d]", i), "load %v is already listed at real.loads[%d]", u, j)
+		}
+	}
+	if len(r.Policies) > 0 && (r.Duration < 100*time.Millisecond || r.Duration > MaxRealDuration) {
+		bad("real.duration", "must be from 100ms to %s, got %s", MaxRealDuration, r.Duration)
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)

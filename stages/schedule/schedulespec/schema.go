@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"strconv"
 )
 
 // Output file names. The per-policy files live in a subdirectory named
@@ -21,7 +22,91 @@ const (
 	ServingFile = "serving.parquet"
 	// StudiesFile holds the studies' simulations (StudyRow).
 	StudiesFile = "studies.parquet"
+	// RealDir holds the real runs (schedule.real): RealRunsFile, the real
+	// cluster's ClusterFile, and each run's directory (RealRunDir).
+	RealDir      = "real"
+	RealRunsFile = "real/runs.parquet"
+	// DispatchFile is beside a real run's trace: its batches as they ran
+	// (DispatchRow).
+	DispatchFile = "dispatch.parquet"
+	// SimDir is the subdirectory of a real run's directory that holds the
+	// simulation of the same jobs.
+	SimDir = "sim"
 )
+
+// RealRunDir is the directory, relative to the stage's output, of the real
+// run of policy at offered load u: real/<policy>/load-<u>.
+func RealRunDir(policy string, u float64) string {
+	return path.Join(RealDir, policy, "load-"+strconv.FormatFloat(u, 'g', -1, 64))
+}
+
+// RealRunRow is one row of real/runs.parquet: a policy run for real on a
+// slice of the eval workload, and simulated on the same slice.
+type RealRunRow struct {
+	// Policy is the policy spec, Load the offered load (a fraction of the
+	// real cluster's capacity), ScheduleLoad the factor the jobs' arrival
+	// times were divided by.
+	Policy       string  `parquet:"policy"`
+	Load         float64 `parquet:"load"`
+	ScheduleLoad float64 `parquet:"schedule_load"`
+	// Jobs is the number of jobs in the slice: the first eval jobs that
+	// arrive within SpanS seconds at the load.
+	Jobs  int64   `parquet:"jobs"`
+	SpanS float64 `parquet:"span_s"`
+	// WallS is how long the real run took, from its first arrival to its
+	// last job's end.
+	WallS float64 `parquet:"wall_s"`
+	// Trace, Devices and Dispatch are the real run's files, SimTrace and
+	// SimDevices the simulation's, relative to the artifact. The traces
+	// share TraceRow's schema, the devices files BatchRow's.
+	Trace      string `parquet:"trace"`
+	Devices    string `parquet:"devices"`
+	Dispatch   string `parquet:"dispatch"`
+	SimTrace   string `parquet:"sim_trace"`
+	SimDevices string `parquet:"sim_devices"`
+	// LateEvents counts the events due at a time (arrivals, batching
+	// timers) the real scheduler handled, and LateP50S, LateP99S and
+	// LateMaxS say how late it handled them.
+	LateEvents int64   `parquet:"late_events"`
+	LateP50S   float64 `parquet:"late_p50_s"`
+	LateP99S   float64 `parquet:"late_p99_s"`
+	LateMaxS   float64 `parquet:"late_max_s"`
+	// Bound counts the batches whose size was new to their lane, so that
+	// their tensors were made during the run.
+	Bound int64 `parquet:"bound"`
+}
+
+// DispatchRow is one row of a real run's dispatch.parquet: a batch as it
+// ran, in the order batches started. Times are seconds on the run's clock,
+// the jobs' time: StartS is the trace's start (the policy's decision),
+// HandedS when the scheduler handed the batch to the lane, PickedS when
+// the lane's worker took it, RunS when the jobs' inputs were concatenated
+// into one tensor and onnxruntime's Run began, EndS when Run returned (the
+// trace's end), NoticedS when the scheduler heard of it.
+type DispatchRow struct {
+	BatchID   int64   `parquet:"batch_id,delta"`
+	Device    string  `parquet:"device,dict"`
+	Lane      int32   `parquet:"lane,dict"`
+	Model     string  `parquet:"model,dict"`
+	Precision string  `parquet:"precision,dict"`
+	Jobs      int32   `parquet:"jobs,dict"`
+	Samples   int32   `parquet:"samples,dict"`
+	StartS    float64 `parquet:"start_s"`
+	HandedS   float64 `parquet:"handed_s"`
+	PickedS   float64 `parquet:"picked_s"`
+	RunS      float64 `parquet:"run_s"`
+	EndS      float64 `parquet:"end_s"`
+	NoticedS  float64 `parquet:"noticed_s"`
+	// Bound is true when the batch's size was new to its lane.
+	Bound bool `parquet:"bound"`
+	// ProfileMeanS is the profile's mean latency of the batch's model,
+	// precision and size on the device's profile curve, alone: what the
+	// simulator's draw for it centres on before contention.
+	ProfileMeanS float64 `parquet:"profile_mean_s"`
+	// Busy is the number of the device's lanes busy when the batch
+	// started, itself included.
+	Busy int32 `parquet:"busy,dict"`
+}
 
 // The studies of StudyRow.
 const (

@@ -57,6 +57,9 @@ func (s *State) settle(ds *deviceState) {
 // completions already scheduled; otherwise just the new batch's completion
 // is scheduled. Call after settle.
 func (s *State) retime(d, started int) {
+	if s.cfg.Executor != nil {
+		return // the batches end when they have run
+	}
 	ds := &s.devs[d]
 	rate := ds.Speed / max(1, s.cfg.Service.Contention(d, ds.busy))
 	if rate == ds.rate {

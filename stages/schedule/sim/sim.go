@@ -48,6 +48,9 @@ type Config struct {
 	// OnBatch, if not nil, receives each batch as it ends, before the
 	// records of its jobs; the record is reused once OnBatch returns.
 	OnBatch func(*BatchRecord) error
+	// Executor, if not nil, runs the batches for real on its clock
+	// instead of drawing their times from the Service (Executor).
+	Executor Executor
 }
 
 // Stats counts what a run did.
@@ -211,23 +214,32 @@ func (m *Sim) Step() (more bool, err error) {
 	if len(s.asked) > 0 {
 		tSend = s.askedAt + s.cfg.Migration.Window
 	}
+	if s.cfg.Executor != nil {
+		t := min(tArr, tIn, tLand, tSend)
+		if len(s.events.heap) > 0 {
+			t = min(t, s.events.slots[s.events.heap[0]].time)
+		}
+		if m.waitReal(t) {
+			return m.sent()
+		}
+	}
 	switch {
 	case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn, tLand, tSend):
 		e := s.events.pop()
 		d, lane := int(e.dev), int(e.lane)
-		s.now = e.time
+		s.now = s.at(e.time)
 		s.stats.Events++
 		if lane < 0 {
 			s.fire(d)
 		} else {
-			s.complete(d, lane)
+			s.complete(d, lane, s.now)
 		}
 	case len(s.flights) > 0 && tLand <= min(tArr, tIn, tSend):
-		s.now = tLand
+		s.now = s.at(tLand)
 		s.stats.Events++
 		s.land()
 	case len(s.asked) > 0 && tSend <= min(tArr, tIn):
-		s.now = tSend
+		s.now = s.at(tSend)
 		s.stats.Events++
 		s.send()
 	case tIn <= tArr && s.tHead < len(s.transit):
@@ -236,7 +248,7 @@ func (m *Sim) Step() (more bool, err error) {
 		if s.tHead++; s.tHead == len(s.transit) {
 			s.transit, s.tHead = s.transit[:0], 0
 		}
-		s.now = t.at
+		s.now = s.at(t.at)
 		s.stats.Events++
 		ds := &s.devs[t.dev]
 		ds.inbound--
@@ -253,15 +265,21 @@ func (m *Sim) Step() (more bool, err error) {
 			return false, s.err
 		}
 		m.last = j.Arrival
-		s.now = j.Arrival
+		s.now = s.at(j.Arrival)
 		s.stats.Events++
 		s.arrive(j)
 		m.pending, m.more = m.next()
 	default:
 		return false, nil
 	}
+	return m.sent()
+}
+
+// sent ends a step: the decisions its event asked go together.
+func (m *Sim) sent() (more bool, err error) {
+	s := m.state
 	if len(s.asked) > 0 && s.cfg.Migration.Window == 0 {
-		s.send() // the decisions this event asked go together
+		s.send()
 	}
 	return s.err == nil, s.err
 }
@@ -446,29 +464,34 @@ func (s *State) start(d int, samples int32) {
 	if h.split != nil {
 		part = d
 	}
-	r.remaining = s.cfg.Service.Time(d, h.Model, h.Precision, samples, Variate(s.cfg.Seed, h.ID, part))
 	r.memory = s.cfg.Service.Memory(h.Model, h.Precision, samples)
 	r.predEnd = s.now + s.predict(d, h, samples)/ds.Speed
 	ds.memUsed += r.memory
 	ds.busy++
+	if x := s.cfg.Executor; x != nil {
+		s.fail(x.Start(d, i, r.jobs, samples))
+		return
+	}
+	r.remaining = s.cfg.Service.Time(d, h.Model, h.Precision, samples, Variate(s.cfg.Seed, h.ID, part))
 	s.retime(d, i)
 }
 
-// complete ends the batch running on lane i of device d.
-func (s *State) complete(d, i int) {
+// complete ends the batch running on lane i of device d, which ended at
+// end: now in a simulation, and up to now with an Executor.
+func (s *State) complete(d, i int, end float64) {
 	ds := &s.devs[d]
 	r := &ds.lanes[i]
 	s.settle(ds)
 	if s.cfg.OnBatch != nil && s.err == nil {
 		h := r.jobs[0]
 		s.batch = BatchRecord{Device: int32(d), Lane: int32(i), BatchID: r.batch, Model: h.Model, Precision: h.Precision,
-			Jobs: int32(len(r.jobs)), Samples: r.samples, Memory: r.memory, Start: r.start, End: s.now}
+			Jobs: int32(len(r.jobs)), Samples: r.samples, Memory: r.memory, Start: r.start, End: end}
 		s.fail(s.cfg.OnBatch(&s.batch))
 	}
 	rec := &s.rec
 	for _, j := range r.jobs {
 		*rec = Record{Job: j, Device: int32(d), Lane: int32(i), BatchID: r.batch, BatchSize: r.samples,
-			Start: r.start, End: s.now, Migrated: j.migrated, SplitParts: 1}
+			Start: r.start, End: end, Migrated: j.migrated, SplitParts: 1}
 		if sp := j.split; sp != nil {
 			sp.migrated = sp.migrated || j.migrated
 			*j = Job{}

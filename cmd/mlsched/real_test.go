@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+)
+
+// TestRealRunEndToEnd runs the whole pipeline with a tiny real execution:
+// a few dozen mlp and resnet18 jobs scheduled by fifo and edf on this
+// machine's onnxruntime. Each real trace must have the simulator's schema
+// and be causal: no job starts before it arrives, no lane runs two batches
+// at once, and no batch ends sooner than half the smallest latency the
+// profile measured for it. The declared device cannot run for real and is
+// said to be left out.
+func TestRealRunEndToEnd(t *testing.T) {
+	requireORT(t)
+	p := newProject(t, "real.yaml")
+	got := outcomes(p.mustCLI("run"))
+	for _, s := range []string{"profile", "generate", "train", "schedule", "evaluate"} {
+		if got[s] != "ran" {
+			t.Fatalf("run: %v", got)
+		}
+	}
+	one := func(pattern string) string {
+		t.Helper()
+		m, _ := filepath.Glob(filepath.Join(p.dir, "data", pattern))
+		if len(m) != 1 {
+			t.Fatalf("%s: %d matches", pattern, len(m))
+		}
+		return m[0]
+	}
+	sched := one("schedule/*")
+	runs, err := parquetio.ReadAll[schedulespec.RealRunRow](filepath.Join(sched, schedulespec.RealRunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Policy != "fifo" || runs[1].Policy != "edf" {
+		t.Fatalf("real runs: %+v", runs)
+	}
+	cluster, err := parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(sched, schedulespec.RealDir, schedulespec.ClusterFile))
+	if err != nil || len(cluster) != 1 || cluster[0].Device != "cpu" {
+		t.Fatalf("real cluster: %+v, %v", cluster, err)
+	}
+	if show := p.mustCLI("show", "schedule"); !strings.Contains(show, "real:left_out") || !strings.Contains(show, "accel (declared)") {
+		t.Errorf("show schedule does not say the declared device was left out:\n%s", show)
+	}
+	jobs, err := parquetio.ReadAll[generate.Job](one("generate/*/" + generate.JobsFile(generate.WorkloadEval)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := map[int64]string{}
+	for _, j := range jobs {
+		models[j.ID] = j.Model
+	}
+	floor := smallestLatencies(t, one("profile/*/"+profile.SamplesFile))
+	simSchema := schemaOf(t, filepath.Join(sched, "fifo", schedulespec.TraceFile))
+	for _, r := range runs {
+		if r.Jobs < 10 || r.Jobs > 200 {
+			t.Errorf("%s: %d jobs in the slice, want a few dozen", r.Policy, r.Jobs)
+		}
+		for _, f := range []string{r.Trace, r.SimTrace} {
+			if s := schemaOf(t, filepath.Join(sched, f)); s != simSchema {
+				t.Errorf("%s has another schema than the simulator's trace:\n%s\nwant\n%s", f, s, simSchema)
+			}
+		}
+		trace, err := parquetio.ReadAll[schedulespec.TraceRow](filepath.Join(sched, r.Trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(trace)) != r.Jobs {
+			t.Errorf("%s: %d trace rows for %d jobs", r.Policy, len(trace), r.Jobs)
+		}
+		for _, x := range trace {
+			if x.Rejected {
+				continue
+			}
+			if x.StartS < x.ArrivalS {
+				t.Errorf("%s: job %d starts at %v, before it arrives at %v", r.Policy, x.JobID, x.StartS, x.ArrivalS)
+			}
+			least, ok := floor[fmt.Sprintf("%s/%d", models[x.JobID], x.BatchSize)]
+			if !ok {
+				t.Fatalf("%s: job %d ran a %s batch of %d, which the profile has no size at or below", r.Policy, x.JobID, models[x.JobID], x.BatchSize)
+			}
+			if x.EndS-x.StartS < 0.5*least {
+				t.Errorf("%s: job %d's %s batch of %d took %v, under half the least measured %v", r.Policy, x.JobID, models[x.JobID], x.BatchSize, x.EndS-x.StartS, least)
+			}
+		}
+		batches, err := parquetio.ReadAll[schedulespec.BatchRow](filepath.Join(sched, r.Devices))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Slice(batches, func(i, j int) bool { return batches[i].StartS < batches[j].StartS })
+		end := map[string]float64{}
+		for _, b := range batches {
+			lane := fmt.Sprintf("%s/%d", b.Device, b.Lane)
+			if b.StartS < end[lane] {
+				t.Errorf("%s: batch %d starts on %s at %v, before its batch ending at %v", r.Policy, b.BatchID, lane, b.StartS, end[lane])
+			}
+			end[lane] = b.EndS
+		}
+		dispatch, err := parquetio.ReadAll[schedulespec.DispatchRow](filepath.Join(sched, r.Dispatch))
+		if err != nil || len(dispatch) != len(batches) {
+			t.Fatalf("%s: %d dispatch rows for %d batches: %v", r.Policy, len(dispatch), len(batches), err)
+		}
+		for _, d := range dispatch {
+			if !(d.StartS <= d.HandedS && d.HandedS <= d.PickedS && d.PickedS <= d.RunS && d.RunS < d.EndS && d.EndS <= d.NoticedS) || !(d.ProfileMeanS > 0) {
+				t.Errorf("%s: batch %d's moments are out of order: %+v", r.Policy, d.BatchID, d)
+			}
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "## Fidelity") {
+		t.Error("report.md has no Fidelity section")
+	}
+	if got := outcomes(p.mustCLI("run", "--force", "evaluate")); got["schedule"] != "cached" {
+		t.Errorf("rerun: %v; the real runs must not run again", got)
+	}
+}
+
+// smallestLatencies maps "model/batch" to the least fp32 latency the
+// profile measured at one thread for that model at that batch size or the
+// largest measured size below it (a larger batch takes no less).
+func smallestLatencies(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	samples, err := parquetio.ReadAll[profile.Sample](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	least := map[string]map[int32]float64{}
+	for _, s := range samples {
+		if s.Kind != profile.KindInference || s.Concurrency != 1 || s.Threads != 1 || s.Precision != "fp32" {
+			continue
+		}
+		if least[s.Model] == nil {
+			least[s.Model] = map[int32]float64{}
+		}
+		if v, ok := least[s.Model][s.Batch]; !ok || s.LatencyS < v {
+			least[s.Model][s.Batch] = s.LatencyS
+		}
+	}
+	out := map[string]float64{}
+	for m, byBatch := range least {
+		sizes := slices.Sorted(func(yield func(int32) bool) {
+			for b := range byBatch {
+				if !yield(b) {
+					return
+				}
+			}
+		})
+		for b := int32(1); b <= 64; b++ {
+			v := math.NaN()
+			for _, s := range sizes {
+				if s <= b {
+					v = byBatch[s]
+				}
+			}
+			if !math.IsNaN(v) {
+				out[fmt.Sprintf("%s/%d", m, b)] = v
+			}
+		}
+	}
+	return out
+}
+
+// schemaOf is a Parquet file's schema, printed.
+func schemaOf(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return pf.Schema().String()
+}

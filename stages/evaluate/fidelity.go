@@ -1,0 +1,880 @@
+package evaluate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/chart"
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+)
+
+// ScopeFidelity holds the real runs set against their simulations in
+// metrics.parquet: for each run (Policy and Load) the real and simulated
+// latency percentiles, SLO attainment and utilization, their errors, the
+// per-job errors, the figures of the sources of error and the target's
+// verdict; for each load (Policy empty) whether the simulator ranks the
+// policies as the real runs do.
+const ScopeFidelity = "fidelity"
+
+// The target for the simulator: within fidelityTolerance of the
+// real run, relative to it, at P50 and P99 for the fidelityPolicies at
+// each load, with the policies' ranking preserved.
+const fidelityTolerance = 0.10
+
+var fidelityPolicies = []string{"fifo", "edf"}
+
+// fidelity is what the report shows of the real runs (schedule.real):
+// each run beside its simulation, the rankings per load, and where the
+// error comes from.
+type fidelity struct {
+	// runs are real/runs.parquet's, in its order.
+	runs []*realRun
+	// cluster is the real cluster (real/cluster.parquet); left are the
+	// simulated cluster's devices it lacks.
+	cluster, left []schedulespec.ClusterRow
+	// rankings has one entry per load, ascending.
+	rankings []ranking
+}
+
+// realRun is one policy run for real at one load, and its simulation.
+type realRun struct {
+	row       schedulespec.RealRunRow
+	real, sim metrics.Summary
+	// realUtil and simUtil are the cluster's busy lane-seconds over its
+	// lanes × the run's makespan.
+	realUtil, simUtil float64
+	// realE2E and simE2E are the end-to-end latencies of each trace's
+	// completed jobs; pairedReal and pairedSim those of the jobs both
+	// completed, by job id.
+	realE2E, simE2E       []float64
+	pairedReal, pairedSim []float64
+	jobErr                jobErrors
+	src                   sources
+}
+
+// jobErrors summarize the per-job relative errors (sim − real)/real of
+// the end-to-end latency: the median and P90 of their absolute values,
+// and the share within ±fidelityTolerance.
+type jobErrors struct {
+	median, p90, within float64
+}
+
+// The sources of error the section weighs, in the order of
+// sources.contrib.
+const (
+	srcAlone = iota
+	srcContention
+	srcDispatch
+	srcLateness
+	numSources
+)
+
+// sourceInfo names each source: its metric, and what it is when it makes
+// the real run slower (more) or faster (less) than the simulation.
+var sourceInfo = [numSources]struct{ metric, column, more, less string }{
+	srcAlone:      {"contribution_service_alone_s", "run time alone", "service times longer than the profile's mean when alone", "service times shorter than the profile's mean when alone"},
+	srcContention: {"contribution_contention_s", "contention", "contention beyond the profiled factor", "contention below the profiled factor"},
+	srcDispatch:   {"contribution_dispatch_s", "dispatch overhead", "dispatch overhead", "dispatch overhead"},
+	srcLateness:   {"contribution_lateness_s", "scheduler lateness", "scheduler lateness", "scheduler lateness"},
+}
+
+// sources are a real run's figures from dispatch.parquet and
+// runs.parquet, and each source's estimated addition to a real job's
+// end-to-end latency.
+type sources struct {
+	// batches counts the run's batches, jobs the jobs they ran (the real
+	// run's completed jobs).
+	batches, jobs int
+	// Dispatch overhead (run_s − start_s) and notice lag (noticed_s −
+	// end_s), median and P99 over the batches.
+	dispatchP50, dispatchP99, lagP50, lagP99 float64
+	// The median of the measured run time (end_s − run_s) over the
+	// profile's mean, of the batches that started alone and of those
+	// that started with other lanes busy, with their counts; factor is the
+	// median profiled contention factor of the latter.
+	alone, contended   float64
+	aloneN, contendedN int
+	factor             float64
+	// latePerJob is runs.parquet's late events per job of the slice.
+	latePerJob float64
+	// contrib is each source's seconds per completed job, positive when
+	// it makes the real run slower than the simulation; gap is the real
+	// mean end-to-end latency less the simulated.
+	contrib [numSources]float64
+	gap     float64
+}
+
+// ranking is the order of the policies run at one load, by mean
+// end-to-end latency, best first, as run indices: for real and simulated.
+type ranking struct {
+	load      float64
+	real, sim []int
+}
+
+func (r ranking) ranked() bool     { return len(r.real) > 1 }
+func (r ranking) sameWinner() bool { return r.real[0] == r.sim[0] }
+func (r ranking) sameOrder() bool  { return slices.Equal(r.real, r.sim) }
+
+// readFidelity reads the schedule artifact's real runs and their
+// simulations; nil when it has none (schedule.real.policies empty, or an
+// artifact from before the real runs). devices are the simulated
+// cluster's. Every error names the file at fault.
+func readFidelity(dir string, devices []schedulespec.ClusterRow) (*fidelity, error) {
+	rows, err := parquetio.ReadAll[schedulespec.RealRunRow](filepath.Join(dir, filepath.FromSlash(schedulespec.RealRunsFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read real runs: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	clusterFile := schedulespec.RealDir + "/" + schedulespec.ClusterFile
+	f := &fidelity{}
+	if f.cluster, err = parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(dir, filepath.FromSlash(clusterFile))); err != nil {
+		return nil, fmt.Errorf("read real cluster: %w", err)
+	}
+	cl, err := metrics.ReadCluster(filepath.Join(dir, filepath.FromSlash(clusterFile)))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range devices {
+		if !slices.Contains(cl.Devices, d.Device) {
+			f.left = append(f.left, d)
+		}
+	}
+	factors := map[string][]float64{}
+	for _, d := range f.cluster {
+		factors[d.Device] = d.ContentionFactors
+	}
+	type runKey struct {
+		policy string
+		load   float64
+	}
+	seen := map[runKey]bool{}
+	for i, row := range rows {
+		k := runKey{row.Policy, row.Load}
+		switch {
+		case row.Policy == "":
+			return nil, fmt.Errorf("read %s: row %d: no policy", schedulespec.RealRunsFile, i+1)
+		case !(row.Load > 0) || math.IsInf(row.Load, 1):
+			return nil, fmt.Errorf("read %s: row %d (%s): load = %g, want a positive fraction of capacity", schedulespec.RealRunsFile, i+1, row.Policy, row.Load)
+		case seen[k]:
+			return nil, fmt.Errorf("read %s: row %d: %s at load %g appears twice", schedulespec.RealRunsFile, i+1, row.Policy, row.Load)
+		}
+		seen[k] = true
+		r, err := readRealRun(dir, row, cl, factors)
+		if err != nil {
+			return nil, err
+		}
+		f.runs = append(f.runs, r)
+	}
+	f.rank()
+	return f, nil
+}
+
+// readRealRun reads one real run's trace, devices and dispatch files and
+// its simulation's trace and devices, and summarizes them.
+func readRealRun(dir string, row schedulespec.RealRunRow, cl metrics.Cluster, factors map[string][]float64) (*realRun, error) {
+	path := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	r := &realRun{row: row}
+	read := func(trace, devices string) (*metrics.Trace, metrics.Summary, float64, error) {
+		t, err := metrics.ReadTrace(path(trace), cl.Devices)
+		if err != nil {
+			return nil, metrics.Summary{}, 0, err
+		}
+		busy, err := metrics.ReadBusy(path(devices), cl.Devices)
+		if err != nil {
+			return nil, metrics.Summary{}, 0, err
+		}
+		// No bounds, no workload, no resamples: the section needs none of
+		// what they give.
+		s := metrics.Summarize(t, busy, cl, metrics.Bounds{}, nil, metrics.Bootstrap{})
+		var all, lanes float64
+		for d, b := range busy {
+			all += b
+			lanes += float64(cl.Lanes[d])
+		}
+		util := math.NaN()
+		if s.Makespan > 0 {
+			util = all / (lanes * s.Makespan)
+		}
+		return t, s, util, nil
+	}
+	rt, rs, ru, err := read(row.Trace, row.Devices)
+	if err != nil {
+		return nil, err
+	}
+	st, ss, su, err := read(row.SimTrace, row.SimDevices)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(rt.JobID, st.JobID) {
+		return nil, fmt.Errorf("read %s: %d jobs, and the real run's %s %d: %s; a simulation runs the real run's jobs",
+			row.SimTrace, st.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, st.JobID))
+	}
+	r.real, r.sim, r.realUtil, r.simUtil = rs, ss, ru, su
+	var abs []float64
+	for i := range rt.JobID {
+		if !rt.Rejected[i] {
+			r.realE2E = append(r.realE2E, rt.E2E[i])
+		}
+		if !st.Rejected[i] {
+			r.simE2E = append(r.simE2E, st.E2E[i])
+		}
+		if rt.Rejected[i] || st.Rejected[i] || !(rt.E2E[i] > 0) {
+			continue
+		}
+		r.pairedReal = append(r.pairedReal, rt.E2E[i])
+		r.pairedSim = append(r.pairedSim, st.E2E[i])
+		abs = append(abs, math.Abs(st.E2E[i]-rt.E2E[i])/rt.E2E[i])
+	}
+	slices.Sort(abs)
+	r.jobErr = jobErrors{median: quantileOf(abs, 0.5), p90: quantileOf(abs, 0.9), within: math.NaN()}
+	if len(abs) > 0 {
+		n, _ := slices.BinarySearch(abs, math.Nextafter(fidelityTolerance, 2))
+		r.jobErr.within = float64(n) / float64(len(abs))
+	}
+	batches, err := parquetio.ReadAll[schedulespec.DispatchRow](path(row.Dispatch))
+	if err != nil {
+		return nil, fmt.Errorf("read dispatch of %s at load %g: %w", row.Policy, row.Load, err)
+	}
+	if r.src, err = sourcesOf(batches, row, factors); err != nil {
+		return nil, fmt.Errorf("read %s: %w", row.Dispatch, err)
+	}
+	r.src.gap = rs.E2E.Mean - ss.E2E.Mean
+	return r, nil
+}
+
+// firstApart names the first job id in one of two ascending lists only.
+func firstApart(a, b []int64) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case i == len(a):
+		return fmt.Sprintf("job %d is simulated only", b[i])
+	case i == len(b) || a[i] < b[i]:
+		return fmt.Sprintf("job %d ran for real only", a[i])
+	}
+	return fmt.Sprintf("job %d is simulated only", b[i])
+}
+
+// sourcesOf computes a real run's figures from its batches: what the
+// simulator does not model, each source's seconds per job.
+//
+// A batch's measured run time is held to the profile's mean when it
+// started alone, and to the mean times the real cluster's profiled
+// contention factor for the lanes busy at its start otherwise; the excess
+// of each, its dispatch overhead, and the median lateness times the late
+// events per job of the slice are what each source adds to a real job's
+// own latency, a batch counted once per job in it. Queueing behind a
+// delayed batch is not counted, so the sources need not add up to the gap.
+func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, factors map[string][]float64) (sources, error) {
+	s := sources{batches: len(batches)}
+	var dispatch, lag, alone, contended, factor []float64
+	var sum [numSources]float64
+	for i, b := range batches {
+		for _, v := range []float64{b.StartS, b.RunS, b.EndS, b.NoticedS, b.ProfileMeanS} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return s, fmt.Errorf("row %d (batch %d): a time is %v; want finite times", i+1, b.BatchID, v)
+			}
+		}
+		w := float64(b.Jobs)
+		s.jobs += int(b.Jobs)
+		dispatch = append(dispatch, b.RunS-b.StartS)
+		lag = append(lag, b.NoticedS-b.EndS)
+		sum[srcDispatch] += w * (b.RunS - b.StartS)
+		if !(b.ProfileMeanS > 0) {
+			continue // no profile curve to hold it to
+		}
+		run := b.EndS - b.RunS
+		if b.Busy <= 1 {
+			alone = append(alone, run/b.ProfileMeanS)
+			sum[srcAlone] += w * (run - b.ProfileMeanS)
+			continue
+		}
+		f := contentionFactor(factors[b.Device], b.Busy)
+		contended = append(contended, run/b.ProfileMeanS)
+		factor = append(factor, f)
+		sum[srcContention] += w * (run - b.ProfileMeanS*f)
+	}
+	for _, v := range [][]float64{dispatch, lag, alone, contended, factor} {
+		slices.Sort(v)
+	}
+	s.dispatchP50, s.dispatchP99 = quantileOf(dispatch, 0.5), quantileOf(dispatch, 0.99)
+	s.lagP50, s.lagP99 = quantileOf(lag, 0.5), quantileOf(lag, 0.99)
+	s.alone, s.aloneN = quantileOf(alone, 0.5), len(alone)
+	s.contended, s.contendedN = quantileOf(contended, 0.5), len(contended)
+	s.factor = quantileOf(factor, 0.5)
+	s.latePerJob = math.NaN()
+	if row.Jobs > 0 {
+		s.latePerJob = float64(row.LateEvents) / float64(row.Jobs)
+	}
+	late := 0.0
+	if row.LateEvents > 0 {
+		late = row.LateP50S * s.latePerJob
+	}
+	for k := range s.contrib {
+		s.contrib[k] = math.NaN()
+		if s.jobs > 0 {
+			s.contrib[k] = sum[k] / float64(s.jobs)
+		}
+	}
+	s.contrib[srcLateness] = late
+	return s, nil
+}
+
+// contentionFactor is the profiled slowdown of each lane while busy lanes
+// of its device run, itself included: factors[busy-1], the last for more
+// lanes than they cover, 1 without any.
+func contentionFactor(factors []float64, busy int32) float64 {
+	if len(factors) == 0 || busy < 1 {
+		return 1
+	}
+	return factors[min(int(busy), len(factors))-1]
+}
+
+// quantileOf is the nearest-rank p-quantile of sorted, as the metrics
+// package takes it; NaN for none.
+func quantileOf(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return stat.Quantile(p, stat.Empirical, sorted, nil)
+}
+
+// rank orders the policies at each load by mean end-to-end latency, real
+// and simulated; ties keep runs.parquet's order.
+func (f *fidelity) rank() {
+	var loads []float64
+	for _, r := range f.runs {
+		loads = append(loads, r.row.Load)
+	}
+	slices.Sort(loads)
+	for _, u := range slices.Compact(loads) {
+		rk := ranking{load: u}
+		for i, r := range f.runs {
+			if r.row.Load == u {
+				rk.real = append(rk.real, i)
+			}
+		}
+		rk.sim = slices.Clone(rk.real)
+		by := func(mean func(*realRun) float64) func(a, b int) int {
+			return func(a, b int) int { return cmpNaNLast(mean(f.runs[a]), mean(f.runs[b])) }
+		}
+		slices.SortStableFunc(rk.real, by(func(r *realRun) float64 { return r.real.E2E.Mean }))
+		slices.SortStableFunc(rk.sim, by(func(r *realRun) float64 { return r.sim.E2E.Mean }))
+		f.rankings = append(f.rankings, rk)
+	}
+}
+
+// cmpNaNLast compares a and b, a NaN after every number.
+func cmpNaNLast(a, b float64) int {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return 1
+	case math.IsNaN(b):
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+// rankingAt is the ranking of the load of run i.
+func (f *fidelity) rankingAt(i int) ranking {
+	k := slices.IndexFunc(f.rankings, func(r ranking) bool { return r.load == f.runs[i].row.Load })
+	return f.rankings[k]
+}
+
+// relErr is (simulated − measured)/measured; NaN when measured is not
+// positive.
+func relErr(simulated, measured float64) float64 {
+	if !(measured > 0) {
+		return math.NaN()
+	}
+	return (simulated - measured) / measured
+}
+
+func (r *realRun) name() string { return fmt.Sprintf("%s at %s", r.row.Policy, pct(r.row.Load)) }
+
+// verdict is run i against the target: held is false for a policy the
+// target does not name; met says whether the run is within the tolerance
+// at P50 and P99 with its load's ranking preserved, and text says so with
+// the figures.
+func (f *fidelity) verdict(i int) (held, met bool, text string) {
+	r := f.runs[i]
+	if !slices.Contains(fidelityPolicies, r.row.Policy) {
+		return false, false, "not held to it"
+	}
+	p50, p99 := relErr(r.sim.E2E.P50, r.real.E2E.P50), relErr(r.sim.E2E.P99, r.real.E2E.P99)
+	within := func(e float64) bool { return math.Abs(e) <= fidelityTolerance }
+	rk := f.rankingAt(i)
+	order := "nothing to rank"
+	kept := true
+	if rk.ranked() {
+		kept = rk.sameOrder()
+		order = "same order"
+		if !kept {
+			order = "order differs"
+		}
+	}
+	met = within(p50) && within(p99) && kept
+	word := "met"
+	if !met {
+		word = "**missed**"
+	}
+	return true, met, fmt.Sprintf("%s (P50 %s, P99 %s, %s)", word, relPct(p50), relPct(p99), order)
+}
+
+// relPct formats a relative error as a signed percentage.
+func relPct(f float64) string {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return "–"
+	case f == 0:
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*f)
+}
+
+// fidelityRows are the section's numbers for metrics.parquet
+// (ScopeFidelity): each run's, then each load's ranking.
+func fidelityRows(f *fidelity) []MetricRow {
+	if f == nil {
+		return nil
+	}
+	var rows []MetricRow
+	for i, r := range f.runs {
+		add := func(metric string, v float64) {
+			rows = append(rows, MetricRow{Scope: ScopeFidelity, Policy: r.row.Policy, Load: r.row.Load, Metric: metric, Value: v})
+		}
+		add("jobs", float64(r.row.Jobs))
+		add("jobs_compared", float64(len(r.pairedReal)))
+		for _, q := range []struct {
+			name      string
+			real, sim float64
+		}{{"mean", r.real.E2E.Mean, r.sim.E2E.Mean}, {"p50", r.real.E2E.P50, r.sim.E2E.P50},
+			{"p95", r.real.E2E.P95, r.sim.E2E.P95}, {"p99", r.real.E2E.P99, r.sim.E2E.P99}} {
+			add("real_"+q.name+"_e2e_s", q.real)
+			add("sim_"+q.name+"_e2e_s", q.sim)
+			add("error_"+q.name+"_e2e", relErr(q.sim, q.real))
+		}
+		add("real_slo_attainment", 1-r.real.SLOViolation)
+		add("sim_slo_attainment", 1-r.sim.SLOViolation)
+		add("real_utilization", r.realUtil)
+		add("sim_utilization", r.simUtil)
+		add("job_median_abs_error", r.jobErr.median)
+		add("job_p90_abs_error", r.jobErr.p90)
+		add("job_within_10pct", r.jobErr.within)
+		if held, met, _ := f.verdict(i); held {
+			add("target_met", boolValue(met))
+		}
+		s := r.src
+		add("dispatch_overhead_p50_s", s.dispatchP50)
+		add("dispatch_overhead_p99_s", s.dispatchP99)
+		add("notice_lag_p50_s", s.lagP50)
+		add("notice_lag_p99_s", s.lagP99)
+		add("alone_run_over_profile", s.alone)
+		add("contended_run_over_profile", s.contended)
+		add("contention_factor", s.factor)
+		add("late_events", float64(r.row.LateEvents))
+		add("late_p50_s", r.row.LateP50S)
+		add("late_p99_s", r.row.LateP99S)
+		add("mean_e2e_gap_s", s.gap)
+		for k, info := range sourceInfo {
+			add(info.metric, s.contrib[k])
+		}
+	}
+	for _, rk := range f.rankings {
+		if !rk.ranked() {
+			continue
+		}
+		rows = append(rows,
+			MetricRow{Scope: ScopeFidelity, Load: rk.load, Metric: "same_winner", Value: boolValue(rk.sameWinner())},
+			MetricRow{Scope: ScopeFidelity, Load: rk.load, Metric: "same_order", Value: boolValue(rk.sameOrder())})
+	}
+	return rows
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fidelitySection is the report's part on the simulator against the real
+// runs: the error table, the rankings, the distributions and the main
+// remaining source of error; left out when schedule ran nothing for real.
+func fidelitySection(d *reportData) (report.Section, error) {
+	f := d.fidelity
+	if f == nil {
+		return report.Section{}, nil
+	}
+	var md strings.Builder
+	md.WriteString(f.introText())
+	md.WriteString(f.targetText())
+	md.WriteString(f.errorText())
+	md.WriteString(f.rankingText())
+	text, charts, err := f.charts()
+	if err != nil {
+		return report.Section{}, err
+	}
+	md.WriteString(text)
+	md.WriteString(f.sourcesText())
+	return report.Section{Title: "Fidelity", Markdown: md.String(), Charts: charts}, nil
+}
+
+// policies are the policies run for real, in runs.parquet's order.
+func (f *fidelity) policies() []string {
+	var out []string
+	for _, r := range f.runs {
+		if !slices.Contains(out, r.row.Policy) {
+			out = append(out, r.row.Policy)
+		}
+	}
+	return out
+}
+
+func (f *fidelity) introText() string {
+	var loads []string
+	for _, rk := range f.rankings {
+		loads = append(loads, pct(rk.load))
+	}
+	var spans []string
+	for _, r := range f.runs {
+		if s := secs(r.row.SpanS); !slices.Contains(spans, s) {
+			spans = append(spans, s)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The schedule stage ran %s for real (schedule.real) at offered loads of %s of the real cluster's capacity: "+
+		"each run takes the eval jobs that arrive within its first %s, carries out the policy's decisions with onnxruntime on this machine, "+
+		"and is simulated on the same jobs (same ids, same arrival times) on the same devices with the same policy. "+
+		"Each run's real trace is set against its simulation's; an error is simulated minus real, relative to real.\n",
+		andList(f.policies()), andList(loads), strings.Join(spans, " or "))
+	fmt.Fprintf(&b, "\nThe real cluster: %s.", clusterText(f.cluster))
+	if len(f.left) > 0 {
+		var left []string
+		for _, d := range f.left {
+			why := "declared: no hardware here to run it on"
+			if d.Kind != schedulespec.KindDeclared {
+				why = "its profile device was not measured on this machine"
+			}
+			left = append(left, fmt.Sprintf("%s (%s)", d.Device, why))
+		}
+		fmt.Fprintf(&b, " Left out of it, of the simulated cluster: %s; the loads are fractions of the real cluster's capacity alone.", andList(left))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// targetText states the target and how many runs meet it.
+func (f *fidelity) targetText() string {
+	var met, missed []string
+	for i, r := range f.runs {
+		held, ok, _ := f.verdict(i)
+		switch {
+		case !held:
+		case ok:
+			met = append(met, r.name())
+		default:
+			missed = append(missed, r.name())
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Target**: |simulated − real| ≤ %s of real at P50 and at P99 for %s at each load, with the ranking of the policies preserved. ",
+		pct(fidelityTolerance), andList(fidelityPolicies))
+	switch n := len(met) + len(missed); {
+	case n == 0:
+		fmt.Fprintf(&b, "No run is of %s, so none is held to it.\n", andList(fidelityPolicies))
+	case len(missed) == 0:
+		fmt.Fprintf(&b, "Met in all %d runs held to it.\n", n)
+	case len(met) == 0:
+		fmt.Fprintf(&b, "**Missed** in all %d runs held to it: %s.\n", n, andList(missed))
+	default:
+		fmt.Fprintf(&b, "Met in %d of the %d runs held to it (%s); **missed** in %s.\n", len(met), n, andList(met), andList(missed))
+	}
+	return b.String()
+}
+
+// errorText is the error table and the per-job errors, SLO attainment
+// and utilization.
+func (f *fidelity) errorText() string {
+	var b strings.Builder
+	b.WriteString("\n### The error table\n\nEnd-to-end latency percentiles over each trace's completed jobs (nearest rank), real and simulated, " +
+		"and the target's verdict with the errors it rests on.\n\n")
+	t := newTable("run", ">jobs", ">P50 real", ">P50 sim", ">error", ">P95 real", ">P95 sim", ">error", ">P99 real", ">P99 sim", ">error", "target")
+	for i, r := range f.runs {
+		_, _, verdict := f.verdict(i)
+		t.add(r.name(), fmt.Sprint(r.row.Jobs),
+			secs(r.real.E2E.P50), secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
+			secs(r.real.E2E.P95), secs(r.sim.E2E.P95), relPct(relErr(r.sim.E2E.P95, r.real.E2E.P95)),
+			secs(r.real.E2E.P99), secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)), verdict)
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(&b, "\nPer job: the two traces joined on job id, each job's error (simulated − real)/real in end-to-end latency, over the jobs both completed; "+
+		"the median and P90 of its absolute value and the share of jobs within ±%s. SLO attainment is the share of all the run's jobs within their SLO "+
+		"(a rejected job never is); utilization the cluster's busy lane-seconds over its lanes times the run's makespan.\n\n", pct(fidelityTolerance))
+	t = newTable("run", ">jobs compared", ">median abs. error", ">P90 abs. error", ">within ±"+pct(fidelityTolerance),
+		">SLO attainment real", ">SLO attainment sim", ">difference", ">utilization real", ">utilization sim", ">difference")
+	for _, r := range f.runs {
+		ra, sa := 1-r.real.SLOViolation, 1-r.sim.SLOViolation
+		t.add(r.name(), fmt.Sprint(len(r.pairedReal)), pct(r.jobErr.median), pct(r.jobErr.p90), pct(r.jobErr.within),
+			pct(ra), pct(sa), signed(sa-ra, pctPts), pct(r.realUtil), pct(r.simUtil), signed(r.simUtil-r.realUtil, pctPts))
+	}
+	b.WriteString(t.String())
+	return b.String()
+}
+
+// rankingText compares the real and simulated order of the policies at
+// each load.
+func (f *fidelity) rankingText() string {
+	var b strings.Builder
+	b.WriteString("\n### Ranking\n\nThe policies at each load ordered by mean end-to-end latency over their completed jobs, best first.\n\n")
+	t := newTable("load", "real", "simulated", "same winner", "same order")
+	order := func(idx []int, mean func(*realRun) float64) string {
+		var parts []string
+		for _, i := range idx {
+			parts = append(parts, fmt.Sprintf("%s (%s)", f.runs[i].row.Policy, secs(mean(f.runs[i]))))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var kept, broken []string
+	for _, rk := range f.rankings {
+		measured := order(rk.real, func(r *realRun) float64 { return r.real.E2E.Mean })
+		simulated := order(rk.sim, func(r *realRun) float64 { return r.sim.E2E.Mean })
+		if !rk.ranked() {
+			t.add(pct(rk.load), measured, simulated, "– (one policy)", "–")
+			continue
+		}
+		t.add(pct(rk.load), measured, simulated, yesNo(rk.sameWinner()), yesNo(rk.sameOrder()))
+		if rk.sameOrder() {
+			kept = append(kept, pct(rk.load))
+		} else {
+			broken = append(broken, pct(rk.load))
+		}
+	}
+	b.WriteString(t.String())
+	switch {
+	case len(kept) == 0 && len(broken) == 0:
+		b.WriteString("\nNo load ran more than one policy, so there is no ranking to compare.\n")
+	case len(broken) == 0:
+		b.WriteString("\nThe simulator ranks the policies as the real runs do at every load.\n")
+	case len(kept) == 0:
+		fmt.Fprintf(&b, "\nThe simulator's ranking **differs** from the real runs' at every load (%s).\n", andList(broken))
+	default:
+		fmt.Fprintf(&b, "\nThe simulator ranks the policies as the real runs do at %s, and **differently** at %s.\n", andList(kept), andList(broken))
+	}
+	return b.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// charts draws each run's end-to-end latency CDF, real against simulated,
+// and one scatter of every compared job's simulated latency against its
+// real one.
+func (f *fidelity) charts() (string, []report.Chart, error) {
+	var b strings.Builder
+	var charts []report.Chart
+	b.WriteString("\n### Distributions\n\n")
+	used := map[string]bool{}
+	for _, r := range f.runs {
+		measured, simulated := positive(r.realE2E), positive(r.simE2E)
+		if len(measured) == 0 || len(simulated) == 0 {
+			fmt.Fprintf(&b, "%s has no completed job with a positive latency in one of its traces: no distribution to draw.\n\n", r.name())
+			continue
+		}
+		name := chartFileName(used, "fidelity-cdf", r.row.Policy, strconv.FormatFloat(r.row.Load, 'g', -1, 64))
+		svg, err := chart.CDF(fmt.Sprintf("%s: end-to-end latency, real and simulated", r.name()), "latency (s)",
+			[]chart.Series{{Name: "real", X: measured}, {Name: "simulated", X: simulated}}, true)
+		if err != nil {
+			return "", nil, fmt.Errorf("chart %s: %w", name, err)
+		}
+		c := report.Chart{Name: name, SVG: svg}
+		charts = append(charts, c)
+		fmt.Fprintf(&b, "%s\n\n", c.Link(fmt.Sprintf("CDF of end-to-end latency of %s, the real run against its simulation", r.name())))
+	}
+	var series []chart.Series
+	for _, r := range f.runs {
+		s := chart.Series{Name: r.name()}
+		for k := range r.pairedReal {
+			if r.pairedSim[k] > 0 {
+				s.X, s.Y = append(s.X, r.pairedReal[k]), append(s.Y, r.pairedSim[k])
+			}
+		}
+		if len(s.X) > 0 {
+			series = append(series, s)
+		}
+	}
+	if len(series) > 0 {
+		name := chartFileName(used, "fidelity-scatter")
+		svg, err := chart.Scatter("Per-job end-to-end latency, simulated against real", "real latency (s)", "simulated latency (s)",
+			series, chart.ScatterOptions{LogX: true, LogY: true, Diagonal: true, DiagonalLabel: "simulated = real"})
+		if err != nil {
+			return "", nil, fmt.Errorf("chart %s: %w", name, err)
+		}
+		c := report.Chart{Name: name, SVG: svg}
+		charts = append(charts, c)
+		fmt.Fprintf(&b, "%s\n\nEach point is a job both completed, at its real and its simulated end-to-end latency; on the dashed line the simulation is exact, below it the simulation is faster.\n",
+			c.Link("Simulated against real end-to-end latency of every job, log-log, one colour per run"))
+	}
+	return b.String(), charts, nil
+}
+
+// chartFileName makes a chart's file name from parts: lower case, a
+// hyphen for any run of other characters, unique among used.
+func chartFileName(used map[string]bool, parts ...string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.Join(parts, "-")) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	base := strings.TrimSuffix(b.String(), "-")
+	name := base
+	for k := 2; used[name]; k++ {
+		name = fmt.Sprintf("%s-%d", base, k)
+	}
+	used[name] = true
+	return name + ".svg"
+}
+
+// sourcesText gives the figures of each source of error, their estimated
+// contributions, and names the largest.
+func (f *fidelity) sourcesText() string {
+	var b strings.Builder
+	b.WriteString("\n### Where the error comes from\n\nWhat the real runs did that the simulator does not model, from each run's dispatch.parquet and runs.parquet: " +
+		"the dispatch overhead from the policy's decision to onnxruntime's Run (run_s − start_s) and the lag before the scheduler noticed a batch's end " +
+		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the profile's mean latency for the batch, " +
+		"median over the batches that started alone and over those that started with other lanes of the device busy, the latter beside the real cluster's " +
+		"profiled contention factor (median over the same batches); and how late the scheduler handled events due at a time.\n\n")
+	t := newTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / profile, alone", ">run / profile, lanes busy", ">profiled factor",
+		">late events per job", ">lateness P50 / P99")
+	for _, r := range f.runs {
+		s := r.src
+		t.add(r.name(), fmt.Sprint(s.batches), secs(s.dispatchP50)+" / "+secs(s.dispatchP99), secs(s.lagP50)+" / "+secs(s.lagP99),
+			ratioOf(s.alone, s.aloneN), ratioOf(s.contended, s.contendedN), factorText(s.factor, s.contendedN),
+			num(s.latePerJob), secs(r.row.LateP50S)+" / "+secs(r.row.LateP99S))
+	}
+	b.WriteString(t.String())
+
+	b.WriteString("\nMethod: each source's contribution is the time it adds to a real job's own end-to-end latency beyond the simulator's model, " +
+		"averaged over the run's completed jobs (a batch counts once per job in it): run time beyond the profile's mean for a batch that started alone, " +
+		"beyond the mean times the profiled factor for the lanes busy for one that did not, the dispatch overhead, and the median lateness times the " +
+		"late events per job. Queueing behind a delayed batch is not counted, so they need not add up to the gap, the real mean end-to-end latency " +
+		"less the simulated.\n\n")
+	head := []string{"run", ">gap (real − sim)"}
+	for _, info := range sourceInfo {
+		head = append(head, ">"+info.column)
+	}
+	t = newTable(append(head, "largest")...)
+	var total [numSources]float64
+	var gap float64
+	jobs := 0
+	for _, r := range f.runs {
+		s := r.src
+		row := []string{r.name(), signed(s.gap, secs)}
+		for k := range sourceInfo {
+			row = append(row, signed(s.contrib[k], secs))
+		}
+		row = append(row, sourceName(largest(s.contrib), s.contrib))
+		t.add(row...)
+		if s.jobs > 0 {
+			for k := range total {
+				total[k] += s.contrib[k] * float64(s.jobs)
+			}
+			gap += s.gap * float64(s.jobs)
+			jobs += s.jobs
+		}
+	}
+	b.WriteString(t.String())
+	k := largest(total)
+	if jobs == 0 || k < 0 {
+		b.WriteString("\nNo run has a batch to weigh, so no source can be named.\n")
+		return b.String()
+	}
+	for i := range total {
+		total[i] /= float64(jobs)
+	}
+	gap /= float64(jobs)
+	var sum float64
+	for _, v := range total {
+		sum += v
+	}
+	fmt.Fprintf(&b, "\n**The main remaining source of error is %s**: %s per job, over the %d completed real jobs of the %d runs, against a mean gap of %s "+
+		"(%s). The four sources together come to %s per job.\n",
+		sourceName(k, total), signed(total[k], secs), jobs, len(f.runs), signed(gap, secs), gapText(gap), signed(sum, secs))
+	return b.String()
+}
+
+// largest is the index of the contribution largest in size; -1 when none
+// is a number.
+func largest(c [numSources]float64) int {
+	k := -1
+	for i, v := range c {
+		if !math.IsNaN(v) && (k < 0 || math.Abs(v) > math.Abs(c[k])) {
+			k = i
+		}
+	}
+	return k
+}
+
+// sourceName names source k by the sign of its contribution; "–" for -1.
+func sourceName(k int, c [numSources]float64) string {
+	if k < 0 {
+		return "–"
+	}
+	if c[k] < 0 {
+		return sourceInfo[k].less
+	}
+	return sourceInfo[k].more
+}
+
+func gapText(gap float64) string {
+	switch {
+	case gap > 0:
+		return "the real runs slower than simulated"
+	case gap < 0:
+		return "the real runs faster than simulated"
+	}
+	return "no gap"
+}
+
+func ratioOf(v float64, n int) string {
+	if n == 0 {
+		return "– (none)"
+	}
+	return fmt.Sprintf("%.2f (%d)", v, n)
+}
+
+func factorText(v float64, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", v)
+}

@@ -1,0 +1,37 @@
+// Package real runs batches for real: it is the sim.Executor that turns
+// the simulator into a scheduler of this machine's onnxruntime, so that
+// the simulator can be measured against what it simulates.
+//
+// Each lane of a device is a worker goroutine with its own onnxruntime
+// session per model and precision, at the intra-op threads the cluster
+// configures, and tensors bound once per batch size (ort.Session.Bind).
+// A batch is a real batch: the jobs' inputs, seeded samples of each
+// model's input, are concatenated into the binding's input tensor and the
+// model runs once. The models are the profile's own .onnx files, the very
+// bytes it timed. Executor.Prepare makes the sessions and the tensors of
+// the sizes a run will see before its clock starts, and runs each session
+// once, untimed; a size not prepared is bound when first needed, and the
+// batch says so (Batch.Bound).
+//
+// Every batch keeps its moments on the run's clock: handed to the
+// executor, taken by its lane, inputs concatenated and Run begun, Run
+// returned, and heard of by the scheduler; and the executor keeps how
+// late each event due at a time was handled. They are the dispatch
+// overheads that the simulator's trace cannot show.
+//
+// # Where the real run lives
+//
+// The schedule stage runs it, as the optional schedule.real, not a sixth
+// stage: a real run needs exactly what the simulations need (the eval
+// workload, the profile, the policies with train's predictor) and
+// nothing they do not, and its point is to be set beside a simulation of
+// the same jobs under the same code, which the stage runs right after.
+// The stage runs its real runs before any simulation, one at a time, and
+// is declared Exclusive while it has any, so nothing else uses the cores
+// as they run. A real run is a measurement, not a function of its inputs:
+// each is a unit in the stage's memo, keyed by its inputs (the config
+// part the simulations depend on, the policy, the load, the slice, the
+// upstream digests and the code), so an unrelated edit (another sweep
+// load, a new policy to simulate) reuses it, and a pinned schedule
+// version keeps it.
+package real

@@ -1,0 +1,438 @@
+package real
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/zoo"
+)
+
+// Device is one device of this machine that runs batches for real: Lanes
+// workers, each with its own onnxruntime sessions of IntraOpThreads
+// threads.
+type Device struct {
+	Name    string
+	Lanes   int
+	Threads int
+}
+
+// Model is one model at one precision, as the profile built and timed it.
+type Model struct {
+	// Name is the zoo's name of the model (its input and output shapes).
+	Name string
+	// ONNX is the serialized model.
+	ONNX []byte
+}
+
+// Config is a real run's cluster and models.
+type Config struct {
+	Devices []Device
+	// Model gives the model that the simulator's (model, precision)
+	// indexes name.
+	Model func(model, precision int32) (Model, error)
+	// Seed fills the inputs.
+	Seed uint64
+}
+
+// Batch is one batch as it ran, by the executor's clock (seconds, the
+// jobs' time): what the scheduler's trace cannot see.
+type Batch struct {
+	// BatchID is the simulator's: batches are numbered as they start.
+	BatchID          int64
+	Device, Lane     int32
+	Model, Precision int32
+	Jobs, Samples    int32
+	// Handed is when the scheduler handed the batch to the executor (just
+	// after the trace's start: the policy's decision), Picked when its
+	// lane's worker took it, Run when the inputs
+	// were concatenated and onnxruntime's Run began, End when Run returned
+	// (the trace's end), and Noticed when the scheduler heard of the end.
+	Handed, Picked, Run, End, Noticed float64
+	// Bound is true when the batch's size was new to its lane: its
+	// tensors were made during the run.
+	Bound bool
+}
+
+// poolSamples is how many distinct input samples each model keeps: a job's
+// samples are taken from them in turn.
+const poolSamples = 64
+
+// Executor runs the batches a simulation starts on this machine's
+// onnxruntime, on the wall clock (sim.Executor). Prepare every (model,
+// precision, batch size) a run will see, Begin, hand it to the simulator
+// as sim.Config.Executor, and Finish; Close it after the last run.
+type Executor struct {
+	ctx     context.Context
+	cfg     Config
+	origin  float64
+	devices [][]*lane  // [device][lane]
+	poolsMu sync.Mutex // lanes make sessions, and pools, on their own goroutines
+	pools   map[int32][]float32
+	done    chan result
+	timer   *time.Timer
+	begun   time.Time
+	started bool
+	batches []Batch
+	late    []float64 // how late each due event was handled, seconds
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+var _ sim.Executor = (*Executor)(nil)
+
+// pair numbers a (model, precision).
+func pair(model, precision int32) int32 { return model<<8 | precision }
+
+// lane is one worker: its sessions, by pair, and the batches handed to it.
+type lane struct {
+	x        *Executor
+	d, i     int
+	threads  int
+	sessions map[int32]*session
+	work     chan task
+}
+
+// session is a lane's onnxruntime session of one model and precision, with
+// a binding per batch size.
+type session struct {
+	s        *ort.Session
+	in, out  zoo.IO
+	elems    int       // input floats per sample
+	pool     []float32 // poolSamples samples of seeded inputs, shared by the lanes
+	bindings map[int32]*ort.Binding
+}
+
+// task is a batch handed to a lane.
+type task struct {
+	batch Batch
+	jobs  []part
+}
+
+// part is a job's share of a batch: which inputs it brings.
+type part struct {
+	id    int64
+	batch int32
+}
+
+type result struct {
+	batch Batch
+	err   error
+}
+
+// New prepares an executor on cfg's devices; onnxruntime must be loaded
+// (ort.Init). ctx ends the run: Wait returns its error once it is done.
+func New(ctx context.Context, cfg Config) (*Executor, error) {
+	if len(cfg.Devices) == 0 {
+		return nil, errors.New("real: no devices")
+	}
+	if cfg.Model == nil {
+		return nil, errors.New("real: no models")
+	}
+	x := &Executor{ctx: ctx, cfg: cfg, pools: map[int32][]float32{}}
+	for d, dev := range cfg.Devices {
+		if dev.Lanes < 1 || dev.Threads < 1 {
+			return nil, fmt.Errorf("real: device %d (%s): want lanes >= 1 and threads >= 1, got %d and %d", d, dev.Name, dev.Lanes, dev.Threads)
+		}
+		var ls []*lane
+		for i := range dev.Lanes {
+			ls = append(ls, &lane{x: x, d: d, i: i, threads: dev.Threads, sessions: map[int32]*session{}})
+		}
+		x.devices = append(x.devices, ls)
+	}
+	return x, nil
+}
+
+// Prepare makes every lane ready to run batches of samples samples of the
+// model and precision: its session (run once, untimed, when new) and the
+// tensors of that batch size. A size not prepared is bound when a batch
+// first needs it, during the run (Batch.Bound).
+func (x *Executor) Prepare(model, precision, samples int32) error {
+	if x.started {
+		return errors.New("real: prepare while a run is under way")
+	}
+	for _, ls := range x.devices {
+		for _, l := range ls {
+			s, err := l.session(model, precision)
+			if err != nil {
+				return err
+			}
+			if _, _, err := l.binding(s, samples); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// session returns the lane's session of the model and precision, making
+// and warming it when it has none.
+func (l *lane) session(model, precision int32) (*session, error) {
+	p := pair(model, precision)
+	if s := l.sessions[p]; s != nil {
+		return s, nil
+	}
+	m, err := l.x.cfg.Model(model, precision)
+	if err != nil {
+		return nil, fmt.Errorf("real: %w", err)
+	}
+	in, out, err := zoo.Signature(m.Name)
+	if err != nil {
+		return nil, fmt.Errorf("real: %w", err)
+	}
+	s := &session{in: in, out: out, elems: 1, bindings: map[int32]*ort.Binding{}}
+	for _, d := range in.Shape[1:] {
+		s.elems *= int(d)
+	}
+	s.s, err = ort.NewSession(m.ONNX, in.Name, shape(in, 1), out.Name, shape(out, 1),
+		ort.SessionOptions{IntraOpThreads: l.threads, InterOpThreads: 1})
+	if err != nil {
+		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", m.Name, l.d, l.i, err)
+	}
+	l.sessions[p] = s
+	if err := s.s.Run(); err != nil { // warm: the first run sets up what later ones reuse
+		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", m.Name, l.d, l.i, err)
+	}
+	s.pool = l.x.pool(p, s.elems)
+	return s, nil
+}
+
+// pool returns the seeded input samples of pair p, of elems floats each,
+// making them the first time: values in [-1, 1), since latency does not
+// depend on them but all-zero inputs or denormals could take odd paths.
+func (x *Executor) pool(p int32, elems int) []float32 {
+	x.poolsMu.Lock()
+	defer x.poolsMu.Unlock()
+	if pool, ok := x.pools[p]; ok {
+		return pool
+	}
+	pool := make([]float32, poolSamples*elems)
+	r := rand.New(rand.NewPCG(x.cfg.Seed, uint64(p)))
+	for i := range pool {
+		pool[i] = r.Float32()*2 - 1
+	}
+	x.pools[p] = pool
+	return pool
+}
+
+// binding returns the session's binding of samples samples, making it if
+// it has none (made true).
+func (l *lane) binding(s *session, samples int32) (b *ort.Binding, made bool, err error) {
+	if b := s.bindings[samples]; b != nil {
+		return b, false, nil
+	}
+	if b, err = s.s.Bind(shape(s.in, int(samples)), shape(s.out, int(samples))); err != nil {
+		return nil, false, fmt.Errorf("real: device %d lane %d: %w", l.d, l.i, err)
+	}
+	s.bindings[samples] = b
+	return b, true, nil
+}
+
+// shape replaces the dynamic batch dimension of a signature by batch.
+func shape(io zoo.IO, batch int) []int64 {
+	s := make([]int64, len(io.Shape))
+	for i, d := range io.Shape {
+		if d < 0 {
+			d = int64(batch)
+		}
+		s[i] = d
+	}
+	return s
+}
+
+// Begin starts a run: the clock, at Origin, and the lanes' workers. A
+// run ends with Finish; the executor may begin another after it, its
+// sessions kept.
+func (x *Executor) Begin(origin float64) error {
+	if x.started {
+		return errors.New("real: begin while a run is under way")
+	}
+	if x.closed {
+		return errors.New("real: begin after close")
+	}
+	x.started, x.batches, x.late = true, nil, nil
+	x.origin = origin
+	lanes := 0
+	for _, ls := range x.devices {
+		for _, l := range ls {
+			l.work = make(chan task, 1)
+			x.wg.Add(1)
+			go l.serve()
+			lanes++
+		}
+	}
+	x.done = make(chan result, lanes)
+	x.begun = time.Now()
+	return nil
+}
+
+// Finish ends the run that Begin started, once its lanes have finished
+// what they were given, and returns its batches, in the order they
+// started, and how late each event due at a time (an arrival, a batching
+// timer) was handled, seconds, in order.
+func (x *Executor) Finish() (batches []Batch, late []float64) {
+	if !x.started {
+		return nil, nil
+	}
+	for _, ls := range x.devices {
+		for _, l := range ls {
+			close(l.work)
+		}
+	}
+	x.wg.Wait()
+	close(x.done)
+	for range x.done { // what ran after the scheduler stopped
+	}
+	x.started = false
+	return x.batches, x.late
+}
+
+// Now implements sim.Executor: seconds since Begin, from its origin.
+func (x *Executor) Now() float64 {
+	return x.origin + time.Since(x.begun).Seconds()
+}
+
+// Start implements sim.Executor: it hands the batch to its lane's worker.
+func (x *Executor) Start(d, lane int, jobs []*sim.Job, samples int32) error {
+	if !x.started {
+		return errors.New("real: start before begin")
+	}
+	if d < 0 || d >= len(x.devices) || lane < 0 || lane >= len(x.devices[d]) {
+		return fmt.Errorf("real: no lane %d on device %d", lane, d)
+	}
+	h := jobs[0]
+	t := task{batch: Batch{BatchID: int64(len(x.batches) + 1), Device: int32(d), Lane: int32(lane), Model: h.Model, Precision: h.Precision,
+		Jobs: int32(len(jobs)), Samples: samples, Handed: x.Now()}}
+	t.jobs = make([]part, len(jobs))
+	for i, j := range jobs {
+		t.jobs[i] = part{id: j.ID, batch: j.Batch}
+	}
+	x.batches = append(x.batches, t.batch)
+	select {
+	case x.devices[d][lane].work <- t:
+		return nil
+	default:
+		return fmt.Errorf("real: device %d lane %d is given a batch while it runs one", d, lane)
+	}
+}
+
+// serve runs the lane's batches until its work channel closes.
+func (l *lane) serve() {
+	defer l.x.wg.Done()
+	for t := range l.work {
+		b, err := l.run(t)
+		l.x.done <- result{batch: b, err: err}
+	}
+}
+
+// run concatenates a batch's inputs into one tensor and runs it once.
+func (l *lane) run(t task) (Batch, error) {
+	x := l.x
+	b := t.batch
+	b.Picked = x.Now()
+	s, err := l.session(b.Model, b.Precision)
+	if err != nil {
+		return b, err
+	}
+	bind, made, err := l.binding(s, b.Samples)
+	if err != nil {
+		return b, err
+	}
+	b.Bound = made
+	in, pool := bind.Input(), s.pool
+	off := 0
+	for _, p := range t.jobs {
+		for k := range int(p.batch) {
+			src := int((uint64(p.id)*7 + uint64(k)) % poolSamples)
+			off += copy(in[off:off+s.elems], pool[src*s.elems:(src+1)*s.elems])
+		}
+	}
+	if off != len(in) {
+		return b, fmt.Errorf("real: batch %d: its jobs hold %d samples, the batch %d", b.BatchID, off/s.elems, b.Samples)
+	}
+	b.Run = x.Now()
+	if err := bind.Run(); err != nil {
+		return b, err
+	}
+	b.End = x.Now()
+	return b, nil
+}
+
+// Wait implements sim.Executor.
+func (x *Executor) Wait(t float64) (sim.Done, bool, error) {
+	if !x.started {
+		return sim.Done{}, false, errors.New("real: wait before begin")
+	}
+	// A batch that has ended goes first, even when t is past.
+	select {
+	case r := <-x.done:
+		return x.notice(r)
+	default:
+	}
+	var due <-chan time.Time
+	if !math.IsInf(t, 1) {
+		wait := time.Duration((t - x.Now()) * 1e9)
+		if wait <= 0 {
+			x.late = append(x.late, x.Now()-t)
+			return sim.Done{}, false, nil
+		}
+		if x.timer == nil {
+			x.timer = time.NewTimer(wait)
+		} else {
+			x.timer.Reset(wait)
+		}
+		due = x.timer.C
+	}
+	select {
+	case r := <-x.done:
+		if x.timer != nil {
+			x.timer.Stop()
+		}
+		return x.notice(r)
+	case <-due:
+		select {
+		case r := <-x.done:
+			return x.notice(r)
+		default:
+		}
+		x.late = append(x.late, max(0, x.Now()-t))
+		return sim.Done{}, false, nil
+	case <-x.ctx.Done():
+		return sim.Done{}, false, x.ctx.Err()
+	}
+}
+
+// notice records a batch's end as the scheduler hears of it.
+func (x *Executor) notice(r result) (sim.Done, bool, error) {
+	if r.err != nil {
+		return sim.Done{}, false, r.err
+	}
+	b := r.batch
+	b.Noticed = x.Now()
+	x.batches[b.BatchID-1] = b
+	return sim.Done{Device: int(b.Device), Lane: int(b.Lane), End: b.End}, true, nil
+}
+
+// Close ends a run under way and frees the sessions.
+func (x *Executor) Close() error {
+	if x.closed {
+		return nil
+	}
+	x.Finish()
+	x.closed = true
+	var errs []error
+	for _, ls := range x.devices {
+		for _, l := range ls {
+			for _, s := range l.sessions {
+				errs = append(errs, s.s.Close())
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,132 @@
+package real
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/zoo"
+)
+
+// flat is a Service for the policies' predictions and the memory tokens:
+// a real run draws no times from it.
+type flat struct{}
+
+func (flat) Time(d int, m, p, b int32, u float64) float64 { panic("a real run draws no times") }
+func (flat) Predict(d int, m, p, b int32) float64         { return 0.001 * float64(b) }
+func (flat) Memory(m, p, b int32) float64                 { return float64(b) }
+func (flat) Contention(d, k int) float64                  { panic("a real run models no contention") }
+
+// fifo places every job on device 0 and runs them in arrival order.
+type fifo struct{}
+
+func (fifo) Name() string                   { return "fifo" }
+func (fifo) Place(*sim.Job, *sim.State) int { return 0 }
+
+var tiny = []string{"mlp", "resnet18"}
+
+func models(t *testing.T) func(model, precision int32) (Model, error) {
+	t.Helper()
+	built := map[int32]Model{}
+	for i, name := range tiny {
+		b, err := zoo.Build(name, zoo.Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		built[int32(i)] = Model{Name: name, ONNX: b}
+	}
+	return func(model, precision int32) (Model, error) {
+		m, ok := built[model]
+		if !ok || precision != 0 {
+			return Model{}, fmt.Errorf("no model %d at precision %d", model, precision)
+		}
+		return m, nil
+	}
+}
+
+// TestRealRunIsCausal runs a few dozen mlp and resnet18 jobs for real on
+// two lanes, with micro-batches, and checks what a real run must satisfy:
+// no job starts before it arrives, no lane runs two batches at once, every
+// batch's moments come in order, and its jobs' records are its own.
+func TestRealRunIsCausal(t *testing.T) {
+	orttest.Require(t)
+	var jobs []*sim.Job
+	for i := range 40 {
+		a := 0.004 * float64(i)
+		jobs = append(jobs, &sim.Job{ID: int64(i), Arrival: a, Deadline: a + 0.1, Model: int32(i % 3 % 2), Batch: int32(1 + i%4)})
+	}
+	x, err := New(context.Background(), Config{Devices: []Device{{Name: "cpu", Lanes: 2, Threads: 1}}, Model: models(t), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for m := range int32(2) {
+		for b := int32(1); b <= 8; b++ {
+			if err := x.Prepare(m, 0, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := x.Begin(0); err != nil {
+		t.Fatal(err)
+	}
+	var recs []sim.Record
+	var batches []sim.BatchRecord
+	next := func() func() (*sim.Job, bool) {
+		i := 0
+		return func() (*sim.Job, bool) {
+			if i == len(jobs) {
+				return nil, false
+			}
+			i++
+			return jobs[i-1], true
+		}
+	}()
+	cfg := sim.Config{Devices: []sim.Device{{Name: "cpu", Lanes: 2, Memory: 1000, Speed: 1}}, Service: flat{}, Policy: fifo{},
+		Batching: sim.Batching{MaxBatch: 8, Window: 0.002}, Executor: x,
+		OnBatch: func(b *sim.BatchRecord) error { batches = append(batches, *b); return nil }}
+	st, err := sim.Run(cfg, next, func(r *sim.Record) error { recs = append(recs, *r); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, _ := x.Finish()
+	if len(recs) != len(jobs) || st.Batches != int64(len(ran)) || int(st.Batches) != len(batches) {
+		t.Fatalf("%d records of %d jobs, %d batches, the executor saw %d", len(recs), len(jobs), len(batches), len(ran))
+	}
+	for _, r := range recs {
+		if r.Start < r.Job.Arrival || r.End <= r.Start {
+			t.Errorf("job %d arrived at %v and ran [%v, %v]", r.Job.ID, r.Job.Arrival, r.Start, r.End)
+		}
+	}
+	lastEnd := map[int32]float64{}
+	merged := 0
+	for i, b := range ran {
+		sb := batches[0]
+		for _, c := range batches {
+			if c.BatchID == b.BatchID {
+				sb = c
+			}
+		}
+		if b.BatchID != int64(i+1) || sb.BatchID != b.BatchID || sb.Start > b.Handed || sb.End != b.End || sb.Samples != b.Samples {
+			t.Errorf("batch %d: the executor's %+v, the simulator's %+v", i+1, b, sb)
+		}
+		if !(b.Handed <= b.Picked && b.Picked <= b.Run && b.Run < b.End && b.End <= b.Noticed) {
+			t.Errorf("batch %d's moments are out of order: %+v", b.BatchID, b)
+		}
+		if sb.Start < lastEnd[b.Lane] {
+			t.Errorf("batch %d started on lane %d at %v, before the lane's last batch ended at %v", b.BatchID, b.Lane, sb.Start, lastEnd[b.Lane])
+		}
+		lastEnd[b.Lane] = b.End
+		if b.Bound {
+			t.Errorf("batch %d of %d samples was bound during the run, though every size was prepared", b.BatchID, b.Samples)
+		}
+		if b.Jobs > 1 {
+			merged++
+		}
+	}
+	if merged == 0 {
+		t.Error("no micro-batch merged jobs: the test does not exercise concatenation")
+	}
+}

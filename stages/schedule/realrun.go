@@ -1,0 +1,474 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/schedule/policy"
+	"github.com/mlsched/mlsched/stages/schedule/real"
+	"github.com/mlsched/mlsched/stages/schedule/service"
+	"github.com/mlsched/mlsched/stages/schedule/sim"
+)
+
+// runFile is a real run's memo entry's summary (a RealRunRow with its
+// measured fields set).
+const runFile = "run.parquet"
+
+// RunsReal reports whether the config runs policies for real, which needs
+// onnxruntime.
+func RunsReal(cfg Config) bool { return len(cfg.Real.Policies) > 0 }
+
+// NeedsRuntime reports whether the stage loads onnxruntime: to serve the
+// learned policy's network, or to run batches for real.
+func NeedsRuntime(cfg Config) bool {
+	return len(learnedSpecs(slices.Concat(cfg.Policies, cfg.Real.Policies))) > 0 || RunsReal(cfg)
+}
+
+// realCluster is the part of cfg's cluster that can run for real: the
+// measured devices whose profile device this machine measured (not
+// imported). left names the others.
+func realCluster(cfg Config, samples []profile.Sample) (devs []Device, left []string) {
+	here := map[string]bool{}
+	for _, s := range samples {
+		if s.Source == profile.SourceMeasured && s.Kind == profile.KindInference {
+			here[s.Device] = true
+		}
+	}
+	for _, d := range cfg.Cluster {
+		switch {
+		case d.Kind != KindMeasured:
+			left = append(left, fmt.Sprintf("%s (%s)", d.Name, d.Kind))
+		case !here[d.ProfileDevice]:
+			left = append(left, fmt.Sprintf("%s (profile device %s was not measured on this machine)", d.Name, d.ProfileDevice))
+		default:
+			devs = append(devs, d)
+		}
+	}
+	return devs, left
+}
+
+// realRunner runs the real runs of schedule.real and their simulations.
+type realRunner struct {
+	cfg     Config
+	cl      *cluster // the real cluster
+	seed    int64
+	in      Inputs
+	memo    Memo
+	models  string // the profile's directory: its .onnx files
+	exec    *real.Executor
+	perUnit float64
+}
+
+// runReal runs every policy of schedule.real at every load, for real
+// unless the memo has the run, then simulates the same slice, and writes
+// real/ into out.Dir. It runs before any simulation, so that nothing else
+// uses the cores while it measures.
+func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *service.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
+	if !RunsReal(cfg) {
+		return nil
+	}
+	devs, left := realCluster(cfg, samples)
+	if len(devs) == 0 {
+		return fmt.Errorf("schedule.real: no device of the cluster can run for real: %s; only a measured device whose profile device this machine measured can (or set schedule.real.policies to [])",
+			strings.Join(left, ", "))
+	}
+	if len(left) > 0 {
+		note("real:left_out", strings.Join(left, "; "))
+	}
+	rcfg := cfg
+	rcfg.Cluster = devs
+	cl, err := newCluster(rcfg, table)
+	if err != nil {
+		return err
+	}
+	if cfg.Predictor == PredictorLearned {
+		if cl.learned, err = loadLearned(in.Predictor, devs); err != nil {
+			return err
+		}
+	}
+	if len(learnedSpecs(cfg.Real.Policies)) > 0 {
+		if err := cl.loadPlacement(rcfg, in); err != nil {
+			return err
+		}
+	}
+	if _, err := ort.Init(in.ORTLib, in.ORTSource); err != nil {
+		return fmt.Errorf("schedule.real: %w", err)
+	}
+	r := &realRunner{cfg: rcfg, cl: cl, seed: seed, in: in, memo: out.Memo, models: filepath.Dir(in.Samples)}
+	defer func() {
+		if r.exec != nil {
+			r.exec.Close()
+		}
+	}()
+	// Load is offered as the sweep offers it, on the real cluster.
+	b, err := computeBounds(ctx, cl, in.Jobs, 1, cfg.Sweep.Jobs)
+	if err != nil {
+		return err
+	}
+	if !(b.WorkLBS > 0) {
+		return errors.New("schedule.real: the eval jobs hold no work that fits the real cluster")
+	}
+	r.perUnit = b.ArrivalLBS / b.WorkLBS
+	if err := os.MkdirAll(filepath.Join(out.Dir, RealDir), 0o755); err != nil {
+		return err
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, RealDir, ClusterFile), cl.rows(), out.Metadata); err != nil {
+		return fmt.Errorf("write %s/%s: %w", RealDir, ClusterFile, err)
+	}
+	var rows []RealRunRow
+	for _, u := range cfg.Real.Loads {
+		jobs, err := r.slice(ctx, u)
+		if err != nil {
+			return err
+		}
+		for _, spec := range cfg.Real.Policies {
+			row, err := r.run(ctx, spec, u, jobs, out)
+			if err != nil {
+				return fmt.Errorf("schedule.real: %s at load %v: %w", spec, u, err)
+			}
+			rows = append(rows, row)
+		}
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, RealRunsFile), rows, out.Metadata); err != nil {
+		return fmt.Errorf("write %s: %w", RealRunsFile, err)
+	}
+	return nil
+}
+
+// slice reads the eval jobs that arrive within schedule.real.duration at
+// offered load u, their arrival times divided by the schedule load.
+func (r *realRunner) slice(ctx context.Context, u float64) ([]*sim.Job, error) {
+	jr, err := openJobs(r.in.Jobs, u*r.perUnit, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer jr.Close()
+	span := r.cfg.Real.Duration.Seconds()
+	var jobs []*sim.Job
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		j, err := jr.next()
+		if err != nil {
+			return nil, err
+		}
+		if j == nil || j.Arrival >= span {
+			break
+		}
+		if r.cl.fits(j) {
+			if err := r.cl.resolve(j); err != nil {
+				return nil, err
+			}
+		}
+		jobs = append(jobs, j) // never recycled: each is new
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("schedule.real: no eval job arrives within %s at load %v", r.cfg.Real.Duration, u)
+	}
+	return jobs, nil
+}
+
+// run returns the real run of spec at load u on jobs, from the memo or
+// run now, and simulates the same jobs; both go into out.Dir.
+func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*sim.Job, out Output) (RealRunRow, error) {
+	dir := filepath.Join(out.Dir, filepath.FromSlash(RealRunDir(spec, u)))
+	rel := func(parts ...string) string {
+		return strings.Join(append([]string{RealRunDir(spec, u)}, parts...), "/")
+	}
+	lines := [][2]string{
+		{"real", "v1"},
+		{"spec", spec},
+		{"load", strconv.FormatFloat(u, 'g', -1, 64)},
+		{"duration", r.cfg.Real.Duration.String()},
+		{"sweep_jobs", strconv.FormatInt(r.cfg.Sweep.Jobs, 10)},
+		{"jobs", strconv.Itoa(len(jobs))},
+	}
+	build := func(entry string) error { return r.measure(ctx, spec, jobs, entry) }
+	var entry string
+	var err error
+	if r.memo != nil {
+		entry, err = r.memo.Get("real", unitConfig(r.cfg), lines, build)
+	} else {
+		entry, err = os.MkdirTemp("", "mlsched-real")
+		if err == nil {
+			defer os.RemoveAll(entry)
+			err = build(entry)
+		}
+	}
+	if err != nil {
+		return RealRunRow{}, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, SimDir), 0o755); err != nil {
+		return RealRunRow{}, err
+	}
+	// The measurement's files, with this run's provenance.
+	if err := restamp[TraceRow](entry, dir, TraceFile, out.Metadata); err != nil {
+		return RealRunRow{}, err
+	}
+	if err := restamp[BatchRow](entry, dir, DevicesFile, out.Metadata); err != nil {
+		return RealRunRow{}, err
+	}
+	if err := restamp[DispatchRow](entry, dir, DispatchFile, out.Metadata); err != nil {
+		return RealRunRow{}, err
+	}
+	got, err := parquetio.ReadAll[RealRunRow](filepath.Join(entry, runFile))
+	if err != nil {
+		return RealRunRow{}, err
+	}
+	if len(got) != 1 || got[0].Policy != spec || got[0].Jobs != int64(len(jobs)) {
+		return RealRunRow{}, fmt.Errorf("the memo entry %s holds another run: %+v", entry, got)
+	}
+	row := got[0]
+	row.Load, row.ScheduleLoad, row.SpanS = u, u*r.perUnit, r.cfg.Real.Duration.Seconds()
+	row.Trace, row.Devices, row.Dispatch = rel(TraceFile), rel(DevicesFile), rel(DispatchFile)
+	row.SimTrace, row.SimDevices = rel(SimDir, TraceFile), rel(SimDir, DevicesFile)
+	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata); err != nil {
+		return RealRunRow{}, err
+	}
+	return row, nil
+}
+
+// restamp copies file name of a memo entry into dir with the provenance
+// meta.
+func restamp[T any](entry, dir, name string, meta map[string]string) error {
+	rows, err := parquetio.ReadAll[T](filepath.Join(entry, name))
+	if err != nil {
+		return err
+	}
+	return parquetio.WriteFile(filepath.Join(dir, name), rows, meta)
+}
+
+// simConfig is the simulation, or the real run (x not nil), of spec on
+// the real cluster, its records going to rec.
+func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor) (sim.Config, func(), error) {
+	u := Unit{Spec: spec, Replication: 1, Predictor: r.cfg.Predictor}
+	simSeed, policySeed := u.seeds(r.seed)
+	ps, err := policy.ParseSpec(spec)
+	if err != nil {
+		return sim.Config{}, nil, err
+	}
+	pol, err := policy.New(ps.Name, options(r.cfg, policySeed))
+	if err != nil {
+		return sim.Config{}, nil, err
+	}
+	pred, err := r.cl.predictor(r.cfg.Predictor)
+	if err != nil {
+		return sim.Config{}, nil, err
+	}
+	sc := sim.Config{Devices: r.cl.devices, Service: r.cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch, Predictor: pred}
+	st := settings(r.cfg, r.cl)
+	var mig *netMigrator
+	if mk := st.Learned; mk != nil {
+		st.Learned = func() (sim.Migrator, error) {
+			m, err := mk()
+			if err == nil {
+				mig = m.(*netMigrator)
+			}
+			return m, err
+		}
+	}
+	if x != nil {
+		// A real run's decisions take the time they take, inside the event
+		// that asks them.
+		st.Serving.Latency = nil
+		sc.Executor = x
+	}
+	if err := ps.Configure(&sc, st); err != nil {
+		return sim.Config{}, nil, err
+	}
+	done := func() {
+		if mig != nil {
+			mig.close()
+		}
+	}
+	return sc, done, nil
+}
+
+// feedJobs hands out copies of jobs in order, so that a run never
+// changes the slice that the next one reads.
+func feedJobs(jobs []*sim.Job) func() (*sim.Job, bool) {
+	i := 0
+	return func() (*sim.Job, bool) {
+		if i == len(jobs) {
+			return nil, false
+		}
+		c := *jobs[i]
+		i++
+		return &c, true
+	}
+}
+
+// simulate simulates spec on jobs and the real cluster into dir.
+func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job, dir string, meta map[string]string) error {
+	rec, err := newRecorder(dir, spec, r.cl, meta)
+	if err != nil {
+		return err
+	}
+	defer rec.abort()
+	sc, done, err := r.simConfig(spec, rec, nil)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := sim.Run(sc, feedJobs(jobs), rec.record); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return rec.close()
+}
+
+// measure runs spec on jobs for real and writes the trace, devices and
+// dispatch files and the run's summary into entry.
+func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, entry string) error {
+	if r.exec == nil {
+		devs := make([]real.Device, len(r.cl.cfg))
+		for d, dev := range r.cl.cfg {
+			devs[d] = real.Device{Name: dev.Name, Lanes: dev.Lanes, Threads: dev.Threads}
+		}
+		x, err := real.New(ctx, real.Config{Devices: devs, Model: r.model, Seed: uint64(r.seed)})
+		if err != nil {
+			return err
+		}
+		r.exec = x
+	}
+	ps, err := policy.ParseSpec(spec)
+	if err != nil {
+		return err
+	}
+	if err := r.prepare(jobs, ps.Batch); err != nil {
+		return err
+	}
+	rec, err := newRecorder(entry, spec, r.cl, nil)
+	if err != nil {
+		return err
+	}
+	defer rec.abort()
+	sc, done, err := r.simConfig(spec, rec, r.exec)
+	if err != nil {
+		return err
+	}
+	defer done()
+	runtime.GC() // not in the middle of the run, if it can be helped
+	if err := r.exec.Begin(jobs[0].Arrival); err != nil {
+		return err
+	}
+	_, err = sim.Run(sc, feedJobs(jobs), rec.record)
+	batches, late := r.exec.Finish()
+	if err != nil {
+		return err
+	}
+	if err := rec.close(); err != nil {
+		return err
+	}
+	row := RealRunRow{Policy: spec, Jobs: int64(len(jobs)), LateEvents: int64(len(late))}
+	var last float64
+	rows := make([]DispatchRow, len(batches))
+	for i, b := range batches {
+		dev := r.cl.cfg[b.Device]
+		rows[i] = DispatchRow{BatchID: b.BatchID, Device: dev.Name, Lane: b.Lane, Model: modelNames[b.Model], Precision: precisionNames[b.Precision],
+			Jobs: b.Jobs, Samples: b.Samples, HandedS: b.Handed, PickedS: b.Picked, RunS: b.Run, EndS: b.End, NoticedS: b.Noticed,
+			Bound: b.Bound, ProfileMeanS: r.cl.Predict(int(b.Device), b.Model, b.Precision, b.Samples)}
+		if b.Bound {
+			row.Bound++
+		}
+		last = max(last, b.End)
+	}
+	startsAndBusy(rows, entry)
+	row.WallS = last - jobs[0].Arrival
+	if len(late) > 0 {
+		s := slices.Sorted(slices.Values(late))
+		row.LateP50S, row.LateP99S, row.LateMaxS = quantileSorted(s, 0.5), quantileSorted(s, 0.99), s[len(s)-1]
+	}
+	if err := parquetio.WriteFile(filepath.Join(entry, DispatchFile), rows, nil); err != nil {
+		return err
+	}
+	return parquetio.WriteFile(filepath.Join(entry, runFile), []RealRunRow{row}, nil)
+}
+
+// startsAndBusy fills each dispatch row's StartS from the run's devices
+// file in entry and its Busy from the rows' intervals.
+func startsAndBusy(rows []DispatchRow, entry string) {
+	if bs, err := parquetio.ReadAll[BatchRow](filepath.Join(entry, DevicesFile)); err == nil {
+		start := make(map[int64]float64, len(bs))
+		for _, b := range bs {
+			start[b.BatchID] = b.StartS
+		}
+		for i := range rows {
+			rows[i].StartS = start[rows[i].BatchID]
+		}
+	}
+	for i := range rows {
+		n := int32(0)
+		for j := range rows {
+			if rows[j].Device == rows[i].Device && rows[j].StartS <= rows[i].StartS && rows[i].StartS < rows[j].EndS {
+				n++
+			}
+		}
+		rows[i].Busy = n
+	}
+}
+
+// quantileSorted is the q-quantile of sorted values, interpolated.
+func quantileSorted(s []float64, q float64) float64 {
+	p := q * float64(len(s)-1)
+	i := int(math.Floor(p))
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (p-float64(i))*(s[i+1]-s[i])
+}
+
+// prepare readies the executor for every batch size the run may see: each
+// job's own, and with micro-batching every size up to the largest batch.
+func (r *realRunner) prepare(jobs []*sim.Job, batching bool) error {
+	sizes := map[[2]int32]map[int32]bool{}
+	for _, j := range jobs {
+		if !r.cl.fits(j) {
+			continue
+		}
+		k := [2]int32{j.Model, j.Precision}
+		if sizes[k] == nil {
+			sizes[k] = map[int32]bool{}
+			if batching {
+				for b := int32(1); b <= int32(r.cfg.Batching.MaxBatch); b++ {
+					sizes[k][b] = true
+				}
+			}
+		}
+		sizes[k][j.Batch] = true
+	}
+	for k, bs := range sizes {
+		for b := range bs {
+			if err := r.exec.Prepare(k[0], k[1], b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// model reads the profile's build of a model at a precision: the very
+// bytes it timed.
+func (r *realRunner) model(model, precision int32) (real.Model, error) {
+	name := modelNames[model]
+	file := profile.ModelFile(name, precisionNames[precision])
+	b, err := os.ReadFile(filepath.Join(r.models, file))
+	if err != nil {
+		return real.Model{}, fmt.Errorf("the profile's %s, which the real run runs: %w", file, err)
+	}
+	return real.Model{Name: name, ONNX: b}, nil
+}
