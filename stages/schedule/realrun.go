@@ -387,7 +387,9 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 		}
 		last = max(last, b.End)
 	}
-	startsAndBusy(rows, entry)
+	if err := startsAndBusy(rows, entry); err != nil {
+		return err
+	}
 	row.WallS = last - jobs[0].Arrival
 	if len(late) > 0 {
 		s := slices.Sorted(slices.Values(late))
@@ -401,15 +403,21 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 
 // startsAndBusy fills each dispatch row's StartS from the run's devices
 // file in entry and its Busy from the rows' intervals.
-func startsAndBusy(rows []DispatchRow, entry string) {
-	if bs, err := parquetio.ReadAll[BatchRow](filepath.Join(entry, DevicesFile)); err == nil {
-		start := make(map[int64]float64, len(bs))
-		for _, b := range bs {
-			start[b.BatchID] = b.StartS
+func startsAndBusy(rows []DispatchRow, entry string) error {
+	bs, err := parquetio.ReadAll[BatchRow](filepath.Join(entry, DevicesFile))
+	if err != nil {
+		return err
+	}
+	start := make(map[int64]float64, len(bs))
+	for _, b := range bs {
+		start[b.BatchID] = b.StartS
+	}
+	for i := range rows {
+		s, ok := start[rows[i].BatchID]
+		if !ok {
+			return fmt.Errorf("batch %d ran but its devices row is missing", rows[i].BatchID)
 		}
-		for i := range rows {
-			rows[i].StartS = start[rows[i].BatchID]
-		}
+		rows[i].StartS = s
 	}
 	for i := range rows {
 		n := int32(0)
@@ -420,6 +428,7 @@ func startsAndBusy(rows []DispatchRow, entry string) {
 		}
 		rows[i].Busy = n
 	}
+	return nil
 }
 
 // quantileSorted is the q-quantile of sorted values, interpolated.
