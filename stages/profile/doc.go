@@ -48,9 +48,17 @@
 //
 // Contention: for each k of profile.contention.sessions, k sessions of one
 // model, one intra-op thread each, start together and each time its runs:
-// how much lanes sharing the cores slow each other down. The schedule
-// stage turns these rows into the slowdown of a measured device's busy
-// lanes, with k = 1 as the baseline.
+// how much lanes sharing the cores slow each other down. The counts are
+// measured in profile.contention.rounds rounds spread evenly over the
+// models' measurements, each round in the order opposite to the one before
+// (1, 2, 4, then 4, 2, 1, ...): the factor is the machine's over the
+// profile's minutes rather than over a few seconds of them, and a
+// neighbour's burst or a drift of the machine's speed lands on every count
+// alike. (On a shared 2-vCPU virtual machine, single back-to-back runs of
+// each count gave two-session factors from 0.9 to 2.8 minutes apart.) The
+// schedule stage turns these rows into the slowdown of a measured device's
+// busy lanes (the median of each count's pooled runs over the median
+// alone).
 //
 // Every run goes through the CPU execution provider; no GPU numbers are
 // measured or invented. The summary has a row (kind provider) for each GPU

@@ -236,8 +236,9 @@ func measureORTMatMul(ctx context.Context, n, threads, repeats int) ([]Sample, e
 
 // measureContention runs k sessions of one model at once, one intra-op
 // thread each, and times every run of every session: how much lanes that
-// share the cores slow each other down.
-func measureContention(ctx context.Context, model []byte, c Contention, k, warmup int) ([]Sample, error) {
+// share the cores slow each other down. round numbers the rows' repeats
+// apart from other rounds'.
+func measureContention(ctx context.Context, model []byte, c Contention, k, round, warmup int) ([]Sample, error) {
 	sessions := make([]*ort.Session, k)
 	defer func() {
 		for _, s := range sessions {
@@ -275,7 +276,7 @@ func measureContention(ctx context.Context, model []byte, c Contention, k, warmu
 		rows := samplesOf(lat[i], Sample{Kind: KindContention, Backend: backendORT, Provider: providerCPU, Device: deviceCPU,
 			Model: c.Model, Precision: FP32, Batch: int32(c.Batch), Threads: 1, Concurrency: int32(k)})
 		for j := range rows {
-			rows[j].Repeat = int32(i*c.Repeats + j) // distinct across sessions
+			rows[j].Repeat = int32((round*k+i)*c.Repeats + j) // distinct across sessions and rounds
 		}
 		out = append(out, rows...)
 	}

@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample, []Summary, error) {
 	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats,
 		minTime: cfg.MinTime, maxTime: cfg.MaxTime}
-	total := int64(len(cfg.MatMul.Sizes)*(1+len(cfg.Threads)) + len(cfg.Contention.Sessions))
+	total := int64(len(cfg.MatMul.Sizes)*(1+len(cfg.Threads)) + len(cfg.Contention.Sessions)*cfg.Contention.Rounds)
 	for _, name := range cfg.Models {
 		total += int64(len(cfg.Precisions) * len(cfg.BatchSizesOf(name)) * len(cfg.Threads))
 	}
@@ -116,8 +116,32 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 	}
 	var samples []Sample
 	var skipped []Summary
-	models := map[string][]byte{} // fp32 builds, reused for contention
-	for _, name := range cfg.Models {
+	// The contention rounds are spread over the models' measurements,
+	// each round in the order opposite to the one before: the factor is
+	// the machine's over the profile's minutes, not over a few seconds of
+	// them, and a disturbance or a drift lands on every session count
+	// alike.
+	contended, err := zoo.Build(cfg.Contention.Model, zoo.Options{Seed: seed, Precision: FP32})
+	if err != nil {
+		return nil, nil, fmt.Errorf("build %s: %w", cfg.Contention.Model, err)
+	}
+	order := slices.Clone(cfg.Contention.Sessions)
+	round := 0
+	contention := func(upTo int) error {
+		for ; round < upTo; round++ {
+			for _, k := range order {
+				rows, err := measureContention(ctx, contended, cfg.Contention, k, round, cfg.Warmup)
+				if err != nil {
+					return fmt.Errorf("measure contention of %d sessions, round %d: %w", k, round+1, err)
+				}
+				samples = append(samples, rows...)
+				step(1)
+			}
+			slices.Reverse(order)
+		}
+		return nil
+	}
+	for i, name := range cfg.Models {
 		for _, prec := range cfg.Precisions {
 			model, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: prec})
 			if err != nil {
@@ -125,9 +149,6 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			}
 			if err := os.WriteFile(filepath.Join(out.Dir, ModelFile(name, prec)), model, 0o644); err != nil {
 				return nil, nil, err
-			}
-			if prec == FP32 {
-				models[name] = model
 			}
 			batches := cfg.BatchSizesOf(name)
 			for _, threads := range cfg.Threads {
@@ -153,6 +174,10 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 				step(len(batches))
 			}
 		}
+		// Rounds due by the end of model i of the models.
+		if err := contention((i + 1) * cfg.Contention.Rounds / len(cfg.Models)); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, n := range cfg.MatMul.Sizes {
 		rows, err := measureGonumMatMul(ctx, n, cfg.MatMul.Repeats)
@@ -170,20 +195,8 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			step(1)
 		}
 	}
-	model := models[cfg.Contention.Model]
-	if model == nil {
-		var err error
-		if model, err = zoo.Build(cfg.Contention.Model, zoo.Options{Seed: seed, Precision: FP32}); err != nil {
-			return nil, nil, fmt.Errorf("build %s: %w", cfg.Contention.Model, err)
-		}
-	}
-	for _, k := range cfg.Contention.Sessions {
-		rows, err := measureContention(ctx, model, cfg.Contention, k, cfg.Warmup)
-		if err != nil {
-			return nil, nil, fmt.Errorf("measure contention of %d sessions: %w", k, err)
-		}
-		samples = append(samples, rows...)
-		step(1)
+	if err := contention(cfg.Contention.Rounds); err != nil {
+		return nil, nil, err
 	}
 	return samples, skipped, nil
 }

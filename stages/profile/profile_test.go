@@ -30,6 +30,7 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"min over repeats", func(c *Config) { c.MinRepeats = 50 }, "profile.min_repeats"},
 		{"no time", func(c *Config) { c.MaxTime = 0 }, "profile.max_time"},
 		{"contention model", func(c *Config) { c.Contention.Model = "x" }, "profile.contention.model"},
+		{"no contention rounds", func(c *Config) { c.Contention.Rounds = 0 }, "profile.contention.rounds: must be 1 to 100, got 0"},
 		{"empty profile", func(c *Config) { c.Measure = false }, "profile.measure"},
 		{"import type", func(c *Config) { c.Import = "gpu.json" }, "profile.import"},
 	}
@@ -239,7 +240,7 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	// max_repeats; the ResNets are done after repeats.
 	cfg.MinTime, cfg.MaxRepeats = 50*time.Millisecond, 40
 	cfg.MatMul = MatMul{Sizes: []int{64, 256}, Repeats: 3}
-	cfg.Contention = Contention{Model: "mlp", Batch: 1, Sessions: []int{1, 2}, Repeats: 5}
+	cfg.Contention = Contention{Model: "mlp", Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 2}
 	dir := t.TempDir()
 	notes := map[string]string{}
 	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
@@ -298,9 +299,31 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	if gpuRows == 0 || matmul != 4 || contention != 2 {
 		t.Errorf("summary has %d GPU-absent rows, %d matmul, %d contention rows", gpuRows, matmul, contention)
 	}
+	// Two rounds of 1 and 2 sessions, 5 runs each: every session's runs
+	// kept, each (sessions, repeat) once.
+	runs := map[[2]int32]int{}
+	for _, s := range samples {
+		if s.Kind == KindContention {
+			runs[[2]int32{s.Concurrency, s.Repeat}]++
+		}
+	}
+	for k, want := range map[int32]int{1: 2 * 1 * 5, 2: 2 * 2 * 5} {
+		n := 0
+		for key, c := range runs {
+			if key[0] == k {
+				n++
+				if c != 1 {
+					t.Errorf("contention %d sessions, repeat %d: %d rows, want 1", k, key[1], c)
+				}
+			}
+		}
+		if n != want {
+			t.Errorf("contention %d sessions: %d runs, want %d (2 rounds)", k, n, want)
+		}
+	}
 	// 2 models × 2 batches × 3 repeats and the mlp's 2 × 40, 2 sizes × 2
-	// backends × 3, 5 runs of 1 + 2 sessions.
-	if len(samples) != 2*2*3+2*40+2*2*3+5*(1+2) {
+	// backends × 3, 2 rounds of 5 runs of 1 + 2 sessions.
+	if len(samples) != 2*2*3+2*40+2*2*3+2*5*(1+2) {
 		t.Errorf("%d samples, want every timed run kept", len(samples))
 	}
 	for _, k := range []string{"cpu", "cores", "onnxruntime", "go", "memory"} {

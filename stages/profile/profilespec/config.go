@@ -67,12 +67,16 @@ type MatMul struct {
 
 // Contention configures the contention measurement: Sessions[i] sessions of
 // Model at batch Batch, one intra-op thread each, run at once for Repeats
-// runs each.
+// runs each, in Rounds rounds that interleave the session counts (each
+// round in the order opposite to the one before), so that a disturbance
+// of the machine or a drift of its speed lands on every count alike
+// rather than on one.
 type Contention struct {
 	Model    string `koanf:"model"`
 	Batch    int    `koanf:"batch"`
 	Sessions []int  `koanf:"sessions"`
 	Repeats  int    `koanf:"repeats"`
+	Rounds   int    `koanf:"rounds"`
 }
 
 // The precisions a model can be built in.
@@ -100,7 +104,7 @@ func DefaultConfig() Config {
 		MinRepeats:      3,
 		MaxTime:         time.Second,
 		MatMul:          MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
-		Contention:      Contention{Model: "resnet18", Batch: 1, Sessions: []int{1, 2, 4}, Repeats: 8},
+		Contention:      Contention{Model: "resnet18", Batch: 2, Sessions: []int{1, 2, 4}, Repeats: 4, Rounds: 3},
 	}
 }
 
@@ -178,6 +182,9 @@ func (c Config) Validate() error {
 	}
 	if c.Contention.Repeats < 1 {
 		bad("contention.repeats", "must be at least 1, got %d", c.Contention.Repeats)
+	}
+	if c.Contention.Rounds < 1 || c.Contention.Rounds > 100 {
+		bad("contention.rounds", "must be 1 to 100, got %d", c.Contention.Rounds)
 	}
 	if !c.Measure && c.Import == "" {
 		bad("measure", "is off and nothing is imported: the profile would be empty")
