@@ -71,7 +71,7 @@ func TestRealRunEndToEnd(t *testing.T) {
 		if r.Jobs < 10 || r.Jobs > 200 {
 			t.Errorf("%s: %d jobs in the slice, want a few dozen", r.Policy, r.Jobs)
 		}
-		for _, f := range []string{r.Trace, r.SimTrace} {
+		for _, f := range []string{r.Trace, r.SimTrace, r.ReplayTrace} {
 			if s := schemaOf(t, filepath.Join(sched, f)); s != simSchema {
 				t.Errorf("%s has another schema than the simulator's trace:\n%s\nwant\n%s", f, s, simSchema)
 			}
@@ -118,6 +118,28 @@ func TestRealRunEndToEnd(t *testing.T) {
 		for _, d := range dispatch {
 			if !(d.StartS <= d.HandedS && d.HandedS <= d.PickedS && d.PickedS <= d.RunS && d.RunS < d.EndS && d.EndS <= d.NoticedS) || !(d.ProfileMeanS > 0) {
 				t.Errorf("%s: batch %d's moments are out of order: %+v", r.Policy, d.BatchID, d)
+			}
+		}
+		// The replay ran every batch the real run did, each taking the
+		// real batch's time: the same busy time on each lane.
+		replayed, err := parquetio.ReadAll[schedulespec.BatchRow](filepath.Join(sched, r.ReplayDevices))
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy := func(rows []schedulespec.BatchRow) map[string]float64 {
+			m := map[string]float64{}
+			for _, b := range rows {
+				m[fmt.Sprintf("%s/%d samples", b.Device, b.Samples)] += b.EndS - b.StartS
+			}
+			return m
+		}
+		if r.ReplayMissed != 0 || len(replayed) != len(batches) {
+			t.Errorf("%s: the replay ran %d batches (%d without a real time), the real run %d", r.Policy, len(replayed), r.ReplayMissed, len(batches))
+		}
+		want := busy(batches)
+		for k, v := range busy(replayed) {
+			if math.Abs(v-want[k]) > 1e-9*float64(len(batches)) {
+				t.Errorf("%s: the replay's %s batches took %v s in all, the real run's %v s", r.Policy, k, v, want[k])
 			}
 		}
 	}

@@ -62,6 +62,9 @@ type realRun struct {
 	pairedReal, pairedSim []float64
 	jobErr                jobErrors
 	src                   sources
+	// replay is the replay's summary (the simulator's decisions with the
+	// real run's batch times), nil for an artifact without one.
+	replay *metrics.Summary
 }
 
 // jobErrors summarize the per-job relative errors (sim − real)/real of
@@ -227,6 +230,17 @@ func readRealRun(dir string, row schedulespec.RealRunRow, cl metrics.Cluster, fa
 			row.SimTrace, st.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, st.JobID))
 	}
 	r.real, r.sim, r.realUtil, r.simUtil = rs, ss, ru, su
+	if row.ReplayTrace != "" {
+		pt, ps, _, err := read(row.ReplayTrace, row.ReplayDevices)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Equal(rt.JobID, pt.JobID) {
+			return nil, fmt.Errorf("read %s: %d jobs, and the real run's %s %d: %s; a replay runs the real run's jobs",
+				row.ReplayTrace, pt.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, pt.JobID))
+		}
+		r.replay = &ps
+	}
 	var abs []float64
 	for i := range rt.JobID {
 		if !rt.Rejected[i] {
@@ -475,6 +489,13 @@ func fidelityRows(f *fidelity) []MetricRow {
 			add("sim_"+q.name+"_e2e_s", q.sim)
 			add("error_"+q.name+"_e2e", relErr(q.sim, q.real))
 		}
+		if p := r.replay; p != nil {
+			add("replay_p50_e2e_s", p.E2E.P50)
+			add("replay_p99_e2e_s", p.E2E.P99)
+			add("error_replay_p50_e2e", relErr(p.E2E.P50, r.real.E2E.P50))
+			add("error_replay_p99_e2e", relErr(p.E2E.P99, r.real.E2E.P99))
+			add("replay_missed_batches", float64(r.row.ReplayMissed))
+		}
 		add("real_slo_attainment", 1-r.real.SLOViolation)
 		add("sim_slo_attainment", 1-r.sim.SLOViolation)
 		add("real_utilization", r.realUtil)
@@ -532,6 +553,7 @@ func fidelitySection(d *reportData) (report.Section, error) {
 	md.WriteString(f.targetText())
 	md.WriteString(f.errorText())
 	md.WriteString(f.rankingText())
+	md.WriteString(f.replayText())
 	text, charts, err := f.charts()
 	if err != nil {
 		return report.Section{}, err
@@ -682,6 +704,40 @@ func (f *fidelity) rankingText() string {
 	default:
 		fmt.Fprintf(&b, "\nThe simulator ranks the policies as the real runs do at %s, and **differently** at %s.\n", andList(kept), andList(broken))
 	}
+	return b.String()
+}
+
+// replayText sets each run against its replay: the simulator's own
+// decisions, queues and clock with every batch taking the time the real
+// run measured. What the replay misses is the share of the error that no
+// service-time model could close; the rest is the service-time model's.
+func (f *fidelity) replayText() string {
+	var rows [][]string
+	for _, r := range f.runs {
+		p := r.replay
+		if p == nil {
+			continue
+		}
+		rows = append(rows, []string{r.name(),
+			secs(r.real.E2E.P50), secs(p.E2E.P50), relPct(relErr(p.E2E.P50, r.real.E2E.P50)), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
+			secs(r.real.E2E.P99), secs(p.E2E.P99), relPct(relErr(p.E2E.P99, r.real.E2E.P99)), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)),
+			fmt.Sprint(r.row.ReplayMissed)})
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Replay: the simulator with the real run's times\n\n" +
+		"Each run replayed: the same jobs, policy and devices simulated again, each batch taking exactly the time (decision to end, dispatch included) " +
+		"that the batch its lead job led took in the real run, instead of a draw from the profile. " +
+		"The replay's error is what the simulator's queues, decisions and clock make of real times (with the scheduler's lateness left out); " +
+		"the simulation's error beyond it comes from the service-time model: the profile's latencies and contention factors. " +
+		"A batch the real run had no counterpart for (its decisions parted from the replay's) takes the profile's mean, and is counted.\n\n")
+	t := newTable("run", ">P50 real", ">P50 replay", ">replay error", ">sim error", ">P99 real", ">P99 replay", ">replay error", ">sim error", ">batches without a real time")
+	for _, row := range rows {
+		t.add(row...)
+	}
+	b.WriteString(t.String())
 	return b.String()
 }
 

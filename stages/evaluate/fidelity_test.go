@@ -23,6 +23,10 @@ type fidelityRun struct {
 	policy    string
 	load      float64
 	real, sim []float64
+	// replay, if not nil, is the replay's (the simulator on the real
+	// run's batch times), with missed batches lacking a real time.
+	replay []float64
+	missed int64
 }
 
 // fidelitySLO is every fixture job's SLO: it meets it within 0.45 s.
@@ -58,10 +62,10 @@ func newFidelityFixture() fidelityFixture {
 	edf50sim[9] = 1.8
 	fifo80, fifo80sim, edf80 := append(scaled(10, 0.2), math.NaN()), append(scaled(10, 0.16), math.NaN()), append(scaled(10, 0.19), math.NaN())
 	f.runs = []fidelityRun{
-		{"fifo", 0.5, scaled(10, 0.1), scaled(10, 0.105)},
-		{"edf", 0.5, edf50, edf50sim},
-		{"fifo", 0.8, fifo80, fifo80sim},
-		{"edf", 0.8, edf80, slices.Clone(edf80)},
+		{"fifo", 0.5, scaled(10, 0.1), scaled(10, 0.105), scaled(10, 0.101), 0},
+		{"edf", 0.5, edf50, edf50sim, slices.Clone(edf50), 2},
+		{"fifo", 0.8, fifo80, fifo80sim, nil, 0},
+		{"edf", 0.8, edf80, slices.Clone(edf80), nil, 0},
 	}
 	return f
 }
@@ -118,11 +122,19 @@ func (f fidelityFixture) write(t *testing.T) string {
 			WallS: 12.5, Trace: run + "/trace.parquet", Devices: run + "/devices.parquet", Dispatch: run + "/dispatch.parquet",
 			SimTrace: run + "/sim/trace.parquet", SimDevices: run + "/sim/devices.parquet",
 			LateEvents: int64(len(r.real)), LateP50S: 0.0004, LateP99S: 0.002, LateMaxS: 0.003}
-		rows = append(rows, row)
-		for _, side := range []struct {
+		sides := []struct {
 			trace, devices string
 			e2e            []float64
-		}{{row.Trace, row.Devices, r.real}, {row.SimTrace, row.SimDevices, r.sim}} {
+		}{{row.Trace, row.Devices, r.real}, {row.SimTrace, row.SimDevices, r.sim}}
+		if r.replay != nil {
+			row.ReplayTrace, row.ReplayDevices, row.ReplayMissed = run+"/replay/trace.parquet", run+"/replay/devices.parquet", r.missed
+			sides = append(sides, struct {
+				trace, devices string
+				e2e            []float64
+			}{row.ReplayTrace, row.ReplayDevices, r.replay})
+		}
+		rows = append(rows, row)
+		for _, side := range sides {
 			trace, batches := traceOf(r.policy, side.e2e)
 			writeRows(t, dir, side.trace, trace)
 			writeRows(t, dir, side.devices, batches)
@@ -268,6 +280,8 @@ func TestFidelity(t *testing.T) {
 			{"fifo", 0.8, "jobs", 11}, {"fifo", 0.8, "jobs_compared", 10}, {"fifo", 0.8, "real_slo_attainment", 2.0 / 11},
 			{"fifo", 0.8, "sim_utilization", 8.8 / 23.2}, {"edf", 0.8, "target_met", 0}, {"edf", 0.8, "late_events", 11},
 			{"", 0.5, "same_order", 1}, {"", 0.8, "same_winner", 0}, {"", 0.8, "same_order", 0},
+			{"fifo", 0.5, "replay_p50_e2e_s", 0.505}, {"fifo", 0.5, "error_replay_p99_e2e", 0.01},
+			{"edf", 0.5, "error_replay_p50_e2e", 0}, {"edf", 0.5, "replay_missed_batches", 2},
 		} {
 			i := slices.IndexFunc(rows, func(r MetricRow) bool {
 				return r.Scope == ScopeFidelity && r.Policy == w.policy && r.Load == w.load && r.Metric == w.metric
@@ -288,9 +302,9 @@ func TestFidelity(t *testing.T) {
 func TestFidelityTarget(t *testing.T) {
 	f := newFidelityFixture()
 	f.runs = []fidelityRun{
-		{"fifo", 0.5, scaled(10, 0.1), scaled(10, 0.105)},
-		{"edf+migrate", 0.5, scaled(10, 0.1), scaled(10, 0.5)},
-		{"edf", 0.8, scaled(10, 0.1), scaled(10, 0.109)},
+		{policy: "fifo", load: 0.5, real: scaled(10, 0.1), sim: scaled(10, 0.105)},
+		{policy: "edf+migrate", load: 0.5, real: scaled(10, 0.1), sim: scaled(10, 0.5)},
+		{policy: "edf", load: 0.8, real: scaled(10, 0.1), sim: scaled(10, 0.109)},
 	}
 	fid := readFixture(t, f)
 	tests := []struct {
@@ -419,6 +433,8 @@ func TestFidelitySection(t *testing.T) {
 		"| 80.0% | edf (1.05 s), fifo (1.1 s) | fifo (880 ms), edf (1.05 s) | **no** | **no** |",
 		"The simulator ranks the policies as the real runs do at 50.0%, and **differently** at 80.0%.",
 		"**The main remaining source of error is contention beyond the profiled factor**",
+		"| fifo at 50.0% | 500 ms | 505 ms | +1.0% | +5.0% | 1 s | 1.01 s | +1.0% | +5.0% | 0 |",
+		"| edf at 50.0% | 600 ms | 600 ms | 0.0% | 0.0% | 1.2 s | 1.2 s | 0.0% | +50.0% | 2 |",
 	} {
 		if !strings.Contains(sec.Markdown, want) {
 			t.Errorf("section lacks %q", want)
@@ -488,6 +504,15 @@ func TestReadFidelityErrors(t *testing.T) {
 			trace, _ := traceOf("fifo", scaled(9, 0.1))
 			writeRows(t, dir, run+"/sim/trace.parquet", trace)
 		}, "read " + run + "/sim/trace.parquet: 9 jobs, and the real run's " + run + "/trace.parquet 10: job 110 ran for real only"},
+		{"replayed jobs differ", func(t *testing.T, dir string) {
+			trace, _ := traceOf("fifo", scaled(9, 0.1))
+			writeRows(t, dir, run+"/replay/trace.parquet", trace)
+		}, "read " + run + "/replay/trace.parquet: 9 jobs, and the real run's " + run + "/trace.parquet 10: job 110 ran for real only; a replay runs the real run's jobs"},
+		{"no replay devices", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(run+"/replay/devices.parquet"))); err != nil {
+				t.Fatal(err)
+			}
+		}, run + "/replay/devices.parquet"},
 		{"run twice", func(t *testing.T, dir string) {
 			rows, err := parquetio.ReadAll[schedulespec.RealRunRow](filepath.Join(dir, filepath.FromSlash(schedulespec.RealRunsFile)))
 			if err != nil {

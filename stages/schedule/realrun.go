@@ -234,10 +234,65 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	row.Load, row.ScheduleLoad, row.SpanS = u, u*r.perUnit, r.cfg.Real.Duration.Seconds()
 	row.Trace, row.Devices, row.Dispatch = rel(TraceFile), rel(DevicesFile), rel(DispatchFile)
 	row.SimTrace, row.SimDevices = rel(SimDir, TraceFile), rel(SimDir, DevicesFile)
-	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata); err != nil {
+	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata, nil); err != nil {
 		return RealRunRow{}, err
 	}
+	x, missed, err := r.replayOf(entry)
+	if err != nil {
+		return RealRunRow{}, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ReplayDir), 0o755); err != nil {
+		return RealRunRow{}, err
+	}
+	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, ReplayDir), out.Metadata, x); err != nil {
+		return RealRunRow{}, fmt.Errorf("replay: %w", err)
+	}
+	row.ReplayTrace, row.ReplayDevices, row.ReplayMissed = rel(ReplayDir, TraceFile), rel(ReplayDir, DevicesFile), *missed
 	return row, nil
+}
+
+// replayOf is the Executor that replays the real run in memo entry entry:
+// a batch takes the time that the real batch its lead job led on the same
+// device took (start to end, the dispatch included), and where the real
+// run had none of the same size (the decisions parted) the profile's mean
+// alone, counted in missed.
+func (r *realRunner) replayOf(entry string) (*sim.Replay, *int64, error) {
+	trace, err := parquetio.ReadAll[TraceRow](filepath.Join(entry, TraceFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	batches, err := parquetio.ReadAll[BatchRow](filepath.Join(entry, DevicesFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	type ran struct {
+		samples int32
+		time    float64
+	}
+	byBatch := make(map[int64]ran, len(batches))
+	for _, b := range batches {
+		byBatch[b.BatchID] = ran{b.Samples, b.EndS - b.StartS}
+	}
+	type key struct {
+		job    int64
+		device string
+	}
+	led := make(map[key]ran, len(trace))
+	for _, t := range trace {
+		if b, ok := byBatch[t.BatchID]; ok && t.Device != "" {
+			led[key{t.JobID, t.Device}] = b
+		}
+	}
+	missed := new(int64)
+	x := &sim.Replay{Time: func(d, lane int, jobs []*sim.Job, samples int32) (float64, error) {
+		h := jobs[0]
+		if b, ok := led[key{h.ID, r.cl.devices[d].Name}]; ok && b.samples == samples {
+			return b.time, nil
+		}
+		*missed++
+		return r.cl.Predict(d, h.Model, h.Precision, samples), nil
+	}}
+	return x, missed, nil
 }
 
 // restamp copies file name of a memo entry into dir with the provenance
@@ -310,14 +365,19 @@ func feedJobs(jobs []*sim.Job) func() (*sim.Job, bool) {
 	}
 }
 
-// simulate simulates spec on jobs and the real cluster into dir.
-func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job, dir string, meta map[string]string) error {
+// simulate simulates spec on jobs and the real cluster into dir, its
+// batches timed by x where x is not nil (a replay).
+func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job, dir string, meta map[string]string, x *sim.Replay) error {
 	rec, err := newRecorder(dir, spec, r.cl, meta)
 	if err != nil {
 		return err
 	}
 	defer rec.abort()
-	sc, done, err := r.simConfig(spec, rec, nil)
+	var ex sim.Executor
+	if x != nil {
+		ex = x
+	}
+	sc, done, err := r.simConfig(spec, rec, ex)
 	if err != nil {
 		return err
 	}

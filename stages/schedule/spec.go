@@ -52,6 +52,7 @@ const (
 	RealRunsFile         = schedulespec.RealRunsFile
 	DispatchFile         = schedulespec.DispatchFile
 	SimDir               = schedulespec.SimDir
+	ReplayDir            = schedulespec.ReplayDir
 	StudyPredictionError = schedulespec.StudyPredictionError
 	StudyDecisionCost    = schedulespec.StudyDecisionCost
 	PredictorLearned     = schedulespec.PredictorLearned

@@ -34,4 +34,12 @@
 // upstream digests and the code), so an unrelated edit (another sweep
 // load, a new policy to simulate) reuses it, and a pinned schedule
 // version keeps it.
+//
+// Each real run is set beside two simulations of its jobs: the plain one,
+// its batches' times drawn from the profile, and a replay (sim.Replay),
+// the same simulator whose batches take exactly the times the real run
+// measured. The replay separates the simulator's two models: what its
+// queues, decisions and clock make of given times (the replay's error)
+// and the service-time model, the profile's latencies and contention
+// factors (the plain simulation's error beyond the replay's).
 package real

@@ -32,6 +32,10 @@ const (
 	// SimDir is the subdirectory of a real run's directory that holds the
 	// simulation of the same jobs.
 	SimDir = "sim"
+	// ReplayDir is the subdirectory of a real run's directory that holds
+	// the replay: the simulator's decisions on the same jobs with each
+	// batch taking the time the real run measured (sim.Replay).
+	ReplayDir = "replay"
 )
 
 // RealRunDir is the directory, relative to the stage's output, of the real
@@ -64,6 +68,14 @@ type RealRunRow struct {
 	Dispatch   string `parquet:"dispatch"`
 	SimTrace   string `parquet:"sim_trace"`
 	SimDevices string `parquet:"sim_devices"`
+	// ReplayTrace and ReplayDevices are the replay's files: the same
+	// jobs and policy simulated with each batch taking the time the real
+	// run measured for the batch its lead job led on that device.
+	// ReplayMissed counts the replay's batches the real run had no such
+	// batch for (the decisions parted), which took the profile's mean.
+	ReplayTrace   string `parquet:"replay_trace"`
+	ReplayDevices string `parquet:"replay_devices"`
+	ReplayMissed  int64  `parquet:"replay_missed"`
 	// LateEvents counts the events due at a time (arrivals, batching
 	// timers) the real scheduler handled, and LateP50S, LateP99S and
 	// LateMaxS say how late it handled them.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 )
@@ -84,4 +85,73 @@ func (m *Sim) waitReal(t float64) (handled bool) {
 	s.stats.Events++
 	s.complete(done.Device, done.Lane, min(done.End, s.now))
 	return true
+}
+
+// Replay is an Executor on a virtual clock whose batches take the times a
+// function gives, say the times a real run measured them to take: a
+// simulation whose service times are given rather than drawn. With the
+// times of a real run of the same jobs, its records differ from the real
+// run's only by what the simulator's decisions and queues would make of
+// them, which isolates the service-time model's share of the error.
+type Replay struct {
+	// Time is how long a batch of samples samples of jobs (the first
+	// leading) takes on lane lane of device d, in seconds of the clock.
+	Time    func(d, lane int, jobs []*Job, samples int32) (float64, error)
+	now     float64
+	running ends
+	started int
+}
+
+var _ Executor = (*Replay)(nil)
+
+// Now implements Executor.
+func (r *Replay) Now() float64 { return r.now }
+
+// Start implements Executor.
+func (r *Replay) Start(d, lane int, jobs []*Job, samples int32) error {
+	t, err := r.Time(d, lane, jobs, samples)
+	if err != nil {
+		return err
+	}
+	if !(t >= 0) || math.IsInf(t, 1) {
+		return fmt.Errorf("sim: replay: batch of job %d on device %d lane %d takes %v s", jobs[0].ID, d, lane, t)
+	}
+	r.started++
+	heap.Push(&r.running, Done{Device: d, Lane: lane, End: r.now + t})
+	return nil
+}
+
+// Wait implements Executor: the earliest end at or before t, the clock
+// moving to it, or else the clock moving to t.
+func (r *Replay) Wait(t float64) (Done, bool, error) {
+	if len(r.running) > 0 && r.running[0].End <= t {
+		d := heap.Pop(&r.running).(Done)
+		r.now = max(r.now, d.End)
+		return d, true, nil
+	}
+	if !math.IsInf(t, 1) {
+		r.now = max(r.now, t)
+	}
+	return Done{}, false, nil
+}
+
+// Started is how many batches the replay has started; Running how many of
+// them have not ended.
+func (r *Replay) Started() int { return r.started }
+
+// Running is how many started batches have not ended.
+func (r *Replay) Running() int { return len(r.running) }
+
+// ends is a min-heap of batch ends.
+type ends []Done
+
+func (e ends) Len() int           { return len(e) }
+func (e ends) Less(i, j int) bool { return e[i].End < e[j].End }
+func (e ends) Swap(i, j int)      { e[i], e[j] = e[j], e[i] }
+func (e *ends) Push(x any)        { *e = append(*e, x.(Done)) }
+func (e *ends) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
 }

@@ -12,55 +12,18 @@ type calm struct{ jitter }
 
 func (calm) Contention(d, k int) float64 { return 1 }
 
-// replay is an Executor on a virtual clock that times each batch as a
-// simulation of Service would (its lanes never slowing each other): with
-// it, a run on an executor must give exactly the simulation's records.
-type replay struct {
-	svc     Service
-	devs    []Device
-	seed    uint64
-	now     float64
-	running ends
-	starts  int
-}
-
-type ends []Done
-
-func (e ends) Len() int           { return len(e) }
-func (e ends) Less(i, j int) bool { return e[i].End < e[j].End }
-func (e ends) Swap(i, j int)      { e[i], e[j] = e[j], e[i] }
-func (e *ends) Push(x any)        { *e = append(*e, x.(Done)) }
-func (e *ends) Pop() any {
-	old := *e
-	x := old[len(old)-1]
-	*e = old[:len(old)-1]
-	return x
-}
-
-func (r *replay) Now() float64 { return r.now }
-
-func (r *replay) Start(d, lane int, jobs []*Job, samples int32) error {
-	r.starts++
-	h := jobs[0]
-	part := -1
-	if h.split != nil {
-		part = d
+// serviceTimes times each batch as a simulation of svc would (its lanes
+// never slowing each other): a Replay with it must give exactly the
+// simulation's records.
+func serviceTimes(svc Service, devs []Device, seed uint64) func(d, lane int, jobs []*Job, samples int32) (float64, error) {
+	return func(d, lane int, jobs []*Job, samples int32) (float64, error) {
+		h := jobs[0]
+		part := -1
+		if h.split != nil {
+			part = d
+		}
+		return svc.Time(d, h.Model, h.Precision, samples, Variate(seed, h.ID, part)) / devs[d].Speed, nil
 	}
-	t := r.svc.Time(d, h.Model, h.Precision, samples, Variate(r.seed, h.ID, part)) / r.devs[d].Speed
-	heap.Push(&r.running, Done{Device: d, Lane: lane, End: r.now + t})
-	return nil
-}
-
-func (r *replay) Wait(t float64) (Done, bool, error) {
-	if len(r.running) > 0 && r.running[0].End <= t {
-		d := heap.Pop(&r.running).(Done)
-		r.now = max(r.now, d.End)
-		return d, true, nil
-	}
-	if !math.IsInf(t, 1) {
-		r.now = max(r.now, t)
-	}
-	return Done{}, false, nil
 }
 
 // TestExecutorReplaysTheSimulation runs the same jobs simulated and on an
@@ -89,14 +52,14 @@ func TestExecutorReplaysTheSimulation(t *testing.T) {
 			}
 			jobs := forkWorkload(1, 2000)
 			want := collect(t, cfg, jobs)
-			x := &replay{svc: svc, devs: two, seed: cfg.Seed}
+			x := &Replay{Time: serviceTimes(svc, two, cfg.Seed)}
 			cfg.Executor = x
 			got := collect(t, cfg, jobs)
 			if d := diff(got, want); d != "" {
 				t.Fatal(d)
 			}
-			if x.starts == 0 || len(x.running) != 0 {
-				t.Errorf("the executor started %d batches and has %d unfinished", x.starts, len(x.running))
+			if x.Started() == 0 || x.Running() != 0 {
+				t.Errorf("the executor started %d batches and has %d unfinished", x.Started(), x.Running())
 			}
 		})
 	}
@@ -106,7 +69,7 @@ func TestExecutorReplaysTheSimulation(t *testing.T) {
 // reaches a time, and whose batches take a fixed time: a scheduler that
 // handles every event late.
 type late struct {
-	replay
+	Replay
 	lag, run float64
 }
 
@@ -148,7 +111,7 @@ func TestExecutorClockIsTheRecords(t *testing.T) {
 }
 
 // badEnd reports a batch end on a lane that runs nothing.
-type badEnd struct{ replay }
+type badEnd struct{ Replay }
 
 func (b *badEnd) Wait(t float64) (Done, bool, error) {
 	return Done{Device: 0, Lane: 1, End: b.now}, true, nil
@@ -161,12 +124,19 @@ func TestExecutorErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "lane 1, which runs no batch") {
 		t.Errorf("err = %v, want a batch end on an idle lane refused", err)
 	}
-	cfg.Executor = &replay{svc: unit{}, devs: dev}
+	cfg.Executor = &Replay{Time: serviceTimes(unit{}, dev, 0)}
 	m, err := New(cfg, feed(&Job{ID: 1, Arrival: 0}), func(*Record) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Fork(feed(), func(*Record) error { return nil }, nil); err == nil || !strings.Contains(err.Error(), "cannot be forked") {
 		t.Errorf("fork err = %v, want a refusal", err)
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		cfg.Executor = &Replay{Time: func(int, int, []*Job, int32) (float64, error) { return bad, nil }}
+		_, err := Run(cfg, feed(&Job{ID: 1, Arrival: 0}), func(*Record) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), "replay: batch of job 1 on device 0 lane 0 takes") {
+			t.Errorf("a batch taking %v s: err = %v, want it refused", bad, err)
+		}
 	}
 }
