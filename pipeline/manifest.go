@@ -150,9 +150,15 @@ func writeFileAtomic(path string, data []byte) error {
 
 // replaceFile writes path through write into a temporary file beside it,
 // syncs it, gives it mode 0644 (and mtime, unless zero), and renames it into
-// place.
+// place. The temporary file's name holds this process's pid (tempPattern),
+// and the temporary files of path that processes now gone left (killed
+// while they wrote it) are removed first.
 func replaceFile(path string, mtime time.Time, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	dir, name := filepath.Split(path)
+	if err := removeDeadTemps(filepath.Clean(dir), name); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(name, os.Getpid()))
 	if err != nil {
 		return err
 	}
