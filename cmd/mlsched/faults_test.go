@@ -80,7 +80,6 @@ type child struct {
 	t         *testing.T
 	args      []string
 	cmd       *exec.Cmd
-	started   time.Time
 	out, errb bytes.Buffer
 	done      chan struct{}
 }
@@ -101,7 +100,6 @@ func (p *project) start(args ...string) *child {
 	if err := c.cmd.Start(); err != nil {
 		p.t.Fatalf("start mlsched %s: %v", c, err)
 	}
-	c.started = time.Now()
 	go func() {
 		c.cmd.Wait()
 		close(c.done)
@@ -122,9 +120,12 @@ func (c *child) running() bool {
 	}
 }
 
-// end kills the process group, if it still runs, and reaps mlsched.
+// end kills the process group, if mlsched still runs, and reaps mlsched.
+// (Once mlsched is reaped, its group's id may name another's group.)
 func (c *child) end() {
-	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	if c.running() {
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	<-c.done
 }
 
@@ -178,7 +179,12 @@ func (c *child) survivors(grace time.Duration) ([]string, time.Duration) {
 			if len(f) < 3 || f[0] == "Z" || f[2] != strconv.Itoa(pgid) {
 				continue
 			}
+			// Only the test's binaries: the group's id may have been
+			// taken by another group since its leader was reaped.
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if !bytes.HasPrefix(cmdline, []byte(filepath.Dir(mlschedBin)+string(filepath.Separator))) {
+				continue
+			}
 			alive = append(alive, fmt.Sprintf("pid %d (%s)", pid, bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte(" "))))
 		}
 		if len(alive) == 0 || time.Now().After(deadline) {
@@ -221,20 +227,23 @@ func (c *child) await(marker func() bool, limit time.Duration) bool {
 // strike waits until marker holds, then for delay more, and kills the
 // process -9. landed is false when the process exited by itself first;
 // after is then how long it ran once marker held (zero if it never held).
-func (c *child) strike(marker func() bool, delay time.Duration, limit time.Duration) (landed bool, after time.Duration) {
+// still says whether marker held yet just before the kill (a stage's
+// staging folder: the stage had not committed).
+func (c *child) strike(marker func() bool, delay time.Duration, limit time.Duration) (landed, still bool, after time.Duration) {
 	c.t.Helper()
 	if !c.await(marker, limit) {
-		return false, 0
+		return false, false, 0
 	}
 	seen := time.Now()
 	select {
 	case <-c.done:
 	case <-time.After(delay):
 	}
+	still = marker()
 	if c.kill9() {
-		return true, 0
+		return true, still, 0
 	}
-	return false, time.Since(seen)
+	return false, false, time.Since(seen)
 }
 
 // faultRun runs mlsched in the project, at most limit, and returns its
@@ -467,6 +476,7 @@ func TestFaultKillsDuringStages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
 	}
+	t.Parallel()
 	rng := faultRand(t)
 	ref := cleanReference(t)
 	p := newProject(t, "tiny.yaml")
@@ -479,14 +489,14 @@ func TestFaultKillsDuringStages(t *testing.T) {
 		window[s] = max(ref.durations[s], 20*time.Millisecond)
 	}
 	landed := map[string]int{}
-	var kills, misses int
+	var kills, misses, staged int
 	start := time.Now()
 	for kills < *faultKills {
 		stage := faultStages[kills%len(faultStages)]
 		sets := []string{"--set", fmt.Sprintf("seed=%d", 3+rng.IntN(seeds))}
 		delay := randDelay(rng, window[stage])
 		c := p.start(append([]string{"run", "--force", stage}, sets...)...)
-		hit, after := c.strike(p.staging(stage), delay, runLimit)
+		hit, inStage, after := c.strike(p.staging(stage), delay, runLimit)
 		what := fmt.Sprintf("kill %d (mlsched %s, %s after %s's staging folder appeared)", kills+1, c, delay.Round(time.Millisecond), stage)
 		if !hit {
 			misses++
@@ -503,6 +513,9 @@ func TestFaultKillsDuringStages(t *testing.T) {
 		}
 		kills++
 		landed[stage]++
+		if inStage {
+			staged++
+		}
 		c.checkNoSurvivors(what)
 		p.checkIntact(ref, sets, what)
 		if t.Failed() {
@@ -510,7 +523,8 @@ func TestFaultKillsDuringStages(t *testing.T) {
 		}
 	}
 	p.checkLikeClean(ref, fmt.Sprintf("after %d kills", kills))
-	t.Logf("%d kills landed in the stages (%v), %d runs ended before their kill, in %s", kills, landed, misses, time.Since(start).Round(time.Second))
+	t.Logf("%d kills landed in the stages (%v), %d of them before the stage committed, the rest while it committed, published or wrote pipeline.lock; %d runs ended before their kill; in %s",
+		kills, landed, staged, misses, time.Since(start).Round(time.Second))
 }
 
 // TestFaultKillsDuringGC kills gc -9 at random moments after it starts
@@ -524,6 +538,7 @@ func TestFaultKillsDuringGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
 	}
+	t.Parallel()
 	rng := faultRand(t)
 	ref := cleanReference(t)
 	p := newProject(t, "tiny.yaml")
@@ -543,7 +558,7 @@ func TestFaultKillsDuringGC(t *testing.T) {
 		}
 		delay := randDelay(rng, window)
 		c := p.start("gc", "--keep", "0")
-		hit, after := c.strike(trash, delay, quickLimit)
+		hit, _, after := c.strike(trash, delay, quickLimit)
 		if !hit {
 			misses++
 			if code := c.wait(quickLimit); code != 0 {
@@ -593,6 +608,7 @@ func TestFaultKillsDuringPublish(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
 	}
+	t.Parallel()
 	rng := faultRand(t)
 	ref := cleanReference(t)
 	tests := []struct {
@@ -618,7 +634,7 @@ func TestFaultKillsDuringPublish(t *testing.T) {
 				before := versions()
 				delay := randDelay(rng, window)
 				c := p.start("run", tt.stage, "--set", fmt.Sprintf(tt.set, tt.from+i))
-				hit, after := c.strike(func() bool { return versions() > before }, delay, runLimit)
+				hit, _, after := c.strike(func() bool { return versions() > before }, delay, runLimit)
 				if !hit {
 					misses++
 					if code := c.wait(quickLimit); code != 0 {
@@ -706,6 +722,7 @@ func TestFaultTwoRunsOnOneStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
 	}
+	t.Parallel()
 	ref := cleanReference(t)
 	tests := []struct {
 		name    string
@@ -754,6 +771,7 @@ func TestFaultGCDuringRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
 	}
+	t.Parallel()
 	ref := cleanReference(t)
 	p := newProject(t, "tiny.yaml")
 	p.mustFault(runLimit, "run")
@@ -789,11 +807,12 @@ func TestFaultLockHolderKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
 	}
+	t.Parallel()
 	ref := cleanReference(t)
 	p := newProject(t, "tiny.yaml")
 	sets := []string{"--set", "seed=4"}
 	first := p.start(append([]string{"run"}, sets...)...)
-	if hit, _ := first.strike(p.staging("schedule"), 0, runLimit); !hit {
+	if hit, _, _ := first.strike(p.staging("schedule"), 0, runLimit); !hit {
 		t.Fatalf("mlsched %s ended before it could be killed while schedule ran\n%s%s", first, &first.out, &first.errb)
 	}
 	first.checkNoSurvivors("the killed lock holder")
