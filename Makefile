@@ -124,8 +124,9 @@ test: setup test-tools
 	REQUIRE_ONNXRUNTIME=1 REQUIRE_ONNX_CHECKER=1 $(GO) test -count=1 ./...
 
 # test-faults kills the real mlsched -9 at random, seeded moments:
-# FAULT_KILLS times spread over the stages, and a tenth of that in gc and
-# while outputs are published; it runs two at once on one store, gc during a
+# FAULT_KILLS times spread over the stages, a tenth of that in gc and
+# while outputs are published, half of it while a run re-hashes a store
+# whose mtimes changed; it runs two at once on one store, gc during a
 # run, and kills a lock holder. After each fault the store must verify
 # intact and status answer; in the end a plain run must equal a clean one,
 # byte for byte. make test runs a few of each; FAULT_SEED replays a failure's

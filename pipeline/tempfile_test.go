@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -85,5 +86,39 @@ func TestLockFileWriteRemovesDeadTemps(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".x.*")); len(m) != 0 {
 		t.Errorf("replaceFile left %v", m)
+	}
+}
+
+// TestRevalidationWritesNothingBesideTheVersion: a run that re-hashes a
+// version whose files' mtimes changed (a copied store) rewrites its
+// manifest through a temporary file in the store's .tmp, never in the
+// version's folder, where a writer killed meanwhile would leave a file
+// verify reports as unexpected.
+func TestRevalidationWritesNothingBesideTheVersion(t *testing.T) {
+	a := &fake{name: "a", cfg: fakeConfig{N: 1}}
+	h := newHarness(t, a)
+	h.mustRun(RunOptions{})
+	p := h.pipeline()
+	m, err := p.Current("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := p.Store.(*LocalStore).Dir("a", m.Version)
+	later := time.Now().Add(time.Hour)
+	for _, f := range m.Files {
+		if err := os.Chtimes(filepath.Join(dir, f.Path), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var temps []string
+	testHookRename = func(tmp string) { temps = append(temps, tmp) }
+	defer func() { testHookRename = nil }()
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Cached})
+	tmp := filepath.Join(p.Store.(*LocalStore).Root(), tmpDir)
+	if len(temps) != 1 || filepath.Dir(temps[0]) != tmp {
+		t.Errorf("revalidation wrote through %v, want one temporary file in %s", temps, tmp)
+	}
+	if probs, _, _ := p.Verify(context.Background()); len(probs) != 0 {
+		t.Errorf("Verify after revalidation: %v", probs)
 	}
 }

@@ -3,7 +3,8 @@ package main
 // The fault tests run the real mlsched and mlsched-worker (built by
 // TestMain) on the tiny config and kill them with SIGKILL at random,
 // seeded moments: while each stage runs, while gc removes, while outputs
-// are published to models/ and reports/; they also run two mlsched
+// are published to models/ and reports/, while a run re-hashes a store
+// whose mtimes changed; they also run two mlsched
 // processes on one store at once. After every fault the store must verify
 // intact and status must answer sanely; in the end a plain run must give
 // the artifacts of a clean run, byte for byte. The profile is imported
@@ -11,7 +12,7 @@ package main
 //
 // make test runs them with a few faults of each kind; make test-faults
 // lands -fault.kills=100 kills in the stages (and a tenth of that in gc and
-// in publishing). Every process gets a time limit: one that outlives it has
+// in publishing, half of it in re-hashing). Every process gets a time limit: one that outlives it has
 // hung, and the test ends it and fails naming it. A failure prints the
 // seed that replays its choices (-fault.seed); the moments themselves
 // depend on the machine's timing.
@@ -823,4 +824,61 @@ func TestFaultLockHolderKilled(t *testing.T) {
 	}
 	p.checkIntact(ref, sets, "after the lock holder was killed")
 	p.checkLikeClean(ref, "after the lock holder was killed")
+}
+
+// TestFaultKillsDuringRevalidation kills runs -9 at random moments while
+// they re-hash a store whose files' mtimes all changed (as after a copy or
+// a restore from backup) and rewrite the manifests to trust them again.
+// The window is short, so this test kills more often than the others.
+func TestFaultKillsDuringRevalidation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mlsched many times")
+	}
+	t.Parallel()
+	rng := faultRand(t)
+	ref := cleanReference(t)
+	p := newProject(t, "tiny.yaml")
+	p.mustFault(runLimit, "run")
+	touch := func(i int) {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(p.dir, "data", "*", "*", "*"))
+		when := time.Now().Add(time.Duration(i+1) * time.Second)
+		for _, f := range files {
+			if filepath.Base(f) != pipeline.ManifestName {
+				if err := os.Chtimes(f, when, when); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	n := max(5, *faultKills/2)
+	window := 100 * time.Millisecond
+	var kills, misses int
+	for i := 0; kills < n; i++ {
+		touch(i)
+		delay := randDelay(rng, window)
+		c := p.start("run")
+		hit, _, after := c.strike(func() bool { return true }, delay, runLimit)
+		if !hit {
+			misses++
+			if code := c.wait(quickLimit); code != 0 {
+				t.Fatalf("mlsched %s: exit %d\n%s%s", c, code, &c.out, &c.errb)
+			}
+			if got := outcomes(c.out.String()); !allOutcome(got, "cached") {
+				t.Fatalf("a run over a store whose mtimes changed: %v, want every stage cached (re-hashed)", got)
+			}
+			window = max(after, time.Millisecond)
+			if misses > 5*n+10 {
+				t.Fatalf("%d kills landed in revalidation and %d missed", kills, misses)
+			}
+			continue
+		}
+		kills++
+		p.checkIntact(ref, nil, fmt.Sprintf("kill %d (%s after a run over a touched store started)", kills, delay.Round(time.Millisecond)))
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	p.checkLikeClean(ref, fmt.Sprintf("after %d kills during revalidation", kills))
+	t.Logf("%d kills landed while runs re-hashed a touched store, %d runs ended before their kill", kills, misses)
 }
