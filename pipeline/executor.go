@@ -102,6 +102,7 @@ func (p *Process) Execute(ctx context.Context, s *Stage, env *Env) error {
 	}
 	cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.SysProcAttr = workerAttr()
 	cmd.WaitDelay = interruptGrace
 	cmd.Stdin = bytes.NewReader(task)
 	cmd.Stderr = p.Stderr

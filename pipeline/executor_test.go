@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -68,7 +71,7 @@ func workerCode(t *Task) (RunFunc, error) {
 		}, nil
 	case "hang":
 		return func(ctx context.Context, env *Env) error {
-			os.WriteFile(filepath.Join(env.Dir, "started"), nil, 0o644)
+			os.WriteFile(filepath.Join(env.Dir, "started"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 			<-ctx.Done()
 			return ctx.Err()
 		}, nil
@@ -182,6 +185,57 @@ func TestWorkerProcess(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || time.Since(start) > interruptGrace/2 {
 		t.Errorf("cancelled run: %v after %v", err, time.Since(start))
 	}
+}
+
+// TestKilledRunnerTakesItsWorkerAlong kills -9 a runner whose worker runs
+// a stage that reports nothing: the worker must not go on, orphaned.
+func TestKilledRunnerTakesItsWorkerAlong(t *testing.T) {
+	const runnerEnv = "MLSCHED_TEST_RUNNER"
+	if dir := os.Getenv(runnerEnv); dir != "" {
+		h := &harness{t: t, dir: dir, fakes: []*fake{{name: "hang"}}, seed: 1}
+		p := h.pipeline()
+		p.Executor = &Process{Command: []string{os.Args[0], "-test.run=^TestWorkerProcess$"}, Payload: json.RawMessage(`{}`), Stderr: os.Stderr}
+		p.Run(context.Background(), RunOptions{Jobs: 1})
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	runner := exec.Command(os.Args[0], "-test.run=^TestKilledRunnerTakesItsWorkerAlong$")
+	runner.Env = append(os.Environ(), runnerEnv+"="+dir, workerEnv+"=1")
+	if err := runner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Process.Kill()
+	var worker int
+	for deadline := time.Now().Add(30 * time.Second); worker == 0; time.Sleep(10 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "data", tmpDir, "*", "started")); len(m) > 0 {
+			b, _ := os.ReadFile(m[0])
+			worker, _ = strconv.Atoi(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never started its stage")
+		}
+	}
+	runner.Process.Kill() // SIGKILL: the runner cannot stop its worker
+	runner.Wait()
+	for deadline := time.Now().Add(2 * time.Second); alive(worker); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(worker, syscall.SIGKILL)
+			t.Fatalf("worker pid %d still runs 2s after its runner was killed -9", worker)
+		}
+	}
+}
+
+// alive reports whether process pid runs (exists and is not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }
 
 func TestInlineNeedsRun(t *testing.T) {

@@ -154,7 +154,7 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 	if len(bad) > 0 {
 		return bad, nil
 	}
-	return nil, writeManifest(dir, m)
+	return nil, rewriteManifest(dir, filepath.Join(s.root, tmpDir), m)
 }
 
 // Lock implements Store with a flock(2) on root/.lock: the kernel releases

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // lockSchema is bumped whenever the lock file's meaning changes.
@@ -73,7 +74,10 @@ func (lf *LockFile) Write(path string) error {
 	}
 	b = append(b, '\n')
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
-		return nil
+		// Nothing to write; but a writer killed mid-write may have left
+		// its temporary file (see replaceFile).
+		dir, name := filepath.Split(path)
+		return removeDeadTemps(filepath.Clean(dir), name)
 	}
 	return writeFileAtomic(path, b)
 }

@@ -139,6 +139,26 @@ func writeManifest(dir string, m *Manifest) error {
 	return writeFileAtomic(filepath.Join(dir, ManifestName), append(b, '\n'))
 }
 
+// rewriteManifest replaces the manifest of the stored version in dir
+// through a temporary file in tmp (the store's folder for work in
+// progress, on the same file system), not beside it: a writer killed
+// meanwhile leaves nothing in the version's folder, where verify would
+// find a file its manifest does not list, and the store's next writer
+// clears tmp.
+func rewriteManifest(dir, tmp string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	return replaceFileVia(tmp, filepath.Join(dir, ManifestName), time.Time{}, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
 // writeFileAtomic replaces path with data so that readers see either the
 // old or the new content, never a mix, even after a crash.
 func writeFileAtomic(path string, data []byte) error {
@@ -150,9 +170,25 @@ func writeFileAtomic(path string, data []byte) error {
 
 // replaceFile writes path through write into a temporary file beside it,
 // syncs it, gives it mode 0644 (and mtime, unless zero), and renames it into
-// place.
+// place. The temporary file's name holds this process's pid (tempPattern),
+// and the temporary files of path that processes now gone left (killed
+// while they wrote it) are removed first.
 func replaceFile(path string, mtime time.Time, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	return replaceFileVia(filepath.Dir(path), path, mtime, write)
+}
+
+// testHookRename, set by tests, is told the temporary file replaceFileVia
+// is about to rename into place.
+var testHookRename func(tmp string)
+
+// replaceFileVia is replaceFile with the temporary file in dir, which must
+// be on path's file system.
+func replaceFileVia(dir, path string, mtime time.Time, write func(io.Writer) error) error {
+	name := filepath.Base(path)
+	if err := removeDeadTemps(dir, name); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, tempPattern(name, os.Getpid()))
 	if err != nil {
 		return err
 	}
@@ -175,6 +211,9 @@ func replaceFile(path string, mtime time.Time, write func(io.Writer) error) erro
 		if err := os.Chtimes(tmp.Name(), mtime, mtime); err != nil {
 			return err
 		}
+	}
+	if testHookRename != nil {
+		testHookRename(tmp.Name())
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err

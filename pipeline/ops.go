@@ -18,7 +18,7 @@ func (p *Pipeline) Pin(ctx context.Context, stage, version string) (string, erro
 		_, err := p.Graph.Closure([]string{stage})
 		return "", err
 	}
-	unlock, err := p.Store.Lock(ctx, "mlsched pin", true, nil)
+	unlock, err := p.Store.Lock(ctx, "mlsched pin", true, p.Waiting)
 	if err != nil {
 		return "", err
 	}
@@ -77,7 +77,7 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 		_, err := p.Graph.Closure([]string{stage})
 		return err
 	}
-	unlock, err := p.Store.Lock(ctx, "mlsched unpin", true, nil)
+	unlock, err := p.Store.Lock(ctx, "mlsched unpin", true, p.Waiting)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 // by a kept version, the memo entries no kept version used, and leftovers
 // of interrupted runs. With dryRun it only reports what it would remove.
 func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, error) {
-	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, nil)
+	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, p.Waiting)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -62,5 +64,57 @@ func TestPublishAndNotes(t *testing.T) {
 	}
 	if a.runs.Load() != 1 {
 		t.Errorf("stage ran %d times, want 1", a.runs.Load())
+	}
+}
+
+// TestPublishRemovesDeadPublishersTemps: a publisher killed mid-copy leaves
+// its temporary file beside the destination; the next run, even a cached
+// one, removes it once its process is gone, and leaves a live one's and
+// files of other names alone.
+func TestPublishRemovesDeadPublishersTemps(t *testing.T) {
+	a := &fake{name: "a", cfg: fakeConfig{N: 1}}
+	a.run = func(ctx context.Context, env *Env) error {
+		return os.WriteFile(filepath.Join(env.Dir, "model.onnx"), []byte("weights"), 0o644)
+	}
+	h := newHarness(t, a)
+	run := func() {
+		t.Helper()
+		r := NewRegistry()
+		s := a.stage()
+		s.Publish = []Publish{{Glob: "*.onnx", Dir: "models"}}
+		if err := r.Register(s); err != nil {
+			t.Fatal(err)
+		}
+		p := h.pipeline()
+		p.Graph, _ = r.Graph()
+		p.Root = h.dir
+		if _, err := p.Run(context.Background(), RunOptions{Jobs: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	gone := goneProcess(t)
+	models := filepath.Join(h.dir, "models")
+	temps := map[string]bool{ // name → kept
+		".model.onnx.tmp-" + strconv.Itoa(gone) + "-12345":         false,
+		".model.onnx.tmp-" + strconv.Itoa(os.Getppid()) + "-12345": true,
+		".other.bin.tmp-" + strconv.Itoa(gone) + "-678":            false,
+		".model.onnx.tmp12345":                                     true, // not a publisher's name
+		"notes.tmp-" + strconv.Itoa(gone) + "-1":                   true,
+		strings.TrimSuffix(tempPattern("model.onnx", gone), "*"):   true, // no random part
+	}
+	for name := range temps {
+		if err := os.WriteFile(filepath.Join(models, name), []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run() // cached: copies nothing, cleans up
+	for name, kept := range temps {
+		if _, err := os.Stat(filepath.Join(models, name)); (err == nil) != kept {
+			t.Errorf("models/%s: exists %v after a run, want %v", name, err == nil, kept)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(models, "model.onnx")); err != nil || string(b) != "weights" {
+		t.Errorf("models/model.onnx = %q, %v", b, err)
 	}
 }

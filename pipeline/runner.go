@@ -39,6 +39,10 @@ type Pipeline struct {
 	Root string
 	// Executor runs the stages' code; nil runs it in this process (Inline).
 	Executor Executor
+	// Waiting is told who holds the store while pin, unpin or gc waits
+	// for it, so that a wait is never silent; nil tells nobody. (A run is
+	// told through RunOptions.Waiting.)
+	Waiting func(holder string)
 }
 
 func (p *Pipeline) executor() Executor {

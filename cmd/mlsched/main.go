@@ -183,12 +183,21 @@ func (a *app) load() (*loaded, error) {
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
 		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr},
 	}
+	p.Waiting = a.waiting(st.Location())
 	// A reference to a stored version the store lacks is the user's
 	// error, told before anything runs.
 	if err := p.CheckRefs(nil); err != nil {
 		return nil, usageError{err}
 	}
 	return &loaded{cfg: cfg, p: p}, nil
+}
+
+// waiting returns what a command that waits for the store at loc says,
+// once, on standard error.
+func (a *app) waiting(loc string) func(holder string) {
+	return func(holder string) {
+		fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", loc, holder)
+	}
 }
 
 // envPrefix starts the environment variables that override config keys.

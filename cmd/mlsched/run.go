@@ -33,9 +33,7 @@ per stage: cached, ran or pinned, its version and its duration.`,
 				return usageError{fmt.Errorf("-j %d: want at least 1", opts.Jobs)}
 			}
 			opts.Targets, opts.NoWait = args, noWait
-			opts.Waiting = func(holder string) {
-				fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", l.p.Store.Location(), holder)
-			}
+			opts.Waiting = l.p.Waiting
 			rep := newRunReporter(a.stdout)
 			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
 				// From the first stage that runs on, an interrupt stops
