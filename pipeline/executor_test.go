@@ -170,7 +170,7 @@ func TestWorkerProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
-			if m, _ := filepath.Glob(filepath.Join(h.dir, "data", tmpDir, "*", "started")); len(m) > 0 {
+			if m, _ := filepath.Glob(filepath.Join(h.dir, "data", tmpDir, "*", "*", "started")); len(m) > 0 {
 				cancel()
 				return
 			}

@@ -480,7 +480,7 @@ func TestInterruptLeavesNoPartialVersion(t *testing.T) {
 	// Interrupt once generate, the stage the test asserts about, is
 	// writing into its staging directory (named generate-<version>-...).
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "generate-*")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "*", "generate-*")); len(m) > 0 {
 			break
 		}
 		if time.Since(start) > 20*time.Second {
