@@ -211,11 +211,21 @@ func (m *Memo) Recomputed() []string {
 // damaged memo entries a run computed again.
 const MemoNote = "memo_recomputed"
 
+// maxNoted bounds the entries MemoNote names one by one: a store of an
+// earlier mlsched, whose entries have no manifest, recomputes them all.
+const maxNoted = 10
+
 // noteRecomputed records in notes the damaged memo entries computed again.
 func noteRecomputed(notes map[string]string, m *Memo) {
-	if r := m.Recomputed(); len(r) > 0 {
-		notes[MemoNote] = fmt.Sprintf("%d damaged memo entr%s computed again: %s", len(r), plural(len(r), "y", "ies"), strings.Join(r, "; "))
+	r := m.Recomputed()
+	if len(r) == 0 {
+		return
 	}
+	n := len(r)
+	if len(r) > maxNoted {
+		r = append(r[:maxNoted:maxNoted], fmt.Sprintf("and %d more", n-maxNoted))
+	}
+	notes[MemoNote] = fmt.Sprintf("%d damaged memo entr%s computed again: %s", n, plural(n, "y", "ies"), strings.Join(r, "; "))
 }
 
 func plural(n int, one, many string) string {
