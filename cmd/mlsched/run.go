@@ -103,7 +103,7 @@ func (p *progress) describe(name string, now time.Time, withBar bool) string {
 		}
 		s += fmt.Sprintf(" %3.0f%%", 100*frac)
 		if left, ok := p.eta(now); ok {
-			s += ", about " + formatDuration(left.Round(time.Second)) + " left"
+			s += ", about " + left.Round(time.Second).String() + " left"
 		}
 	}
 	return s
