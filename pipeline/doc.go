@@ -90,7 +90,23 @@
 //
 // A flock(2) on <store>/.lock serialises writers (run, pin, unpin, gc); the
 // kernel drops it when its holder dies, so a killed process never leaves a
-// lock that blocks.
+// lock that blocks. Each process stages in a directory of its own,
+// <store>/.tmp/run-<pid>-*, on which it holds another flock while it lives:
+// a writer cleans up only the directories whose flock it can take, so even
+// one that got in because .lock was deleted never removes a live run's
+// staging.
+//
+// A memo entry carries a manifest.json of its files' digests, as a version
+// does: it is used only while its files match it (files whose mtime
+// changed are re-hashed), a damaged one is computed again and the run's
+// manifest notes it (MemoNote), and Verify re-hashes every entry. When a
+// stage fails, the runner re-hashes its inputs and names any whose bytes
+// differ from their manifests (InputDamagedError), marking them
+// (Store.Suspect) for the next run to rebuild.
+//
+// A stage may estimate its output (Stage.Estimate); the runner refuses to
+// start it when the estimate exceeds the store's free space
+// (SpaceReporter).
 //
 // A run first settles, in order, every stage the store can answer for
 // (pinned, or cached with its upstreams settled), and starts goroutines
@@ -100,7 +116,12 @@
 // # Lock file
 //
 // pipeline.lock records, after every successful run, each stage's version,
-// output digest and files, and which stages are pinned. A pinned stage is
+// output digest and files, which stages are pinned, and the store it
+// describes: a lock file that names another store is refused, and a store
+// other than the config's keeps its own lock file inside it (LockPathFor).
+// Verify cross-checks the lock file against the manifests. Published files
+// (Stage.Publish) are recorded with their store in the folder's
+// provenance.json. A pinned stage is
 // never rerun; its pinned version feeds downstream. A run with Locked set
 // refuses to start when any version would differ from the lock file. The
 // version commands mean when they name none is the lock file's, if the

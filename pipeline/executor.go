@@ -217,6 +217,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, code func(t *Task) (Ru
 	if err := <-writeErr; err != nil {
 		return fmt.Errorf("write progress: %w", err)
 	}
+	noteRecomputed(env.Notes, env.Memo)
 	o := &outcome{Notes: env.Notes, Memo: env.Memo.Used()}
 	if runErr != nil {
 		o.Error = runErr.Error()

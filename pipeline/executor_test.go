@@ -173,7 +173,7 @@ func TestWorkerProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
-			if m, _ := filepath.Glob(filepath.Join(h.dir, "data", tmpDir, "*", "started")); len(m) > 0 {
+			if m, _ := filepath.Glob(filepath.Join(h.dir, "data", tmpDir, "*", "*", "started")); len(m) > 0 {
 				cancel()
 				return
 			}
@@ -210,7 +210,7 @@ func TestKilledRunnerTakesItsWorkerAlong(t *testing.T) {
 	defer runner.Process.Kill()
 	var worker int
 	for deadline := time.Now().Add(30 * time.Second); worker == 0; time.Sleep(10 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, "data", tmpDir, "*", "started")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(dir, "data", tmpDir, "*", "*", "started")); len(m) > 0 {
 			b, _ := os.ReadFile(m[0])
 			worker, _ = strconv.Atoi(string(b))
 		}

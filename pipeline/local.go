@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/mlsched/mlsched/pipeline/digest"
 )
@@ -27,6 +29,15 @@ import (
 // state or the complete new one.
 type LocalStore struct {
 	root string
+
+	// own is this process's directory in root/.tmp, where its staging
+	// directories are made; ownF holds a flock on it for as long as the
+	// process may write there, so that another process's clean-up (Lock)
+	// tells a live run's scratch from a dead one's even when the store's
+	// lock file was deleted under a running process.
+	mu   sync.Mutex
+	own  string
+	ownF *os.File
 }
 
 var _ Store = (*LocalStore)(nil)
@@ -37,11 +48,17 @@ const (
 )
 
 // OpenStore returns the local store rooted at root. The directory need not
-// exist yet; it is created on the first write.
+// exist yet (it is created on the first write), but a path that exists and
+// is not a directory is refused.
 func OpenStore(root string) (*LocalStore, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", root, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("store %s: not a directory (%s)", abs, fi.Mode().Type())
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("store %s: %w", abs, err)
 	}
 	return &LocalStore{root: abs}, nil
 }
@@ -51,6 +68,27 @@ func (s *LocalStore) Root() string { return s.root }
 
 // Location implements Store: the store's absolute path.
 func (s *LocalStore) Location() string { return s.root }
+
+var _ SpaceReporter = (*LocalStore)(nil)
+
+// Free implements SpaceReporter: the bytes available to this user on the
+// store's file system (of its nearest existing ancestor, before the store
+// is made).
+func (s *LocalStore) Free() (int64, error) {
+	dir := s.root
+	for {
+		var st unix.Statfs_t
+		err := unix.Statfs(dir, &st)
+		if err == nil {
+			return int64(min(st.Bavail, uint64(math.MaxInt64)/uint64(max(st.Bsize, 1)))) * int64(st.Bsize), nil
+		}
+		parent := filepath.Dir(dir)
+		if !errors.Is(err, unix.ENOENT) || parent == dir {
+			return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+		}
+		dir = parent
+	}
+}
 
 // Dir returns the directory of a version.
 func (s *LocalStore) Dir(stage, version string) string { return filepath.Join(s.root, stage, version) }
@@ -108,6 +146,31 @@ func (s *LocalStore) Versions(stage string) ([]*Manifest, error) {
 	return out, nil
 }
 
+// Unreadable implements Store.
+func (s *LocalStore) Unreadable(stage string) ([]Problem, error) {
+	ents, err := os.ReadDir(filepath.Join(s.root, stage))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Problem
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := s.Manifest(stage, e.Name()); err != nil {
+			what := err.Error()
+			if errors.Is(err, ErrNotFound) {
+				what = "no manifest: not a complete version"
+			}
+			out = append(out, Problem{Stage: stage, Version: e.Name(), What: what})
+		}
+	}
+	return out, nil
+}
+
 // Check implements Store. It stays fast whatever the artifacts' size: only
 // files whose mtime changed are ever read, and only with rehash.
 func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched int, err error) {
@@ -129,6 +192,25 @@ func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched 
 	}
 	damaged, err = s.revalidate(m, changed)
 	return damaged, 0, err
+}
+
+// Suspect implements Store: the files' recorded mtimes are cleared, which
+// no file has, so Check sees them as changed and re-hashes them.
+func (s *LocalStore) Suspect(m *Manifest, paths []string) error {
+	m2, err := s.Manifest(m.Stage, m.Version)
+	if err != nil {
+		return err
+	}
+	changed := false
+	for i := range m2.Files {
+		if slices.Contains(paths, m2.Files[i].Path) && m2.Files[i].ModTime != 0 {
+			m2.Files[i].ModTime, changed = 0, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return writeManifest(s.Dir(m.Stage, m.Version), m2)
 }
 
 // revalidate re-hashes the files whose mtime changed (a copied or restored
@@ -159,8 +241,9 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 
 // Lock implements Store with a flock(2) on root/.lock: the kernel releases
 // it when the holder exits, even by kill -9, so a stale lock never blocks.
-// Once held, nothing in root/.tmp belongs to a live writer, and it is
-// removed.
+// Once it is held, the scratch directories in root/.tmp whose owner is gone
+// are removed; those of a live process (one that got in while the lock
+// file was deleted, say) are left alone.
 func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error) {
 	if err := os.MkdirAll(s.root, 0o755); err != nil {
 		return nil, fmt.Errorf("store %s: %w", s.root, err)
@@ -201,6 +284,7 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 		}
 	}
 	unlock = func() {
+		s.release()
 		_ = f.Truncate(0)
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
@@ -208,11 +292,121 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 	// Say who holds the lock, for the message a waiting process prints.
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt(fmt.Appendf(nil, "pid %d (%s, since %s)\n", os.Getpid(), what, time.Now().Format(time.TimeOnly)), 0)
-	if err := os.RemoveAll(filepath.Join(s.root, tmpDir)); err != nil {
+	if err := s.cleanScratch(); err != nil {
 		unlock()
 		return nil, fmt.Errorf("store %s: clean temporary files: %w", s.root, err)
 	}
 	return unlock, nil
+}
+
+// ownerPrefix starts the name of a process's scratch directory in
+// root/.tmp.
+const ownerPrefix = "run-"
+
+// cleanScratch removes what dead processes left in root/.tmp: every
+// directory whose flock it can take (its owner is gone), and every other
+// entry (left by an mlsched that kept no owner directory). A directory
+// whose flock is held belongs to a live process and stays.
+func (s *LocalStore) cleanScratch() error {
+	tmp := filepath.Join(s.root, tmpDir)
+	ents, err := os.ReadDir(tmp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	own := s.own
+	s.mu.Unlock()
+	var errs []error
+	for _, e := range ents {
+		path := filepath.Join(tmp, e.Name())
+		if path == own {
+			continue
+		}
+		if e.IsDir() && strings.HasPrefix(e.Name(), ownerPrefix) {
+			d, err := os.Open(path)
+			if err != nil {
+				continue // removed meanwhile by its owner
+			}
+			err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err != nil {
+				d.Close()
+				continue // a live owner holds it
+			}
+			// Removed while we hold its flock: an owner that opened it
+			// meanwhile finds it gone once it gets the flock, and makes
+			// another.
+			err = os.RemoveAll(path)
+			d.Close()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// owned returns this process's scratch directory in root/.tmp, making it
+// and taking its flock first if need be.
+func (s *LocalStore) owned() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own != "" {
+		return s.own, nil
+	}
+	tmp := filepath.Join(s.root, tmpDir)
+	for range 10 {
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return "", err
+		}
+		dir, err := os.MkdirTemp(tmp, fmt.Sprintf("%s%d-", ownerPrefix, os.Getpid()))
+		if err != nil {
+			return "", err
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			continue // cleaned up by another process before we locked it
+		}
+		if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+			d.Close()
+			return "", fmt.Errorf("lock %s: %w", dir, err)
+		}
+		// Another process's clean-up may have taken the flock between
+		// MkdirTemp and ours, and removed the directory.
+		var st1, st2 syscall.Stat_t
+		if syscall.Fstat(int(d.Fd()), &st1) != nil || syscall.Stat(dir, &st2) != nil || st1.Ino != st2.Ino || st1.Dev != st2.Dev {
+			d.Close()
+			continue
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			d.Close()
+			return "", err
+		}
+		s.own, s.ownF = dir, d
+		return dir, nil
+	}
+	return "", fmt.Errorf("%s: could not make a scratch directory that stays", tmp)
+}
+
+// release removes this process's scratch directory if nothing is left in
+// it, and drops its flock; the next write makes another.
+func (s *LocalStore) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == "" {
+		return
+	}
+	if os.Remove(s.own) != nil {
+		return // not empty: keep it, and its flock, while this process lives
+	}
+	s.ownF.Close()
+	s.own, s.ownF = "", nil
 }
 
 // Begin implements Store: the staging directory is in root/.tmp, on the same
@@ -221,14 +415,14 @@ func (s *LocalStore) Begin(stage, version string) (string, error) {
 	return s.scratch(stage + "-" + version)
 }
 
-// scratch creates a fresh directory in root/.tmp whose name starts with
-// prefix.
+// scratch creates a fresh directory, whose name starts with prefix, in
+// this process's directory in root/.tmp.
 func (s *LocalStore) scratch(prefix string) (string, error) {
-	tmp := filepath.Join(s.root, tmpDir)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	own, err := s.owned()
+	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(tmp, prefix+"-")
+	dir, err := os.MkdirTemp(own, prefix+"-")
 	if err != nil {
 		return "", err
 	}
@@ -274,9 +468,11 @@ func (s *LocalStore) remove(dir, name string) error {
 }
 
 // Memo implements Store: a stage's entries live in root/.memo/<stage>/ and
-// are built in root/.tmp.
+// are built in this process's directory in root/.tmp.
 func (s *LocalStore) Memo(stage string, base KeyInputs) *Memo {
-	return &Memo{stage: stage, base: base, root: filepath.Join(s.root, memoDir, stage), tmp: filepath.Join(s.root, tmpDir)}
+	m := &Memo{stage: stage, base: base, root: filepath.Join(s.root, memoDir, stage)}
+	m.tmp, m.err = s.owned()
+	return m
 }
 
 // Prune implements Store.
@@ -408,11 +604,11 @@ func (s *LocalStore) Verify(ctx context.Context) ([]Problem, int, error) {
 					d, err := digest.File(filepath.Join(dir, filepath.FromSlash(f.Path)))
 					switch {
 					case errors.Is(err, fs.ErrNotExist):
-						report(Problem{st, m.Version, f.Path, "missing"})
+						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: "missing"})
 					case err != nil && d.SHA256 == "":
-						report(Problem{st, m.Version, f.Path, err.Error()})
+						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: err.Error()})
 					case d.SHA256 != f.SHA256:
-						report(Problem{st, m.Version, f.Path, fmt.Sprintf("content changed (sha256 %s, manifest says %s)", d.SHA256[:12], f.SHA256[:12])})
+						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: fmt.Sprintf("content changed (sha256 %s, manifest says %s)", d.SHA256[:12], f.SHA256[:12])})
 					}
 					return nil
 				})
@@ -423,14 +619,90 @@ func (s *LocalStore) Verify(ctx context.Context) ([]Problem, int, error) {
 				}
 				rel, _ := filepath.Rel(dir, path)
 				if rel = filepath.ToSlash(rel); !known[rel] {
-					report(Problem{st, m.Version, rel, "unexpected file, not in the manifest"})
+					report(Problem{Stage: st, Version: m.Version, Path: rel, What: "unexpected file, not in the manifest"})
 				}
 				return nil
 			})
 		}
 	}
+	n, memoErr := s.verifyMemo(gctx, g, report)
+	checked += n
 	if err := g.Wait(); err != nil {
 		return nil, checked, err
 	}
+	if memoErr != nil {
+		return nil, checked, memoErr
+	}
 	return problems, checked, nil
+}
+
+// verifyMemo re-hashes every memo entry's files, and reports each entry
+// that is damaged or has no manifest, and each unexpected file.
+func (s *LocalStore) verifyMemo(ctx context.Context, g *errgroup.Group, report func(Problem)) (checked int, err error) {
+	root := filepath.Join(s.root, memoDir)
+	stages, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, st := range stages {
+		if !st.IsDir() {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(root, st.Name()))
+		if err != nil {
+			return checked, err
+		}
+		for _, e := range ents {
+			dir := filepath.Join(root, st.Name(), e.Name())
+			if !e.IsDir() {
+				report(Problem{Stage: st.Name(), Version: e.Name(), Memo: true, What: "not a memo entry (a file)"})
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+			var mm *memoManifest
+			if err == nil {
+				mm, err = parseMemoManifest(b, filepath.Join(dir, ManifestName), st.Name(), e.Name())
+			}
+			if err != nil {
+				what := err.Error()
+				if errors.Is(err, fs.ErrNotExist) {
+					what = "no manifest.json (an entry of an earlier mlsched, or damaged): the next run that needs it computes it again"
+				}
+				report(Problem{Stage: st.Name(), Version: e.Name(), Memo: true, What: what})
+				continue
+			}
+			checked += len(mm.Files)
+			g.Go(func() error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				why, err := checkMemoEntry(dir, st.Name(), e.Name(), false)
+				if err != nil || why != "" {
+					if why == "" {
+						why = err.Error()
+					}
+					report(Problem{Stage: st.Name(), Version: e.Name(), Memo: true, What: why})
+				}
+				return nil
+			})
+			known := map[string]bool{ManifestName: true}
+			for _, f := range mm.Files {
+				known[f.Path] = true
+			}
+			_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				rel, _ := filepath.Rel(dir, path)
+				if rel = filepath.ToSlash(rel); !known[rel] {
+					report(Problem{Stage: st.Name(), Version: e.Name(), Path: rel, Memo: true, What: "unexpected file, not in the manifest"})
+				}
+				return nil
+			})
+		}
+	}
+	return checked, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -117,17 +118,82 @@ func readManifest(dir, stage, version string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseManifest(b, path, stage, version)
+}
+
+// parseManifest decodes a manifest read from path and checks that it
+// describes stage@version and that what the runner relies on is sane: a
+// damaged manifest is reported, wrapping ErrDamaged, never trusted.
+func parseManifest(b []byte, path, stage, version string) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: damaged manifest: %w", path, err)
+		return nil, &DamagedError{Path: path, Err: err}
 	}
 	switch {
 	case m.Schema != manifestSchema:
 		return nil, fmt.Errorf("%s: manifest schema %d, this mlsched reads %d", path, m.Schema, manifestSchema)
 	case m.Stage != stage || m.Version != version:
-		return nil, fmt.Errorf("%s: manifest describes %s@%s, not %s@%s", path, m.Stage, m.Version, stage, version)
+		return nil, &DamagedError{Path: path, Err: fmt.Errorf("it describes %s@%s, not %s@%s", m.Stage, m.Version, stage, version)}
+	case !isHex(m.Key, 64) || !strings.HasPrefix(m.Key, m.Version):
+		return nil, &DamagedError{Path: path, Err: fmt.Errorf("key %q is not a digest starting with the version", m.Key)}
+	case !isHex(m.Output, 64):
+		return nil, &DamagedError{Path: path, Err: fmt.Errorf("output %q is not a digest", m.Output)}
+	}
+	if err := checkFiles(m.Files); err != nil {
+		return nil, &DamagedError{Path: path, Err: err}
+	}
+	if d := OutputDigest(m.Files).String(); d != m.Output {
+		return nil, &DamagedError{Path: path, Err: fmt.Errorf("its files do not make its output digest %.16s (they make %.16s): a file was added to or dropped from it", m.Output, d)}
+	}
+	for _, u := range m.Inputs.Upstream {
+		if !isHex(u.Version, versionLen) {
+			return nil, &DamagedError{Path: path, Err: fmt.Errorf("upstream %s: malformed version %q", u.Stage, u.Version)}
+		}
 	}
 	return &m, nil
+}
+
+// DamagedError reports a manifest that exists but cannot be trusted.
+type DamagedError struct {
+	Path string
+	Err  error
+}
+
+func (e *DamagedError) Error() string { return fmt.Sprintf("%s: damaged manifest: %v", e.Path, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// checkFiles checks the file list of a manifest: each path relative,
+// clean and inside its directory, listed once and in order, with a sane
+// size and digest.
+func checkFiles(files []File) error {
+	for i, f := range files {
+		switch {
+		case f.Path == "" || !fs.ValidPath(f.Path) || f.Path == ManifestName:
+			return fmt.Errorf("files[%d]: path %q is not a file inside the version", i, f.Path)
+		case i > 0 && f.Path <= files[i-1].Path:
+			return fmt.Errorf("files[%d]: path %q is out of order or repeated", i, f.Path)
+		case f.Size < 0:
+			return fmt.Errorf("files[%d]: %s: size %d", i, f.Path, f.Size)
+		case !isHex(f.SHA256, 64):
+			return fmt.Errorf("files[%d]: %s: sha256 %q is not a digest", i, f.Path, f.SHA256)
+		}
+	}
+	return nil
+}
+
+// isHex says whether s is n lower-case hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // writeManifest writes m into dir atomically.

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mlsched/mlsched/pipeline/digest"
 )
 
 // memoDir holds every stage's memo entries: root/.memo/<stage>/<key>/. It
@@ -38,14 +42,32 @@ const memoDir = ".memo"
 // its key alone wherever it runs.
 //
 // Entries are built in the store's .tmp and renamed into place when
-// complete, as versions are. Each version's manifest lists the entries its
-// run used; gc removes those no kept version lists.
+// complete, as versions are, each with a manifest.json that lists its files
+// with their sizes, mtimes and digests. An entry is used only while its
+// files match that manifest (files whose mtime changed are re-hashed);
+// a damaged entry is removed and computed again, and the run's manifest
+// notes it (MemoNote). verify re-hashes every entry. Each version's
+// manifest lists the entries its run used; gc removes those no kept
+// version lists.
 type Memo struct {
 	stage     string
 	base      KeyInputs // the stage's key lines; Config is replaced per unit
 	root, tmp string
 	mu        sync.Mutex
 	used      []string
+	redone    []string // "key: why" for each damaged entry computed again
+	err       error    // why the memo cannot build entries (no scratch directory)
+}
+
+// memoSchema is bumped whenever a memo entry's manifest changes meaning.
+const memoSchema = 1
+
+// memoManifest is the manifest.json of a memo entry.
+type memoManifest struct {
+	Schema int    `json:"schema"`
+	Stage  string `json:"stage"`
+	Key    string `json:"key"`
+	Files  []File `json:"files"`
 }
 
 // unitSchema starts every unit's key; bump it when the recipe changes.
@@ -96,6 +118,9 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 	if _, err := hex.DecodeString(key); err != nil || len(key) != 2*len(ID{}) || strings.ToLower(key) != key {
 		return "", fmt.Errorf("memo: key %q is not a hex digest", key)
 	}
+	if m.err != nil {
+		return "", fmt.Errorf("memo: %w", m.err)
+	}
 	final := filepath.Join(m.root, key)
 	m.mu.Lock()
 	if !slices.Contains(m.used, key) {
@@ -103,7 +128,21 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 	}
 	m.mu.Unlock()
 	if _, err := os.Stat(final); err == nil {
-		return final, nil
+		why, err := checkMemoEntry(final, m.stage, key, true)
+		if err != nil {
+			return "", fmt.Errorf("memo: %w", err)
+		}
+		if why == "" {
+			return final, nil
+		}
+		// Never use a damaged entry: take it out of view, then compute it
+		// again.
+		if err := m.discard(final, key); err != nil {
+			return "", fmt.Errorf("memo: remove damaged entry %s: %w", final, err)
+		}
+		m.mu.Lock()
+		m.redone = append(m.redone, key[:versionLen]+": "+why)
+		m.mu.Unlock()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("memo: %w", err)
 	}
@@ -121,6 +160,14 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 		os.RemoveAll(staging)
 		return "", err
 	}
+	files, err := collect(context.Background(), staging)
+	if err == nil {
+		err = writeMemoManifest(staging, &memoManifest{Schema: memoSchema, Stage: m.stage, Key: key, Files: files})
+	}
+	if err != nil {
+		os.RemoveAll(staging)
+		return "", fmt.Errorf("memo: entry %s: %w", key[:versionLen], err)
+	}
 	if err := os.MkdirAll(m.root, 0o755); err != nil {
 		os.RemoveAll(staging)
 		return "", fmt.Errorf("memo: %w", err)
@@ -133,6 +180,130 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 		return "", fmt.Errorf("memo: %w", err)
 	}
 	return final, syncPath(m.root)
+}
+
+// discard takes a damaged entry out of view by a rename into tmp, then
+// deletes it. An entry another run already took away is no error.
+func (m *Memo) discard(dir, key string) error {
+	if err := os.MkdirAll(m.tmp, 0o755); err != nil {
+		return err
+	}
+	trash, err := os.MkdirTemp(m.tmp, "damaged-"+key+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(trash)
+	if err := os.Rename(dir, filepath.Join(trash, "x")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Recomputed says which damaged entries Get removed and computed again,
+// and why, one "key: why" line each, sorted.
+func (m *Memo) Recomputed() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(slices.Values(m.redone))
+}
+
+// MemoNote is the key of the manifest note (Manifest.Notes) that lists the
+// damaged memo entries a run computed again.
+const MemoNote = "memo_recomputed"
+
+// maxNoted bounds the entries MemoNote names one by one: a store of an
+// earlier mlsched, whose entries have no manifest, recomputes them all.
+const maxNoted = 10
+
+// noteRecomputed records in notes the damaged memo entries computed again.
+func noteRecomputed(notes map[string]string, m *Memo) {
+	r := m.Recomputed()
+	if len(r) == 0 {
+		return
+	}
+	n := len(r)
+	if len(r) > maxNoted {
+		r = append(r[:maxNoted:maxNoted], fmt.Sprintf("and %d more", n-maxNoted))
+	}
+	notes[MemoNote] = fmt.Sprintf("%d damaged memo entr%s computed again: %s", n, plural(n, "y", "ies"), strings.Join(r, "; "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// writeMemoManifest writes the manifest of a memo entry into dir.
+func writeMemoManifest(dir string, mm *memoManifest) error {
+	b, err := json.MarshalIndent(mm, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ManifestName), append(b, '\n'))
+}
+
+// parseMemoManifest reads the manifest of a memo entry from its bytes,
+// checking that it describes stage and key and that its files are sane.
+func parseMemoManifest(b []byte, path, stage, key string) (*memoManifest, error) {
+	var mm memoManifest
+	if err := json.Unmarshal(b, &mm); err != nil {
+		return nil, fmt.Errorf("%s: damaged manifest: %w", path, err)
+	}
+	switch {
+	case mm.Schema != memoSchema:
+		return nil, fmt.Errorf("%s: memo manifest schema %d, this mlsched reads %d", path, mm.Schema, memoSchema)
+	case mm.Stage != stage || mm.Key != key:
+		return nil, fmt.Errorf("%s: manifest describes memo entry %s/%s, not %s/%s", path, mm.Stage, mm.Key, stage, key)
+	}
+	if err := checkFiles(mm.Files); err != nil {
+		return nil, fmt.Errorf("%s: damaged manifest: %w", path, err)
+	}
+	return &mm, nil
+}
+
+// checkMemoEntry compares a memo entry's files with its manifest and
+// returns why it cannot be used, or "" when it is intact. Sizes are always
+// compared; with quick a file whose mtime matches is trusted and the
+// others are re-hashed, without it every file is (verify). err is for a
+// failure to look, not for damage.
+func checkMemoEntry(dir, stage, key string, quick bool) (why string, err error) {
+	path := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no manifest.json (an entry of an earlier mlsched, or damaged)", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	mm, err := parseMemoManifest(b, path, stage, key)
+	if err != nil {
+		return err.Error(), nil
+	}
+	var bad []string
+	for _, f := range mm.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			bad = append(bad, f.Path+" is missing")
+			continue
+		case fi.Size() != f.Size:
+			bad = append(bad, fmt.Sprintf("%s has %d bytes, manifest says %d", f.Path, fi.Size(), f.Size))
+			continue
+		case quick && fi.ModTime().UnixNano() == f.ModTime:
+			continue
+		}
+		if d, err := digest.File(p); d.SHA256 != f.SHA256 {
+			if err != nil && d.SHA256 == "" {
+				bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
+			} else {
+				bad = append(bad, fmt.Sprintf("%s changed since it was written", f.Path))
+			}
+		}
+	}
+	return strings.Join(bad, "; "), nil
 }
 
 // MemoSpec is a Memo as a worker process receives it (Task.Memo): where

@@ -3,9 +3,9 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -23,7 +23,7 @@ func (p *Pipeline) Pin(ctx context.Context, stage, version string) (string, erro
 		return "", err
 	}
 	defer unlock()
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return "", err
 	}
@@ -40,7 +40,7 @@ func (p *Pipeline) Pin(ctx context.Context, stage, version string) (string, erro
 	e := lock.Stages[stage]
 	e.Pinned = true
 	lock.Stages[stage] = e
-	return m.Version, lock.Write(p.LockPath)
+	return m.Version, p.writeLock(lock)
 }
 
 // Current returns the version of stage that commands mean when they name
@@ -48,7 +48,7 @@ func (p *Pipeline) Pin(ctx context.Context, stage, version string) (string, erro
 // newest stored one. It fails, wrapping ErrNotFound, when the store holds
 // no version of the stage.
 func (p *Pipeline) Current(stage string) (*Manifest, error) {
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +57,14 @@ func (p *Pipeline) Current(stage string) (*Manifest, error) {
 
 func (p *Pipeline) current(stage string, lock *LockFile) (*Manifest, error) {
 	if e, ok := lock.Stages[stage]; ok {
-		if m, err := p.Store.Manifest(stage, e.Version); err == nil {
+		m, err := p.Store.Manifest(stage, e.Version)
+		if err == nil {
 			return m, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			// The version the lock file names is there but unreadable:
+			// say so rather than fall back on another one.
+			return nil, fmt.Errorf("%s names %s@%s: %w ('mlsched verify' lists every damaged version; 'mlsched run --force %s' rebuilds it)", p.LockPath, stage, e.Version, err, stage)
 		}
 	}
 	vs, err := p.Store.Versions(stage)
@@ -66,6 +72,13 @@ func (p *Pipeline) current(stage string, lock *LockFile) (*Manifest, error) {
 		return nil, err
 	}
 	if len(vs) == 0 {
+		if bad, err := p.Store.Unreadable(stage); err == nil && len(bad) > 0 {
+			var what []string
+			for _, b := range bad {
+				what = append(what, b.String())
+			}
+			return nil, fmt.Errorf("stage %s has no readable version in %s: %s ('mlsched verify' lists every damaged version)", stage, p.Store.Location(), strings.Join(what, "; "))
+		}
 		return nil, notFound(fmt.Sprintf("stage %s has no stored version in %s (run 'mlsched run %s')", stage, p.Store.Location(), stage))
 	}
 	return vs[len(vs)-1], nil
@@ -82,7 +95,7 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 		return err
 	}
 	defer unlock()
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return err
 	}
@@ -92,20 +105,23 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 	}
 	e.Pinned = false
 	lock.Stages[stage] = e
-	return lock.Write(p.LockPath)
+	return p.writeLock(lock)
 }
 
 // GC removes every stored version that neither the lock file references nor
 // is among the newest keep versions of its stage nor is referenced (a Ref)
-// by a kept version, the memo entries no kept version used, and leftovers
-// of interrupted runs. With dryRun it only reports what it would remove.
+// by a kept version, the memo entries no kept version
+// used, and leftovers of interrupted runs. With dryRun it only reports
+// what it would remove. The lock file is the store's own (see
+// LockPathFor), so no other store's run can make gc drop what this
+// store's versions were built from.
 func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, error) {
 	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, p.Waiting)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +166,43 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 	return p.Store.Prune(k, dryRun)
 }
 
+// crossCheck compares a lock file's entry with the manifest of the version
+// it names, both of the same output: a file one lists and the other lacks,
+// or whose digest differs, means one of them was edited.
+func crossCheck(lockPath string, e LockEntry, m *Manifest) []Problem {
+	var out []Problem
+	bad := func(path, what string) {
+		out = append(out, Problem{Stage: m.Stage, Version: m.Version, Path: path, What: what})
+	}
+	files := map[string]File{}
+	for _, f := range m.Files {
+		files[f.Path] = f
+	}
+	locked := map[string]bool{}
+	for _, lf := range e.Files {
+		locked[lf.Path] = true
+		f, ok := files[lf.Path]
+		switch {
+		case !ok:
+			bad(lf.Path, fmt.Sprintf("recorded in %s but not in the version's manifest", lockPath))
+		case f.SHA256 != lf.SHA256 || f.Size != lf.Size:
+			bad(lf.Path, fmt.Sprintf("%s records %d bytes, sha256 %.12s; the manifest %d bytes, sha256 %.12s", lockPath, lf.Size, lf.SHA256, f.Size, f.SHA256))
+		}
+	}
+	for _, f := range m.Files {
+		if !locked[f.Path] {
+			bad(f.Path, fmt.Sprintf("in the version's manifest but not recorded in %s", lockPath))
+		}
+	}
+	return out
+}
+
 // Verify re-hashes every file of every stored version and reports each
 // damaged, missing or unexpected file, each directory that is not a complete
 // version, and each lock file entry the store cannot provide. It returns the
 // number of files checked.
 func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -165,12 +212,30 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(lock.Stages)) {
 		e := lock.Stages[name]
-		if _, err := p.Store.Manifest(name, e.Version); err != nil {
-			problems = append(problems, Problem{Stage: name, Version: e.Version, What: fmt.Sprintf("recorded in %s but not in the store", filepath.Base(p.LockPath))})
+		m, err := p.Store.Manifest(name, e.Version)
+		if errors.Is(err, ErrNotFound) {
+			problems = append(problems, Problem{Stage: name, Version: e.Version, What: fmt.Sprintf("recorded in %s but not in the store", p.LockPath)})
 		}
+		if err != nil || m.Output != e.Output {
+			// A damaged manifest is already reported; another output is
+			// a version rebuilt since the lock file was written (by a
+			// forced run that then failed), which the next run records.
+			continue
+		}
+		problems = append(problems, crossCheck(p.LockPath, e, m)...)
 	}
 	slices.SortFunc(problems, func(a, b Problem) int {
-		return cmp.Or(strings.Compare(a.Stage, b.Stage), strings.Compare(a.Version, b.Version), strings.Compare(a.Path, b.Path))
+		return cmp.Or(strings.Compare(a.Stage, b.Stage), boolCompare(a.Memo, b.Memo), strings.Compare(a.Version, b.Version), strings.Compare(a.Path, b.Path))
 	})
 	return problems, checked, nil
+}
+
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,5 +15,8 @@ func exchange(a, b string) error {
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
 		return exchangeByRenames(a, b)
 	}
-	return err
+	if err != nil {
+		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,6 +44,8 @@ type Pipeline struct {
 	// for it, so that a wait is never silent; nil tells nobody. (A run is
 	// told through RunOptions.Waiting.)
 	Waiting func(holder string)
+
+	publishing sync.Mutex // one stage at a time writes a provenance file
 }
 
 func (p *Pipeline) executor() Executor {
@@ -154,7 +157,7 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 	if err := p.CheckRefs(names); err != nil {
 		return nil, err
 	}
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +272,7 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 	for _, n := range names {
 		lock.record(nodes[n].m)
 	}
-	if err := lock.Write(p.LockPath); err != nil {
+	if err := p.writeLock(lock); err != nil {
 		return results, fmt.Errorf("write %s: %w", p.LockPath, err)
 	}
 	return results, nil
@@ -373,6 +376,9 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, res, err
 	}
+	if err := p.checkRoom(s, r.ups); err != nil {
+		return nil, res, err
+	}
 	start := time.Now()
 	r.rep.Report(Event{Kind: EventStart, Stage: s.Name, Version: res.Version, Reason: r.reason})
 	m, err = p.execute(ctx, s, res.Version, key, in, r.ups, r.rep)
@@ -388,6 +394,43 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 		}
 	}
 	return m, res, nil
+}
+
+// checkRoom refuses to run a stage whose estimated output does not fit in
+// the store's free space.
+func (p *Pipeline) checkRoom(s *Stage, ups []*Manifest) error {
+	sr, ok := p.Store.(SpaceReporter)
+	if s.Estimate == nil || !ok {
+		return nil
+	}
+	in := make(map[string]*Manifest, len(ups))
+	for _, m := range ups {
+		in[m.Stage] = m
+	}
+	need, basis := s.Estimate.EstimateOutput(in)
+	free, err := sr.Free()
+	if err != nil {
+		return fmt.Errorf("free space in the store: %w", err)
+	}
+	if need > free {
+		return fmt.Errorf("its output would take about %s (%s), but the store %s has %s free: nothing was written; lower the sizes in the config, or free space", FormatBytes(need), basis, p.Store.Location(), FormatBytes(free))
+	}
+	return nil
+}
+
+// FormatBytes writes a byte count in binary units: "512 B", "1.5 KiB",
+// "40.0 TiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // upstreamsOf lists the upstream artifacts of s as they enter its key:
@@ -559,6 +602,9 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 
 	start := time.Now()
 	if err := p.executor().Execute(ctx, s, env); err != nil {
+		if ctx.Err() == nil {
+			err = p.diagnoseInputs(env, err)
+		}
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -573,6 +619,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		Inputs: in, Output: OutputDigest(files).String(), Files: files,
 		Created: p.now().UTC().Truncate(time.Millisecond), Duration: time.Since(start).Seconds(), Tool: p.Tool,
 	}
+	noteRecomputed(env.Notes, env.Memo)
 	if len(env.Notes) > 0 {
 		m.Notes = env.Notes
 	}
@@ -586,6 +633,62 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 	committed = true
 	return m, nil
 }
+
+// diagnoseInputs is called when a stage failed: a stored input damaged
+// without a change of size or mtime (a flipped byte, its mtime restored)
+// fails the stage with a reader's error, such as a Parquet checksum, that
+// names neither the version nor the remedy. It re-hashes every file the
+// stage was given and, for each whose bytes differ from its manifest,
+// says so definitively, marks it for the next run to rebuild
+// (Store.Suspect), and names the commands that confirm and repair it.
+func (p *Pipeline) diagnoseInputs(env *Env, runErr error) error {
+	var damaged []string
+	check := func(in Input, what string) {
+		var bad []string
+		for _, f := range in.Files {
+			// A file whose bytes are the recorded ones is intact, even if
+			// it does not decode.
+			if d, _ := digest.File(in.Path(f.Path)); d.SHA256 != f.SHA256 {
+				bad = append(bad, f.Path)
+			}
+		}
+		if len(bad) == 0 {
+			return
+		}
+		how := fmt.Sprintf("'mlsched run --force %s' rebuilds it", in.Stage)
+		if m, err := p.Store.Manifest(in.Stage, in.Version); err == nil {
+			if err := p.Store.Suspect(m, bad); err == nil {
+				how = fmt.Sprintf("the next 'mlsched run' rebuilds it (or 'mlsched run --force %s')", in.Stage)
+			}
+		}
+		damaged = append(damaged, fmt.Sprintf("%s %s@%s: %s damaged: the bytes differ from its manifest's sha256 ('mlsched verify' confirms it); %s",
+			what, in.Stage, in.Version, strings.Join(bad, ", "), how))
+	}
+	for _, n := range slices.Sorted(maps.Keys(env.Inputs)) {
+		check(env.Inputs[n], "input")
+	}
+	for _, k := range slices.Sorted(maps.Keys(env.Refs)) {
+		check(env.Refs[k], k+" reads")
+	}
+	if len(damaged) == 0 {
+		return runErr
+	}
+	return &InputDamagedError{Err: runErr, Damaged: damaged}
+}
+
+// InputDamagedError is a stage's failure whose stored inputs were found
+// damaged: Damaged says which, and how to repair them.
+type InputDamagedError struct {
+	Err     error
+	Damaged []string
+}
+
+func (e *InputDamagedError) Error() string {
+	return fmt.Sprintf("%v\n  %s", e.Err, strings.Join(e.Damaged, "\n  "))
+}
+
+// Unwrap returns the stage's own error.
+func (e *InputDamagedError) Unwrap() error { return e.Err }
 
 func (p *Pipeline) now() time.Time {
 	if p.Now != nil {

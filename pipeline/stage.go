@@ -72,10 +72,24 @@ type Stage struct {
 	// Publish copies some of the stage's outputs into project folders
 	// (models/, reports/) after every successful run, cached or not.
 	Publish []Publish
+	// Estimate, if set, tells before the stage runs about how many bytes
+	// its output will take; the runner refuses to start a stage whose
+	// estimate exceeds the store's free space (a typo such as a trillion
+	// jobs fails at once, naming both, rather than filling the disk).
+	Estimate OutputEstimator
 	// Run produces the stage's output files in env.Dir. It may be nil in
 	// a program that declares the stage but runs its code elsewhere
 	// (Pipeline.Executor).
 	Run RunFunc
+}
+
+// OutputEstimator estimates the size of a stage's output before it runs.
+type OutputEstimator interface {
+	// EstimateOutput returns about how many bytes the stage will write
+	// into the store (its version and its memo entries), given the
+	// manifests of its upstreams' outputs by stage name (their row counts,
+	// say), and how the figure was reached, for messages.
+	EstimateOutput(inputs map[string]*Manifest) (bytes int64, basis string)
 }
 
 // Ref names a file of a stored version that a stage reads.

@@ -19,6 +19,11 @@ const (
 	Stale    State = "stale"      // an earlier version exists, but something changed
 	Missing  State = "missing"    // the stage has never produced a version
 	PinState State = "pinned"     // the stage is pinned to a version
+	// Suspect is a stored version that matches the current key but some
+	// of whose files changed since they were written (their mtime
+	// differs): a copied store, or damage. Status does not read files;
+	// verify, or the next run, re-hashes them.
+	Suspect State = "damaged?"
 )
 
 // StageStatus is one stage's line of `mlsched status`.
@@ -39,7 +44,7 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := ReadLockFile(p.LockPath)
+	lock, err := p.ReadLock()
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +129,8 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 				st.State = UpToDate
 				outputs[name] = m
 				if touched > 0 {
-					st.Reasons = append(st.Reasons, fmt.Sprintf("%d file(s) have a new mtime (copied store?); the next run re-hashes them", touched))
+					st.State = Suspect
+					st.Reasons = append(st.Reasons, fmt.Sprintf("%d file(s) changed since they were written (their mtime differs: damage, or a copied store); 'mlsched verify' re-hashes them now, and the next run re-hashes them and rebuilds the version if their bytes changed", touched))
 				}
 			}
 		case !errors.Is(err, ErrNotFound):
@@ -203,7 +209,13 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 			prev[u.Stage] = u
 		}
 		for _, u := range cur.Upstream {
-			if o, ok := prev[u.Stage]; !ok || o.Output != u.Output || (cur.UpstreamVersions && o.Version != u.Version) {
+			o, ok := prev[u.Stage]
+			switch {
+			case ok && o.Version == u.Version && o.Output != u.Output:
+				// The same version rebuilt (a forced run) with other
+				// bytes: a measurement, say.
+				why = append(why, fmt.Sprintf("upstream %s@%s was rebuilt with another output (%.8s → %.8s)", u.Stage, u.Version, o.Output, u.Output))
+			case !ok || o.Output != u.Output || (cur.UpstreamVersions && o.Version != u.Version):
 				why = append(why, fmt.Sprintf("upstream %s changed (%s → %s)", u.Stage, shortOr(o.Version, "none"), u.Version))
 			}
 		}

@@ -32,6 +32,10 @@ type Store interface {
 	Stages() ([]string, error)
 	// Versions returns the readable versions of a stage, oldest first.
 	Versions(stage string) ([]*Manifest, error)
+	// Unreadable returns a Problem for each directory of a stage that is
+	// not a readable version (its manifest missing or damaged), so that
+	// what lists versions can name those it leaves out.
+	Unreadable(stage string) ([]Problem, error)
 	// Manifest returns the manifest of stage@version, or an error wrapping
 	// ErrNotFound when the store lacks it.
 	Manifest(stage, version string) (*Manifest, error)
@@ -45,6 +49,10 @@ type Store interface {
 	// bytes are the recorded ones; otherwise they are only counted in
 	// touched.
 	Check(m *Manifest, rehash bool) (damaged []string, touched int, err error)
+	// Suspect records that files of a version were found damaged (by a
+	// reader), so that the next Check with rehash re-hashes them and
+	// reports them, and the runner rebuilds the version.
+	Suspect(m *Manifest, paths []string) error
 
 	// Begin creates an empty staging directory for a new version of stage,
 	// to be filled by the stage and then committed.
@@ -62,10 +70,18 @@ type Store interface {
 	// Prune removes every version and memo entry that keep does not hold
 	// (with dryRun it only reports them), and returns what it removed.
 	Prune(keep Keep, dryRun bool) ([]Removed, error)
-	// Verify re-hashes every stored file and reports each damaged, missing
-	// or unexpected file and each directory that is not a complete
-	// version. It returns the number of files checked.
+	// Verify re-hashes every stored file, of versions and of memo entries,
+	// and reports each damaged, missing or unexpected file and each
+	// directory that is not a complete version or entry. It returns the
+	// number of files checked.
 	Verify(ctx context.Context) ([]Problem, int, error)
+}
+
+// SpaceReporter is a Store that can tell how much room it has left: the
+// runner then refuses a stage whose Estimate does not fit.
+type SpaceReporter interface {
+	// Free returns the bytes a writer may still use in the store.
+	Free() (int64, error)
 }
 
 // Keep is what gc keeps: versions by stage and version, and memo entries by
@@ -91,17 +107,23 @@ type Removed struct {
 	Memo bool
 }
 
-// Problem is one damaged file or version found by Verify.
+// Problem is one damaged file, version or memo entry found by Verify.
 type Problem struct {
 	Stage, Version, Path string
 	What                 string
+	// Memo is true for a memo entry (Version is then its key).
+	Memo bool
 }
 
 func (p Problem) String() string {
-	if p.Path == "" {
-		return fmt.Sprintf("%s@%s: %s", p.Stage, p.Version, p.What)
+	where := p.Stage + "@" + p.Version
+	if p.Memo {
+		where = fmt.Sprintf("%s memo entry %s", p.Stage, p.Version)
 	}
-	return fmt.Sprintf("%s@%s: %s: %s", p.Stage, p.Version, p.Path, p.What)
+	if p.Path == "" {
+		return fmt.Sprintf("%s: %s", where, p.What)
+	}
+	return fmt.Sprintf("%s: %s: %s", where, p.Path, p.What)
 }
 
 // Resolve finds the version of stage named by a unique prefix.
@@ -118,6 +140,13 @@ func Resolve(st Store, stage, prefix string) (*Manifest, error) {
 	}
 	switch len(found) {
 	case 0:
+		if bad, err := st.Unreadable(stage); err == nil {
+			for _, p := range bad {
+				if strings.HasPrefix(p.Version, prefix) {
+					return nil, fmt.Errorf("%s@%s: version %s is not readable: %s ('mlsched verify' lists every damaged version)", stage, prefix, p.Version, p.What)
+				}
+			}
+		}
 		return nil, notFound(fmt.Sprintf("%s@%s: no such version in %s (see 'mlsched ls %s')", stage, prefix, st.Location(), stage))
 	case 1:
 		return found[0], nil

@@ -130,6 +130,7 @@ func generateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Config:   cfg.Generate,
 		UsesSeed: true,
 		Code:     codeVersions["stages/generate"],
+		Estimate: generateEstimate{cfg.Generate},
 	}, nil
 }
 
@@ -191,6 +192,7 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		// Its real runs time this machine: nothing else may run on the
 		// cores meanwhile.
 		Exclusive: len(cfg.Schedule.Real.Policies) > 0,
+		Estimate:  scheduleEstimate{cfg.Schedule},
 	}, nil
 }
 

@@ -50,6 +50,9 @@ type project struct {
 	t   *testing.T
 	dir string
 	env []string
+	// touched says the test changed stored files' mtimes: status may then
+	// call a version "damaged?" until a run re-hashes it.
+	touched bool
 }
 
 func newProject(t *testing.T, config string) *project {
@@ -480,7 +483,7 @@ func TestInterruptLeavesNoPartialVersion(t *testing.T) {
 	// Interrupt once generate, the stage the test asserts about, is
 	// writing into its staging directory (named generate-<version>-...).
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "generate-*")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "*", "generate-*")); len(m) > 0 {
 			break
 		}
 		if time.Since(start) > 20*time.Second {

@@ -343,6 +343,10 @@ func published(t *testing.T, dir string) map[string]string {
 				return err
 			}
 			rel, _ := filepath.Rel(dir, path)
+			if d.Name() == pipeline.ProvenanceName {
+				// It names the store by its path, which is this project's.
+				b = bytes.ReplaceAll(b, []byte(dir), []byte("<project>"))
+			}
 			sum := sha256.Sum256(b)
 			out[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
 			return nil
@@ -384,6 +388,10 @@ func (p *project) checkIntact(ref *reference, sets []string, after string) {
 				p.t.Errorf("%s: status calls %s@%s up to date; the clean run made %s", after, st.Stage, st.Version, want)
 			}
 		case pipeline.Stale, pipeline.Missing:
+		case pipeline.Suspect:
+			if !p.touched {
+				p.t.Errorf("%s: status: stage %s is %q, and no stored file's mtime was changed", after, st.Stage, st.State)
+			}
 		default:
 			p.t.Errorf("%s: status: stage %s is %q", after, st.Stage, st.State)
 		}
@@ -455,7 +463,7 @@ func mapKeys(ms ...map[string]string) func(func(string) bool) {
 // staging returns a marker that holds while a stage writes into its
 // staging folder.
 func (p *project) staging(stage string) func() bool {
-	pattern := filepath.Join(p.dir, "data", ".tmp", stage+"-*")
+	pattern := filepath.Join(p.dir, "data", ".tmp", "run-*", stage+"-*") // a run stages in its own run-<pid>-* folder
 	return func() bool {
 		m, _ := filepath.Glob(pattern)
 		return len(m) > 0
@@ -547,7 +555,7 @@ func TestFaultKillsDuringGC(t *testing.T) {
 	n := max(2, *faultKills/10)
 	window, seed := 100*time.Millisecond, 10
 	trash := func() bool {
-		m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "gc-*"))
+		m, _ := filepath.Glob(filepath.Join(p.dir, "data", ".tmp", "run-*", "gc-*"))
 		return len(m) > 0
 	}
 	var kills, misses int
@@ -687,6 +695,25 @@ func (p *project) checkPublishedWhole(stage, dir, after string) {
 	for path, sum := range published(p.t, p.dir) {
 		base := filepath.Base(path)
 		if !strings.HasPrefix(path, dir+"/") || strings.HasPrefix(base, ".") {
+			continue
+		}
+		if base == pipeline.ProvenanceName {
+			// Not a stored file: whole when it decodes, each entry naming
+			// a stored file.
+			b, err := os.ReadFile(filepath.Join(p.dir, filepath.FromSlash(path)))
+			var pv pipeline.Provenance
+			if err == nil {
+				err = json.Unmarshal(b, &pv)
+			}
+			if err != nil {
+				p.t.Errorf("%s: published %s does not decode: half-written? %v", after, path, err)
+				continue
+			}
+			for name, src := range pv.Files {
+				if src.Stage == stage && !stored[name+" "+src.SHA256] {
+					p.t.Errorf("%s: %s names %s@%s's %s (sha256 %.12s), which no stored version holds", after, path, src.Stage, src.Version, name, src.SHA256)
+				}
+			}
 			continue
 		}
 		if !stored[base+" "+sum] {
@@ -838,6 +865,7 @@ func TestFaultKillsDuringRevalidation(t *testing.T) {
 	rng := faultRand(t)
 	ref := cleanReference(t)
 	p := newProject(t, "tiny.yaml")
+	p.touched = true
 	p.mustFault(runLimit, "run")
 	touch := func(i int) {
 		t.Helper()

@@ -111,17 +111,23 @@ func (a *app) lsCmd() *cobra.Command {
 			if len(names) == 0 {
 				names = l.p.Graph.Names()
 			}
-			lock, err := pipeline.ReadLockFile(l.p.LockPath)
+			lock, err := l.p.ReadLock()
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "STAGE\tVERSION\t\tCREATED\tDURATION\tFILES\tSIZE")
+			var unreadable []pipeline.Problem
 			for _, n := range names {
 				vs, err := l.p.Store.Versions(n)
 				if err != nil {
 					return err
 				}
+				bad, err := l.p.Store.Unreadable(n)
+				if err != nil {
+					return err
+				}
+				unreadable = append(unreadable, bad...)
 				for _, m := range vs {
 					mark := ""
 					if e, ok := lock.Stages[n]; ok && e.Version == m.Version {
@@ -138,7 +144,17 @@ func (a *app) lsCmd() *cobra.Command {
 						formatDuration(time.Duration(m.Duration*float64(time.Second))), len(m.Files), formatBytes(size))
 				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// A version whose manifest is damaged is named, not left out.
+			for _, p := range unreadable {
+				fmt.Fprintf(a.stdout, "UNREADABLE %s\n", p)
+			}
+			if len(unreadable) > 0 {
+				fmt.Fprintln(a.stdout, "('mlsched verify' checks the whole store; 'mlsched run --force STAGE' rebuilds a stage's current version)")
+			}
+			return nil
 		}),
 	}
 }
@@ -262,15 +278,4 @@ func printFlat(w io.Writer, prefix string, canonical []byte) error {
 	return nil
 }
 
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func formatBytes(n int64) string { return pipeline.FormatBytes(n) }

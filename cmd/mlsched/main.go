@@ -166,20 +166,23 @@ func (a *app) load() (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	configStore := cfg.Store
+	if !filepath.IsAbs(configStore) {
+		configStore = filepath.Join(base, configStore)
+	}
 	root := a.store
 	if root == "" {
-		root = cfg.Store
-		if !filepath.IsAbs(root) {
-			root = filepath.Join(base, root)
-		}
+		root = configStore
 	}
 	st, err := pipeline.OpenStore(root)
 	if err != nil {
-		return nil, err
+		return nil, usageError{err}
 	}
 	p := &pipeline.Pipeline{
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
-		LockPath: filepath.Join(base, "pipeline.lock"),
+		// The config's pipeline.lock records its own store; another
+		// (--store) keeps its record inside itself.
+		LockPath: pipeline.LockPathFor(filepath.Join(base, pipeline.LockName), configStore, root),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
 		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr},
 	}

@@ -34,7 +34,7 @@ per stage: cached, ran or pinned, its version and its duration.`,
 			}
 			opts.Targets, opts.NoWait = args, noWait
 			opts.Waiting = l.p.Waiting
-			rep := newRunReporter(a.stdout)
+			rep := newRunReporter(a.stdout, a.stderr)
 			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
 				// From the first stage that runs on, an interrupt stops
 				// the stages cleanly rather than ending the process.
@@ -56,11 +56,13 @@ per stage: cached, ran or pinned, its version and its duration.`,
 	return cmd
 }
 
-// runReporter prints one line per finished stage and, on a terminal, a live
-// status line for the stages still running.
+// runReporter prints one line per finished stage on stdout and, on
+// stderr, the progress of the stages still running with an estimate of the
+// time left: a live line when stderr is a terminal, else a line per stage
+// every progressEvery.
 type runReporter struct {
-	out  io.Writer
-	live bool
+	out, errw io.Writer
+	live      bool
 
 	mu      sync.Mutex
 	running map[string]*progress
@@ -69,18 +71,50 @@ type runReporter struct {
 	stopped chan struct{}
 }
 
+// progressEvery is how often a stage's progress is printed when stderr is
+// not a terminal (a log): rarely enough not to flood it.
+const progressEvery = 30 * time.Second
+
 type progress struct {
 	start       time.Time
 	done, total int64
 }
 
-func newRunReporter(out io.Writer) *runReporter {
-	r := &runReporter{out: out, running: map[string]*progress{}}
-	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		r.live = true
-		r.stop, r.stopped = make(chan struct{}), make(chan struct{})
-		go r.animate()
+// eta is the time left for a stage at its rate so far, or false while
+// that cannot be told.
+func (p *progress) eta(now time.Time) (time.Duration, bool) {
+	if p.total <= 0 || p.done <= 0 || p.done > p.total {
+		return 0, false
 	}
+	spent := now.Sub(p.start)
+	return time.Duration(float64(spent) * float64(p.total-p.done) / float64(p.done)), true
+}
+
+// describe says how far a stage is: elapsed time, and with progress a
+// bar (on a terminal), the percentage and the time left.
+func (p *progress) describe(name string, now time.Time, withBar bool) string {
+	s := fmt.Sprintf("%s %s", name, formatDuration(now.Sub(p.start)))
+	if p.total > 0 {
+		frac := float64(p.done) / float64(p.total)
+		if withBar {
+			s += " " + bar(frac, 20)
+		}
+		s += fmt.Sprintf(" %3.0f%%", 100*frac)
+		if left, ok := p.eta(now); ok {
+			s += ", about " + left.Round(time.Second).String() + " left"
+		}
+	}
+	return s
+}
+
+func newRunReporter(out, errw io.Writer) *runReporter {
+	r := &runReporter{out: out, errw: errw, running: map[string]*progress{}}
+	r.stop, r.stopped = make(chan struct{}), make(chan struct{})
+	every := progressEvery
+	if f, ok := errw.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		r.live, every = true, 100*time.Millisecond
+	}
+	go r.animate(every)
 	return r
 }
 
@@ -106,10 +140,11 @@ func (r *runReporter) Report(e pipeline.Event) {
 	}
 }
 
-// animate redraws the live line while stages run.
-func (r *runReporter) animate() {
+// animate redraws the live line, or prints the progress lines, while
+// stages run.
+func (r *runReporter) animate(every time.Duration) {
 	defer close(r.stopped)
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -117,10 +152,23 @@ func (r *runReporter) animate() {
 			return
 		case <-t.C:
 			r.mu.Lock()
-			r.drawLocked()
+			if r.live {
+				r.drawLocked()
+			} else {
+				r.logLocked()
+			}
 			r.mu.Unlock()
 		}
 	}
+}
+
+func (r *runReporter) names() []string {
+	names := make([]string, 0, len(r.running))
+	for n := range r.running {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func (r *runReporter) drawLocked() {
@@ -128,39 +176,36 @@ func (r *runReporter) drawLocked() {
 		r.clearLocked()
 		return
 	}
-	names := make([]string, 0, len(r.running))
-	for n := range r.running {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	now := time.Now()
 	var parts []string
-	for _, n := range names {
-		p := r.running[n]
-		s := fmt.Sprintf("%s %s", n, formatDuration(time.Since(p.start)))
-		if p.total > 0 {
-			s += fmt.Sprintf(" %s %3.0f%%", bar(float64(p.done)/float64(p.total), 20), 100*float64(p.done)/float64(p.total))
-		}
-		parts = append(parts, s)
+	for _, n := range r.names() {
+		parts = append(parts, r.running[n].describe(n, now, true))
 	}
-	fmt.Fprintf(r.out, "\r\033[Krunning: %s", strings.Join(parts, " | "))
+	fmt.Fprintf(r.errw, "\r\033[Krunning: %s", strings.Join(parts, " | "))
 	r.drawn = true
+}
+
+// logLocked prints one line per running stage, for a log.
+func (r *runReporter) logLocked() {
+	now := time.Now()
+	for _, n := range r.names() {
+		fmt.Fprintf(r.errw, "mlsched: running %s\n", r.running[n].describe(n, now, false))
+	}
 }
 
 func (r *runReporter) clearLocked() {
 	if r.drawn {
-		fmt.Fprint(r.out, "\r\033[K")
+		fmt.Fprint(r.errw, "\r\033[K")
 		r.drawn = false
 	}
 }
 
 func (r *runReporter) close() {
-	if r.live {
-		close(r.stop)
-		<-r.stopped
-		r.mu.Lock()
-		r.clearLocked()
-		r.mu.Unlock()
-	}
+	close(r.stop)
+	<-r.stopped
+	r.mu.Lock()
+	r.clearLocked()
+	r.mu.Unlock()
 }
 
 func bar(frac float64, width int) string {

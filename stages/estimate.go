@@ -1,0 +1,69 @@
+package stages
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/stages/generate/generatespec"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+)
+
+// Bytes per row of the big Parquet files, as measured on a full run's
+// store (the default config: 200,000 eval and 500,000 train jobs, eleven
+// policies): jobs-eval.parquet took 4,137,396 bytes for 200,000 jobs
+// (20.7 B a row), a policy's trace.parquet 8.7 to 9.2 MB for the same jobs
+// (43.5 to 46.0 B a row) and its devices.parquet 19.0 to 19.5 B a row, with
+// up to 6% more rows than jobs under work splitting; a sweep point's memo
+// entry takes about 8 KiB. The estimates round each up: they guard against
+// a typo that would fill the disk, not a close fit.
+const (
+	jobRowBytes      = 22
+	traceRowBytes    = 47
+	devicesRowBytes  = 21 // per job, splits included
+	sweepPointBytes  = 10 << 10
+	fileOverheadByte = 16 << 10 // footer and page headers of a small file
+)
+
+// generateEstimate is generate's output size: each workload's jobs.
+type generateEstimate struct{ cfg generatespec.Config }
+
+var _ pipeline.OutputEstimator = generateEstimate{}
+
+// EstimateOutput implements pipeline.OutputEstimator.
+func (e generateEstimate) EstimateOutput(map[string]*pipeline.Manifest) (int64, string) {
+	jobs := float64(e.cfg.Train.Jobs) + float64(e.cfg.Eval.Jobs)
+	return clampBytes(jobs*jobRowBytes + 3*fileOverheadByte),
+		fmt.Sprintf("generate.train.jobs + generate.eval.jobs = %.0f jobs × about %d B a job", jobs, jobRowBytes)
+}
+
+// scheduleEstimate is schedule's output size: a trace and a devices file
+// per policy and replication, of the eval workload's jobs (as many as
+// generate's output holds), and a memo entry per sweep point.
+type scheduleEstimate struct{ cfg schedulespec.Config }
+
+var _ pipeline.OutputEstimator = scheduleEstimate{}
+
+// EstimateOutput implements pipeline.OutputEstimator.
+func (e scheduleEstimate) EstimateOutput(in map[string]*pipeline.Manifest) (int64, string) {
+	var jobs int64
+	if m := in[Generate]; m != nil {
+		for _, f := range m.Files {
+			if f.Path == generatespec.JobsFile(generatespec.WorkloadEval) && f.Rows > 0 {
+				jobs = f.Rows
+			}
+		}
+	}
+	runs := float64(len(e.cfg.Policies)) * float64(e.cfg.Replications)
+	points := float64(len(e.cfg.Policies)) * float64(len(e.cfg.Sweep.Loads))
+	b := runs*float64(jobs)*(traceRowBytes+devicesRowBytes) + runs*2*fileOverheadByte + points*sweepPointBytes
+	return clampBytes(b), fmt.Sprintf("%d policies × %d replications × %d eval jobs × about %d B a job, and %.0f sweep points",
+		len(e.cfg.Policies), e.cfg.Replications, jobs, traceRowBytes+devicesRowBytes, points)
+}
+
+func clampBytes(b float64) int64 {
+	if b >= math.MaxInt64 || math.IsNaN(b) {
+		return math.MaxInt64
+	}
+	return int64(b)
+}
