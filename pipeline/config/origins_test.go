@@ -28,7 +28,7 @@ func TestAttribute(t *testing.T) {
 		invalid("seed", "must be odd"),
 		invalid("max_jobs", "too many"),
 		invalid("generate.weights", "weights sum to 1"), // an entry below was --set last
-		invalid("generate.weights.a", "too light"),       // the file set it
+		invalid("generate.weights.a", "too light"),      // the file set it
 		invalid("steps[1].depth", "must be positive"),
 		invalid("steps[0].depth", "must be positive"),
 		invalid("generate.lanes.gpu.speed", "must be positive"),

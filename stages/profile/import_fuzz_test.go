@@ -71,7 +71,9 @@ func FuzzReadImportParquet(f *testing.F) {
 	}
 	s := Sample{Kind: KindInference, Backend: "tensorrt", Provider: "TensorrtExecutionProvider", Device: "gpu:a100", Model: "resnet50", Precision: FP16, Batch: 8, Threads: 1, Concurrency: 1, LatencyS: lat}
 	seed(func(p string) error { return parquetio.WriteFile(p, []Sample{s, s}, nil) })
-	seed(func(p string) error { return parquetio.WriteFile(p, []boolLatency{{text, sampleCounts{8, 1, 1}, true}}, nil) })
+	seed(func(p string) error {
+		return parquetio.WriteFile(p, []boolLatency{{text, sampleCounts{8, 1, 1}, true}}, nil)
+	})
 	seed(func(p string) error { return parquetio.WriteFile(p, []doubleThreads{{text, 8, 1.5, 1, lat}}, nil) })
 	seed(func(p string) error { return parquetio.WriteFile(p, []int64Batch{{text, 1e10, 1, 1, 0.004}}, nil) })
 	seed(func(p string) error {
