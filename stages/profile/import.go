@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/pipeline/userfile"
 	"github.com/mlsched/mlsched/stages/profile/profilespec"
 )
@@ -257,8 +258,14 @@ func readImportParquet(path string) (rows []Sample, err error) {
 			rows, err = nil, fmt.Errorf("not a readable Parquet file: %v", p)
 		}
 	}()
+	if err := parquetio.CheckFooter(f, info.Size()); err != nil {
+		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+	}
 	pf, err := parquet.OpenFile(f, info.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
+		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
+	}
+	if err := parquetio.CheckCodecs(pf); err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 	}
 	if n := pf.NumRows(); n > MaxImportRows {

@@ -1,10 +1,13 @@
 package profile
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 )
@@ -78,6 +81,23 @@ func FuzzReadImportParquet(f *testing.F) {
 	seed(func(p string) error { return parquetio.WriteFile(p, []int64Batch{{text, 1e10, 1, 1, 0.004}}, nil) })
 	seed(func(p string) error {
 		return parquetio.WriteFile(p, []nullableLatency{{text, sampleCounts{8, 1, 1}, &lat}, {text, sampleCounts{8, 1, 1}, nil}}, nil)
+	})
+	// What the fuzzer found: a footer claiming 2 GB (parquet-go allocated
+	// it), and LZ4 pages (its decoder grows its buffer without end on a
+	// damaged one).
+	seed(func(p string) error {
+		if err := parquetio.WriteFile(p, []Sample{s}, nil); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint32(b[len(b)-8:], 0x7fffffff)
+		return os.WriteFile(p, b, 0o644)
+	})
+	seed(func(p string) error {
+		return parquetio.WriteFile(p, []Sample{s}, nil, parquet.Compression(&parquet.Lz4Raw))
 	})
 	f.Add([]byte("PAR1 this is not parquet PAR1"))
 	f.Add([]byte("PAR1"))

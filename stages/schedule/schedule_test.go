@@ -526,7 +526,7 @@ func TestRunErrors(t *testing.T) {
 		in   Inputs
 		want string
 	}{
-		{"invalid config", context.Background(), badConfig, Inputs{Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a positive factor, got 0"},
+		{"invalid config", context.Background(), badConfig, Inputs{Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a factor in [0.001, 1000], got 0"},
 		{"no samples", context.Background(), testConfig(), Inputs{Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "schedule: read profile samples"},
 		{"no jobs", context.Background(), testConfig(), Inputs{Samples: prof, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
 		{"profile lacks the device", context.Background(), unknownDevice, Inputs{Samples: prof, Jobs: jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
