@@ -102,8 +102,8 @@ func (p *Process) Execute(ctx context.Context, s *Stage, env *Env) error {
 	}
 	cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.SysProcAttr = workerAttr()
 	cmd.WaitDelay = interruptGrace
+	cmd.SysProcAttr = workerAttr()
 	cmd.Stdin = bytes.NewReader(task)
 	cmd.Stderr = p.Stderr
 	out, err := cmd.StdoutPipe()

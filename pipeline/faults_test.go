@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -435,5 +436,24 @@ func TestPublishRecordsProvenance(t *testing.T) {
 		if src := read(); src.Store != store || src.Stage != "a" || len(src.Version) != versionLen || len(src.SHA256) != 64 {
 			t.Errorf("provenance after a run against %s = %+v", store, src)
 		}
+	}
+}
+
+// TestLockFileFIFO: a FIFO where pipeline.lock belongs is refused at once,
+// naming it, instead of blocking the run on its open.
+func TestLockFileFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LockName)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadLockFile(path); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadLockFile(FIFO) = %v, want a refusal naming it", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadLockFile blocks on a FIFO")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mlsched/mlsched/pipeline/userfile"
 )
 
 // lockSchema is bumped whenever the lock file's meaning changes.
@@ -50,20 +52,13 @@ const maxLockSize = 64 << 20
 
 // ReadLockFile reads path; a missing file is an empty lock.
 func ReadLockFile(path string) (*LockFile, error) {
-	fi, err := os.Stat(path)
+	// userfile checks the kind and size of what it opens, not only of
+	// what path named a moment before: a FIFO or a device swapped in
+	// between never blocks the run.
+	b, err := userfile.ReadFile(path, maxLockSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &LockFile{Schema: lockSchema, Stages: map[string]LockEntry{}}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	case fi.Size() > maxLockSize:
-		return nil, fmt.Errorf("%s: %d bytes, more than a lock file's %d", path, fi.Size(), maxLockSize)
-	}
-	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

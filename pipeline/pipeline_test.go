@@ -435,6 +435,33 @@ func TestFailedStageLeavesNoVersionAndCancelsOthers(t *testing.T) {
 	}
 }
 
+// TestInterruptedRunLabelsStages: a stage the run's cancellation stopped,
+// and those it never started, are "interrupted", not "skipped", which is
+// for stages another stage's failure stopped.
+func TestInterruptedRunLabelsStages(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	ctx, cancel := context.WithCancel(context.Background())
+	a.run = func(ctx context.Context, env *Env) error {
+		cancel() // the user presses Ctrl-C while a runs
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	c.run = func(ctx context.Context, env *Env) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	res, err := h.pipeline().Run(ctx, RunOptions{Jobs: 4})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("Run() = %v, want an interruption", err)
+	}
+	out := map[string]Outcome{}
+	for _, r := range res {
+		out[r.Stage] = r.Outcome
+	}
+	wantOutcomes(t, out, map[string]Outcome{"a": Interrupted, "b": Interrupted, "c": Interrupted, "d": Interrupted})
+}
+
 func mustStatus(t *testing.T, p *Pipeline) map[string]StageStatus {
 	t.Helper()
 	sts, err := p.Status(nil)

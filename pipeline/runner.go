@@ -64,7 +64,10 @@ const (
 	Ran     Outcome = "ran"     // the stage ran and stored a new version
 	Pinned  Outcome = "pinned"  // the pinned version was used
 	Failed  Outcome = "failed"  // the stage returned an error
-	Skipped Outcome = "skipped" // not attempted: an upstream failed or the run was cancelled
+	Skipped Outcome = "skipped" // not attempted, or stopped: another stage failed
+	// Interrupted is a stage stopped, or never started, because the run's
+	// context was cancelled (Ctrl-C): nothing of it was stored.
+	Interrupted Outcome = "interrupted"
 )
 
 // EventKind tells a Reporter what an Event announces.
@@ -191,7 +194,7 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 	}
 	// finish records a stage's outcome and reports it; its dependents may
 	// go on once it returns nil.
-	finish := func(ctx context.Context, r *runStage, m *Manifest, res Result, err error) error {
+	finish := func(stageCtx context.Context, r *runStage, m *Manifest, res Result, err error) error {
 		n, name := nodes[r.s.Name], r.s.Name
 		n.res = res
 		if err == nil {
@@ -199,8 +202,11 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 		}
 		if err != nil {
 			n.res.Outcome = Failed
-			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-				n.res.Outcome = Skipped // a sibling failed, or the run was interrupted
+			if stageCtx.Err() != nil && errors.Is(err, context.Canceled) {
+				n.res.Outcome = Skipped // a sibling failed
+				if ctx.Err() != nil {
+					n.res.Outcome = Interrupted // the run was
+				}
 			}
 			rep.Report(Event{Kind: EventDone, Stage: name, Outcome: n.res.Outcome, Version: res.Version, Duration: res.Duration, Err: err})
 			return &StageError{Stage: name, Err: err}
@@ -262,6 +268,13 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 		})
 	}
 	runErr := g.Wait()
+	if ctx.Err() != nil {
+		for _, name := range pending {
+			if n := nodes[name]; n.res.Outcome == Skipped {
+				n.res.Outcome = Interrupted // never started
+			}
+		}
+	}
 	results := p.results(names, nodes)
 	if err := ctx.Err(); err != nil {
 		return results, fmt.Errorf("interrupted; every stored version is intact: %w", err)

@@ -51,3 +51,70 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		t.Errorf("default config invalid: %v", err)
 	}
 }
+
+// TestValidateSpan: schedule.load stretches the workloads' arrivals, and
+// far enough, times no longer resolve a latency (a load of 1e-300 made
+// every latency 0).
+func TestValidateSpan(t *testing.T) {
+	c := DefaultConfig()
+	c.Generate.Eval.Arrival.Rate = 1
+	c.Schedule.Load = 0.001
+	want := "schedule.load: 0.001 stretches the eval workload's 2e+05 s of arrivals to 2e+08 s, more than the 1e8 s (about 3 years) within which times resolve a latency; raise it or generate.eval.arrival.rate"
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate() = %v, want %q", err, want)
+	}
+	c.Schedule.Load = 1e-300
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "schedule.load: must be a factor in [0.001, 1000], got 1e-300") {
+		t.Errorf("Validate() = %v, want the range of schedule.load", err)
+	}
+}
+
+// TestValidateErrorsNameKeys: every error Validate returns is a
+// *config.Error with its key, for config.Attribute to name the input.
+func TestValidateErrorsNameKeys(t *testing.T) {
+	c := DefaultConfig()
+	c.Store = ""
+	c.Schedule.Load = 0
+	c.Generate.Eval.Jobs = 0
+	c.Train.Placement.Tie = 2
+	c.Evaluate.Bootstrap.Confidence = 0
+	c.Profile.Threads = nil
+	c.Evaluate.Baselines = []string{"edf+batch+split"}
+	c.Schedule.Policies = []string{"fifo"}
+	err := config.Attribute(c.Validate(), &config.Origins{}, "pipeline.yaml")
+	es, ok := err.(config.Errors)
+	if !ok || len(es) < 7 {
+		t.Fatalf("Validate() = %v, want at least 7 errors", err)
+	}
+	for _, e := range es {
+		if e.Key == "" || e.Source != "pipeline.yaml" {
+			t.Errorf("error %q names no key", e)
+		}
+	}
+}
+
+// TestWarnings: a device too small for a model of the mix, and a model no
+// device holds, are warned of (memory_mib: 1 rejected 38% of the jobs
+// without a word).
+func TestWarnings(t *testing.T) {
+	if err := DefaultConfig().Warnings(); err != nil {
+		t.Errorf("the default config warns: %v", err)
+	}
+	c := DefaultConfig()
+	c.Schedule.Cluster[0].MemoryMiB = 1
+	c.Schedule.Cluster[1].MemoryMiB = 1
+	err := c.Warnings()
+	if err == nil {
+		t.Fatal("Warnings() = nil for devices of 1 MiB")
+	}
+	for _, want := range []string{
+		"generate.models.resnet50: every resnet50 job will be rejected: the smallest (batch 1, fp16) holds",
+		"more than the largest device, cpu, holds (schedule.cluster[0].memory_mib: 1)",
+		"schedule.cluster[0].memory_mib: cpu's 1 MiB holds no job of ",
+		"schedule.cluster[1].memory_mib: accel's 1 MiB holds no job of ",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Warnings() = %v\nwant it to contain %q", err, want)
+		}
+	}
+}

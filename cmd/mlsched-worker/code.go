@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -23,6 +24,11 @@ import (
 // (package stages) declares each. It lives here, not below stages, because
 // it is glue between the runner and the stages, like the registry: the
 // stages' code versions cover their own packages.
+
+// warn tells the user, on the standard error mlsched shares with its
+// workers, what a stage found that they should know before reading its
+// results.
+func warn(msg string) { fmt.Fprintf(os.Stderr, "mlsched: warning: %s\n", msg) }
 
 // code builds one stage's code from the configuration.
 type code func(stages.Config, stages.Runtime) pipeline.RunFunc
@@ -156,7 +162,7 @@ func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 			}
 		}
 		return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
-			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo, Notes: env.Notes})
+			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo, Notes: env.Notes, Warn: warn})
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 var mlschedBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stuckEnv) != "" {
+		runStuck()
+	}
 	dir, err := os.MkdirTemp("", "mlsched-e2e")
 	if err != nil {
 		panic(err)
@@ -493,7 +496,7 @@ func TestInterruptLeavesNoPartialVersion(t *testing.T) {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "interrupted") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "interrupted") {
 		t.Fatalf("interrupted run: %v\n%s", err, errb.String())
 	}
 	if vs, _ := filepath.Glob(filepath.Join(p.dir, "data", "generate", "*")); len(vs) != 0 {

@@ -14,12 +14,14 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/pipeline/userfile"
 	"github.com/mlsched/mlsched/stages"
 )
 
@@ -31,32 +33,69 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // a stage failed, or verify found damage
 	exitUsage  = 2 // bad usage or bad config
+	// An interrupted command exits 128 plus the signal's number, as a
+	// shell reports a process a signal ended: 130 for SIGINT (Ctrl-C), 143
+	// for SIGTERM.
+	exitSignal = 128
 )
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ(), catchInterrupts(cancel))
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ(), &interrupts{cancel: cancel, stderr: os.Stderr})
 	cancel()
 	os.Exit(code)
 }
 
-// catchInterrupts returns a function that, once called, turns the first
-// SIGINT or SIGTERM into cancel(), so that stages still running stop
-// cleanly; a second signal then ends the process at once. run calls it
-// when the first stage starts (before its staging directory exists): until
-// then an interrupt may end the process as it is, since every write to the
-// store is atomic, and a run that only finds everything cached is spared
-// starting the signal watcher's thread.
-func catchInterrupts(cancel context.CancelFunc) func() {
-	return sync.OnceFunc(func() {
-		ch := make(chan os.Signal, 1)
+// interrupts turns SIGINT and SIGTERM into a cancelled context, once catch
+// is called, so that stages still running stop cleanly and every stored
+// version stays intact; a second signal then ends the process at once,
+// with its workers (they die with it, see pipeline.Process). run calls
+// catch when the first stage starts (before its staging directory
+// exists): until then a signal ends the process as it is, at once, since
+// every write to the store is atomic, and a run that only finds everything
+// cached is spared starting the signal watcher's thread.
+type interrupts struct {
+	cancel context.CancelFunc
+	stderr io.Writer
+
+	once sync.Once
+	got  atomic.Value // the first signal caught, a syscall.Signal
+}
+
+func (in *interrupts) catch() {
+	in.once.Do(func() {
+		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		go func() {
-			<-ch
-			signal.Stop(ch)
-			cancel()
+			sig := (<-ch).(syscall.Signal)
+			in.got.Store(sig)
+			fmt.Fprintf(in.stderr, "\nmlsched: %s: stopping the running stages; every stored version stays intact (interrupt again to exit at once)\n", signalName(sig))
+			in.cancel()
+			sig = (<-ch).(syscall.Signal)
+			fmt.Fprintf(in.stderr, "mlsched: %s again: exiting at once\n", signalName(sig))
+			os.Exit(exitSignal + int(sig))
 		}()
 	})
+}
+
+// caught returns the signal that interrupted the command, if one did.
+func (in *interrupts) caught() (syscall.Signal, bool) {
+	if in == nil {
+		return 0, false
+	}
+	sig, ok := in.got.Load().(syscall.Signal)
+	return sig, ok
+}
+
+// signalName is how a user knows the signal: Ctrl-C for SIGINT.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "interrupted (SIGINT)"
+	case syscall.SIGTERM:
+		return "terminated (SIGTERM)"
+	}
+	return sig.String()
 }
 
 // usageError marks an error as the user's (exit 2).
@@ -76,15 +115,15 @@ type app struct {
 	// inRunE is set once a command's own code runs: errors before that are
 	// cobra's (unknown command, bad flag, wrong arguments), so usage errors.
 	inRunE bool
-	// interruptible makes interrupts cancel the command's context rather
-	// than end the process; nil leaves them alone (a test's in-process
-	// call).
-	interruptible func()
+	// interrupts makes signals cancel the command's context rather than
+	// end the process, once a stage runs; nil leaves them alone (a test's
+	// in-process call).
+	interrupts *interrupts
 }
 
 // execute runs the command line and returns the process exit code.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string, interruptible func()) int {
-	a := &app{stdout: stdout, stderr: stderr, environ: environ, interruptible: interruptible}
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string, in *interrupts) int {
+	a := &app{stdout: stdout, stderr: stderr, environ: environ, interrupts: in}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -94,6 +133,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mlsched: %v\n", err)
+	if sig, ok := in.caught(); ok {
+		return exitSignal + int(sig)
+	}
 	var ue usageError
 	if errors.As(err, &ue) || !a.inRunE {
 		if !a.inRunE {
@@ -145,12 +187,20 @@ type loaded struct {
 // failure here is the user's: exit code 2.
 func (a *app) load() (*loaded, error) {
 	cfg := stages.DefaultConfig()
-	err := config.Load(config.Options{File: a.configPath, Env: configEnviron(a.environ), EnvPrefix: envPrefix, Sets: a.sets}, &cfg)
+	var origins config.Origins
+	err := config.Load(config.Options{File: a.configPath, Env: configEnviron(a.environ), EnvPrefix: envPrefix, Sets: a.sets, Origins: &origins}, &cfg)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	// Validation sees the merged values: each error names the input that
+	// set its key (a --set argument, a variable, the file).
 	if err := cfg.Validate(); err != nil {
-		return nil, usageError{fmt.Errorf("%s: invalid configuration:\n%w", a.configPath, err)}
+		return nil, usageError{config.Attribute(err, &origins, a.configPath)}
+	}
+	if warnings, ok := config.Attribute(cfg.Warnings(), &origins, a.configPath).(config.Errors); ok {
+		for _, w := range warnings {
+			fmt.Fprintf(a.stderr, "mlsched: warning: %v\n", w)
+		}
 	}
 	base := filepath.Dir(a.configPath)
 	rt := stages.Runtime{ORTLib: a.ortLib, Environ: a.environ, ConfigDir: base, SearchDirs: []string{base}}
@@ -170,9 +220,18 @@ func (a *app) load() (*loaded, error) {
 	if !filepath.IsAbs(configStore) {
 		configStore = filepath.Join(base, configStore)
 	}
-	root := a.store
+	root, rootSrc := a.store, "--store "+a.store
 	if root == "" {
-		root = configStore
+		root, rootSrc = configStore, origins.Source("store")
+		if rootSrc == "" {
+			rootSrc = a.configPath
+		}
+		rootSrc += ": store"
+	}
+	// The store and what it holds must be a directory: never a file, a
+	// device or a path below one.
+	if err := userfile.CheckDir(root); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", rootSrc, err)}
 	}
 	st, err := pipeline.OpenStore(root)
 	if err != nil {

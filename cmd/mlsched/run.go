@@ -38,8 +38,8 @@ per stage: cached, ran or pinned, its version and its duration.`,
 			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
 				// From the first stage that runs on, an interrupt stops
 				// the stages cleanly rather than ending the process.
-				if e.Kind == pipeline.EventStart && a.interruptible != nil {
-					a.interruptible()
+				if e.Kind == pipeline.EventStart && a.interrupts != nil {
+					a.interrupts.catch()
 				}
 				rep.Report(e)
 			})

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/userfile"
 	"github.com/mlsched/mlsched/stages"
 )
 
@@ -64,7 +65,7 @@ func (w *workers) start() {
 func workerPath(environ []string) (string, error) {
 	for _, kv := range environ {
 		if v, ok := strings.CutPrefix(kv, workerEnv+"="); ok && v != "" {
-			if _, err := os.Stat(v); err != nil {
+			if _, err := userfile.Check(v); err != nil {
 				return "", fmt.Errorf("%s=%s: %w", workerEnv, v, err)
 			}
 			return v, nil

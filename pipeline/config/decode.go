@@ -28,6 +28,8 @@ type decoder struct {
 	// spellKey turns a suggested key path into what the user should type, so
 	// that an environment variable is corrected with a variable name.
 	spellKey func(key string) string
+	// origins, if not nil, records the keys this input sets.
+	origins *Origins
 }
 
 // spell returns key as the user should type it in this input.
@@ -87,6 +89,9 @@ func (d *decoder) unknown(t reflect.Type, prefix, bad string, rest []string) {
 // checked against the field's type without any silent conversion.
 func (d *decoder) decode(v reflect.Value, raw any, path string) {
 	t := v.Type()
+	if !isSection(t) {
+		d.origins.record(path, d.src)
+	}
 	if raw == nil {
 		if t.Kind() == reflect.Pointer {
 			v.SetZero()
@@ -519,6 +524,7 @@ func (d *decoder) set(v reflect.Value, segs []string, at int, s string) {
 			d.fail(key, ErrUnknownKey, "unknown key (%s is %s, not a section)", here, want(t))
 			return
 		}
+		d.origins.record(key, d.src)
 		d.parse(v, s, key, strconv.Quote(s))
 	}
 }

@@ -14,10 +14,20 @@
 //		Sets:      sets, // from repeatable --set flags
 //	}, &cfg)
 //
-// The file is read with koanf's file provider and YAML parser. Layers are
-// merged here, on the typed value, rather than in a koanf.Koanf, so that each
-// error names the input it came from and a map can be replaced by the file
-// yet edited entry by entry by an override.
+// The file must be a regular file of at most MaxFileSize (1 MiB): a named
+// pipe, a device such as /dev/zero or /dev/null, or a directory is refused
+// before it is opened. It is parsed with yaml.v3 into nodes and converted
+// here, in time linear in its size (yaml.v3's own decoding compares every
+// pair of a mapping's keys). Layers are merged here, on the typed value,
+// rather than in a koanf.Koanf, so that each error names the input it came
+// from and a map can be replaced by the file yet edited entry by entry by
+// an override.
+//
+// The app's own validation sees the merged value; Options.Origins records
+// which input set each key, and Attribute names that input in the app's
+// errors (an *Error with a Key and no Source):
+//
+//	--set schedule.load=0: schedule.load: must be in [0.001, 1000], got 0
 //
 // # Keys
 //
@@ -62,7 +72,8 @@
 //     to the type of the field they reach, including fields inside map
 //     values. Numbers are spelled as in the file (1000, 1e3, 1_000, 0x3e8).
 //
-// An empty file is a valid, empty config. A missing file, a YAML syntax error
+// An empty file is a valid, empty config. A missing file, one that is not a
+// regular file or is too large, a YAML syntax error
 // (with its line), a --set argument without "=" and an unsupported field type
 // in the struct are errors too. Load never panics, whatever the input, and
 // leaves dst unchanged unless it succeeds.

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	kyaml "github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/providers/file"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mlsched/mlsched/pipeline/userfile"
 )
 
 // Options says where Load finds the config and its overrides. Nothing is read
@@ -34,6 +34,9 @@ type Options struct {
 	// that one entry; "list[i].key" sets a key of entry i of a list of
 	// sections (the list must already have that entry).
 	Sets []string
+	// Origins, if not nil, is given, when Load succeeds, the input that set
+	// each key, for Attribute to name in the app's own validation errors.
+	Origins *Origins
 }
 
 // Load decodes the config file into dst, then applies Options.Env, then
@@ -60,13 +63,14 @@ func Load(opts Options, dst any) error {
 	work.Set(rv.Elem())
 
 	var errs Errors
+	origins := &Origins{}
 	if raw, ok := readFile(opts.File, &errs); ok {
-		d := &decoder{src: opts.File, root: t, errs: &errs}
+		d := &decoder{src: opts.File, root: t, errs: &errs, origins: origins}
 		d.decode(work, raw, "")
 	}
 	for _, ov := range envOverrides(opts.Env, opts.EnvPrefix) {
 		prefix := opts.EnvPrefix
-		d := &decoder{src: "env " + ov.name, root: t, errs: &errs, fold: true, spellKey: func(key string) string {
+		d := &decoder{src: "env " + ov.name, root: t, errs: &errs, fold: true, origins: origins, spellKey: func(key string) string {
 			return prefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
 		}}
 		if segs, ok := envKey(ov.name[len(prefix):]); ok {
@@ -76,7 +80,7 @@ func Load(opts Options, dst any) error {
 		}
 	}
 	for _, arg := range opts.Sets {
-		d := &decoder{src: "--set " + arg, root: t, errs: &errs}
+		d := &decoder{src: "--set " + arg, root: t, errs: &errs, origins: origins}
 		key, value, found := strings.Cut(arg, "=")
 		key = strings.TrimSpace(key)
 		switch {
@@ -97,6 +101,9 @@ func Load(opts Options, dst any) error {
 		return errs
 	}
 	rv.Elem().Set(work)
+	if opts.Origins != nil {
+		*opts.Origins = *origins
+	}
 	return nil
 }
 
@@ -130,17 +137,23 @@ func Decode(src string, doc []byte, dst any) error {
 	return nil
 }
 
-// readFile reads and parses the config file with koanf's file provider and
-// YAML parser. Only those two are used, not a koanf.Koanf: its key-path
-// merging splits keys at the delimiter, which would break map keys that
-// contain dots and lose which input a value came from. Layering is done
-// here, on the typed value, instead.
+// MaxFileSize bounds the config file: a pipeline.yaml is a few kilobytes,
+// and a bound lets a mistaken path (a log, a disk image) fail at once
+// rather than fill the memory.
+const MaxFileSize = 1 << 20
+
+// readFile reads and parses the config file. It must be a regular file of
+// at most MaxFileSize bytes: a named pipe, /dev/zero or /dev/null given as
+// the config is refused before it is opened (package userfile). Layering
+// is done on the typed value, not in a koanf.Koanf, whose key-path merging
+// splits keys at the delimiter, which would break map keys that contain
+// dots and lose which input a value came from.
 func readFile(path string, errs *Errors) (map[string]any, bool) {
 	if path == "" {
 		*errs = append(*errs, &Error{Msg: "no config file given", Err: ErrUsage})
 		return nil, false
 	}
-	b, err := file.Provider(path).ReadBytes()
+	b, err := userfile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		msg := err.Error()
 		var pe *fs.PathError
@@ -166,18 +179,6 @@ func readFile(path string, errs *Errors) (map[string]any, bool) {
 	}
 	// An empty file (or one of only comments) parses to nil: no keys set.
 	return raw, true
-}
-
-// parseYAML parses with koanf's YAML parser. The YAML library has panicked
-// on malformed input in past releases; Load promises an error for any input,
-// so a panic in the parser, and only there, becomes a syntax error.
-func parseYAML(b []byte) (raw map[string]any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			raw, err = nil, fmt.Errorf("yaml: parser failed: %v", p)
-		}
-	}()
-	return kyaml.Parser().Unmarshal(b)
 }
 
 type envOverride struct{ name, value string }

@@ -1,11 +1,15 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -515,6 +519,42 @@ func TestLoadFileErrors(t *testing.T) {
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("Load() = %v, want it to wrap fs.ErrNotExist", err)
+		}
+	})
+	t.Run("not a regular file", func(t *testing.T) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "pipeline.yaml")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		zero := filepath.Join(dir, "zero.yaml")
+		if err := os.Symlink("/dev/zero", zero); err != nil {
+			t.Fatal(err)
+		}
+		big := filepath.Join(dir, "big.yaml")
+		if err := os.WriteFile(big, bytes.Repeat([]byte("# padding\n"), MaxFileSize/10+1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct{ path, want string }{
+			{fifo, fifo + ": read: a named pipe (FIFO), not a regular file"},
+			{zero, zero + ": read: a symlink to /dev/zero, a character device, not a regular file"},
+			{"/dev/null", "/dev/null: read: a character device, not a regular file"},
+			{dir, dir + ": read: a directory, not a regular file"},
+			{big, big + ": read: 1048580 bytes, more than the 1 MiB this input may hold"},
+		} {
+			done := make(chan error, 1)
+			go func() {
+				cfg := defaults()
+				done <- Load(Options{File: tt.path}, &cfg)
+			}()
+			select {
+			case err := <-done:
+				if err == nil || err.Error() != tt.want {
+					t.Errorf("Load(%s) = %v, want %q", tt.path, err, tt.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("Load(%s) still blocked after 5s", tt.path)
+			}
 		}
 	})
 	t.Run("no file", func(t *testing.T) {

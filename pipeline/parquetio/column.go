@@ -46,8 +46,14 @@ func OpenColumns(path string) (cf *ColumnFile, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: %w", err)
 	}
+	if err := CheckFooter(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
+	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
+		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
+	}
+	if err := CheckCodecs(pf); err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
 	return &ColumnFile{f: f, pf: pf}, nil

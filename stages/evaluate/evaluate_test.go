@@ -513,7 +513,8 @@ func TestBadConfig(t *testing.T) {
 		{"unknown baseline", func(c *Config) { c.Baselines = []string{"fifo", "sjf"} }, `evaluate.baselines[1]: unknown policy "sjf"`},
 		{"repeated baseline", func(c *Config) { c.Baselines = []string{"fifo", "fifo"} }, `evaluate.baselines[1]: baseline "fifo" is already listed`},
 		{"few resamples", func(c *Config) { c.Bootstrap.Resamples = 10 }, "evaluate.bootstrap.resamples: must be at least 100"},
-		{"confidence", func(c *Config) { c.Bootstrap.Confidence = 1 }, "evaluate.bootstrap.confidence: must be in (0, 1)"},
+		{"confidence", func(c *Config) { c.Bootstrap.Confidence = 1 }, "evaluate.bootstrap.confidence: must be in [0.5, 0.999], got 1"},
+		{"confidence tiny", func(c *Config) { c.Bootstrap.Confidence = 1e-300 }, "evaluate.bootstrap.confidence: must be in [0.5, 0.999], got 1e-300"},
 		{"timeline start", func(c *Config) { c.Timeline.Start = 1 }, "evaluate.timeline.start"},
 		{"timeline span", func(c *Config) { c.Timeline.Span = 0 }, "evaluate.timeline.span: must be a positive duration"},
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	onnx "github.com/yalue/onnxruntime_go"
+
+	"github.com/mlsched/mlsched/pipeline/userfile"
 )
 
 // SupportedVersion is the onnxruntime release line this package loads:
@@ -133,16 +135,15 @@ var elfMachines = map[string]elf.Machine{
 // process dies of SIGBUS when the loader touches them. That is exactly what
 // an interrupted copy looks like, so the segment bounds are checked here.
 func checkLibrary(path string) (os.FileInfo, error) {
-	info, err := os.Stat(path)
+	// A directory, a named pipe or a symlink to a device is refused here,
+	// saying what it is, before anything opens it.
+	info, err := userfile.Check(path)
 	if err != nil {
 		// The *Error around this names the path already.
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			return nil, pe.Err
 		}
 		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", info.Mode().Type())
 	}
 	f, err := elf.Open(path)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -126,7 +127,21 @@ func TestInitRejectsBadLibraries(t *testing.T) {
 		want *regexp.Regexp
 	}{
 		{"missing", func(*testing.T) string { return filepath.Join(tmp, "nope", "libonnxruntime.so.1") }, SourceFlag, literal("no such file or directory")},
-		{"directory", func(*testing.T) string { return tmp }, SourceEnv, literal("not a regular file")},
+		{"directory", func(*testing.T) string { return tmp }, SourceEnv, literal("a directory, not a regular file")},
+		{"named pipe", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, SourceConfig, literal("a named pipe (FIFO), not a regular file")},
+		{"link to /dev/zero", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, SourceFlag, literal("a symlink to /dev/zero, a character device, not a regular file")},
 		{"text file", func(*testing.T) string { return text }, SourceConfig, literal("not a shared library (no ELF header)")},
 		// The test binary is an ELF executable, not a library.
 		{"executable", func(*testing.T) string { return exe }, SourceFlag, literal("not a shared library (ELF type")},

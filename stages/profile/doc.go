@@ -89,6 +89,15 @@
 // The file's content digest is part of the stage's cache key, so editing
 // it reruns the stage.
 //
+// The import is held to what a profile is: a regular file (a named pipe or
+// /dev/zero is refused before it is opened) of at most MaxImportBytes and
+// MaxImportRows rows. A CSV may start with a UTF-8 byte-order mark, its
+// header is read first and no line may run past MaxImportLine bytes, so a
+// file that is not a CSV fails at once. A Parquet file's columns must have
+// the schema's types, nothing converted silently: strings as BYTE_ARRAY,
+// integers as INT32 or INT64 whose values fit an int32, latency_s as DOUBLE
+// or FLOAT; a null is an error naming its row and column.
+//
 // # Files
 //
 // samples.parquet has one row per timed run (Sample). summary.parquet has

@@ -3,6 +3,8 @@ package schedule
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/profile"
@@ -99,4 +101,71 @@ func (c *cluster) rows() []ClusterRow {
 		}
 	}
 	return rows
+}
+
+// RejectedWarnShare is the share of the eval workload that, rejected under
+// every policy because it fits on no device, the stage warns of: a
+// comparison of policies on what is left is not the one asked for.
+const RejectedWarnShare = 0.05
+
+// rejectedWarning says, when more than RejectedWarnShare of the jobs fit
+// on no device, how many and which: one more pass over the jobs counts
+// them by model and precision. It returns "" when the share is lower.
+func rejectedWarning(ctx context.Context, cl *cluster, jobsPath string, load float64, b BoundsRow) (string, error) {
+	if b.Jobs == 0 || float64(b.UnfitJobs) <= RejectedWarnShare*float64(b.Jobs) {
+		return "", nil
+	}
+	r, err := openJobs(jobsPath, load, 0)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	counts := map[int]int64{} // by pair
+	for {
+		if r.done%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+		}
+		j, err := r.next()
+		if err != nil {
+			return "", err
+		}
+		if j == nil {
+			break
+		}
+		if !cl.fits(j) {
+			counts[pairOf(j.Model, j.Precision)]++
+		}
+		r.recycle(j)
+	}
+	type group struct {
+		name string
+		n    int64
+	}
+	var groups []group
+	for pr, n := range counts {
+		model, prec := pr/numPrecisions, pr%numPrecisions
+		groups = append(groups, group{modelNames[model] + " " + precisionNames[prec], n})
+	}
+	sort.Slice(groups, func(i, k int) bool {
+		if groups[i].n != groups[k].n {
+			return groups[i].n > groups[k].n
+		}
+		return groups[i].name < groups[k].name
+	})
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = fmt.Sprintf("%d %s", g.n, g.name)
+	}
+	largest := 0
+	for d, dev := range cl.devices {
+		if dev.Memory > cl.devices[largest].Memory {
+			largest = d
+		}
+	}
+	return fmt.Sprintf("%.1f%% of the %d eval jobs (%d) fit on no device and are rejected under every policy, more than %.0f%%: "+
+		"%s need more memory than any device holds (the largest, %s, holds %v MiB: schedule.cluster[%d].memory_mib)",
+		100*float64(b.UnfitJobs)/float64(b.Jobs), b.Jobs, b.UnfitJobs, 100*RejectedWarnShare,
+		strings.Join(parts, ", "), cl.devices[largest].Name, cl.devices[largest].Memory, largest), nil
 }

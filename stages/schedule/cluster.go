@@ -83,21 +83,10 @@ func newCluster(cfg Config, table *service.Table) (*cluster, error) {
 		c.means = append(c.means, make([][]float64, pairs))
 	}
 	for mi, m := range catalog.All() {
-		base, ok := cfg.Memory.BaseMiB[m.Name]
-		if !ok {
-			base = float64(m.WeightBytes) / (1 << 20)
-		}
-		per, ok := cfg.Memory.PerSampleMiB[m.Name]
-		if !ok {
-			per = float64(m.InputBytesPerSample+m.ActivationBytesPerSample) / (1 << 20)
-		}
 		for p := range numPrecisions {
-			scale := 1.0
-			if p == precFP16 {
-				scale = cfg.Memory.FP16Factor
-			}
+			base, per := cfg.Memory.Token(m, p == precFP16)
 			c.memory = append(c.memory, memToken{})
-			c.memory[pairOf(int32(mi), int32(p))] = memToken{base * scale, per * scale}
+			c.memory[pairOf(int32(mi), int32(p))] = memToken{base, per}
 		}
 	}
 	return c, nil

@@ -54,9 +54,17 @@ type Output struct {
 	Memo Memo
 	// Notes, if not nil, receives what the run measured apart from its
 	// reproducible files: each learned simulation's wall-clock time in
-	// onnxruntime.
+	// onnxruntime; and, under NoteRejected, the warning that more than
+	// RejectedWarnShare of the jobs fit on no device.
 	Notes map[string]string
+	// Warn, if not nil, is told what the user should know before reading
+	// the results (that warning), as it is found.
+	Warn func(msg string)
 }
+
+// NoteRejected is the manifest note that warns of a workload of which
+// more than RejectedWarnShare fits on no device.
+const NoteRejected = "warning.rejected"
 
 // Memo keeps the results of units across runs of the stage: the runner's
 // memo (pipeline.Memo). Get returns the directory of the entry whose key is
@@ -132,6 +140,19 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			return ctx.Err()
 		}
 		return fmt.Errorf("schedule: %w", err)
+	}
+	warning, err := rejectedWarning(ctx, cl, in.Jobs, cfg.Load, bounds)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: %w", err)
+	}
+	if warning != "" {
+		note(NoteRejected, warning)
+		if out.Warn != nil {
+			out.Warn("schedule: " + warning)
+		}
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, ClusterFile), cl.rows(), out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", ClusterFile, err)

@@ -364,6 +364,47 @@ func TestRejected(t *testing.T) {
 	}
 }
 
+// TestRejectedShareWarns: when more than 5% of the jobs fit on no device,
+// the stage says so, with the share and the jobs by model and precision,
+// in a manifest note and as a warning (memory_mib: 1 rejected 38% of the
+// jobs without a word).
+func TestRejectedShareWarns(t *testing.T) {
+	for _, tt := range []struct {
+		big  int // jobs too large for the device, of 20
+		want string
+	}{
+		{1, ""},
+		{2, "10.0% of the 20 eval jobs (2) fit on no device and are rejected under every policy, more than 5%: 2 mlp fp32 need more memory than any device holds (the largest, cpu, holds 15 MiB: schedule.cluster[0].memory_mib)"},
+	} {
+		var jobs []generate.Job
+		for i := range 20 {
+			batch := int32(1)
+			if i < tt.big {
+				batch = 2
+			}
+			jobs = append(jobs, generate.Job{ID: int64(i + 1), ArrivalS: float64(i), Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: batch, Precision: generate.PrecisionFP32})
+		}
+		cfg := oneDevice(1, 15, "fifo")
+		cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10}
+		notes := map[string]string{}
+		var warned []string
+		err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, constantProfile()), Jobs: writeJobs(t, jobs)},
+			Output{Dir: t.TempDir(), Metadata: testMeta, Notes: notes, Warn: func(msg string) { warned = append(warned, msg) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.want == "" {
+			if len(warned) > 0 || notes[NoteRejected] != "" {
+				t.Errorf("%d of 20 rejected: warned %q, note %q; want nothing", tt.big, warned, notes[NoteRejected])
+			}
+			continue
+		}
+		if notes[NoteRejected] != tt.want || len(warned) != 1 || warned[0] != "schedule: "+tt.want {
+			t.Errorf("%d of 20 rejected: note %q, warned %q; want %q", tt.big, notes[NoteRejected], warned, tt.want)
+		}
+	}
+}
+
 func mlpWeightMiB() float64 {
 	m, _ := catalog.Lookup("mlp")
 	return float64(m.WeightBytes) / (1 << 20)
@@ -485,7 +526,7 @@ func TestRunErrors(t *testing.T) {
 		in   Inputs
 		want string
 	}{
-		{"invalid config", context.Background(), badConfig, Inputs{Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a positive factor, got 0"},
+		{"invalid config", context.Background(), badConfig, Inputs{Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a factor in [0.001, 1000], got 0"},
 		{"no samples", context.Background(), testConfig(), Inputs{Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "schedule: read profile samples"},
 		{"no jobs", context.Background(), testConfig(), Inputs{Samples: prof, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
 		{"profile lacks the device", context.Background(), unknownDevice, Inputs{Samples: prof, Jobs: jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
 )
 
@@ -81,7 +82,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("evaluate.%s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, &config.Error{Key: "evaluate." + key, Msg: fmt.Sprintf(format, args...), Err: config.ErrInvalidValue})
 	}
 	for i, b := range c.Baselines {
 		key := fmt.Sprintf("baselines[%d]", i)
@@ -94,8 +95,8 @@ func (c Config) Validate() error {
 	if c.Bootstrap.Resamples < 100 {
 		bad("bootstrap.resamples", "must be at least 100 for a percentile interval, got %d", c.Bootstrap.Resamples)
 	}
-	if !(c.Bootstrap.Confidence > 0 && c.Bootstrap.Confidence < 1) {
-		bad("bootstrap.confidence", "must be in (0, 1), got %v", c.Bootstrap.Confidence)
+	if !(c.Bootstrap.Confidence >= 0.5 && c.Bootstrap.Confidence <= 0.999) {
+		bad("bootstrap.confidence", "must be in [0.5, 0.999], got %v", c.Bootstrap.Confidence)
 	}
 	if !(c.Timeline.Start >= 0 && c.Timeline.Start < 1) {
 		bad("timeline.start", "must be a fraction of the makespan in [0, 1), got %v", c.Timeline.Start)
@@ -115,7 +116,7 @@ func (c Config) CheckBaselines(policies []string) error {
 	var errs []error
 	for i, b := range c.Baselines {
 		if !slices.Contains(policies, b) {
-			errs = append(errs, fmt.Errorf("evaluate.baselines[%d]: %q is not among schedule.policies %v", i, b, policies))
+			errs = append(errs, &config.Error{Key: fmt.Sprintf("evaluate.baselines[%d]", i), Msg: fmt.Sprintf("%q is not among schedule.policies %v", b, policies), Err: config.ErrInvalidValue})
 		}
 	}
 	return errors.Join(errs...)

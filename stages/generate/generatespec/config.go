@@ -3,11 +3,11 @@ package generatespec
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/catalog"
 )
 
@@ -52,6 +52,21 @@ const (
 	// MaxGammaCV bounds the gamma process's coefficient of variation. Its
 	// shape is 1/cv², and below a shape of 0.01 most gaps underflow to zero.
 	MaxGammaCV = 10
+	// MinGammaCV bounds it below: a shape of 10⁴ is as regular as arrivals
+	// get; beyond, the process is a clock.
+	MinGammaCV = 0.01
+	// MinRate and MaxRate bound a workload's arrival rate, in jobs per
+	// second.
+	MinRate = 1e-3
+	MaxRate = 1e9
+	// MaxSpanS bounds the span of a workload's arrivals, jobs/rate, in
+	// seconds (about three years), and schedule.load's stretch of it. Times
+	// are float64 seconds: at 10⁸ s they resolve 15 ns, and far beyond, a
+	// job's latency rounds to zero (a rate of 1e-9 did that).
+	MaxSpanS = 1e8
+	// MaxWeight bounds a model's weight in the mix: weights are relative,
+	// and a sum of huge weights would overflow.
+	MaxWeight = 1e6
 )
 
 // Config is the generate section of pipeline.yaml.
@@ -182,7 +197,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("generate.%s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, &config.Error{Key: "generate." + key, Msg: fmt.Sprintf(format, args...), Err: config.ErrInvalidValue})
 	}
 	// probability checks a value in [0, 1]; NaN fails every comparison.
 	probability := func(key string, v float64) {
@@ -208,22 +223,25 @@ func (c Config) Validate() error {
 		default:
 			bad(p+"process", "unknown process %q; want %s, %s or %s", a.Process, ProcessPoisson, ProcessBursty, ProcessDiurnal)
 		}
-		if !(a.Rate > 0) || math.IsInf(a.Rate, 0) {
-			bad(p+"rate", "must be a positive number of jobs per second, got %v", a.Rate)
+		if !(a.Rate >= MinRate && a.Rate <= MaxRate) {
+			bad(p+"rate", "must be in [0.001, 1e9] jobs per second, got %v", a.Rate)
+		} else if span := float64(w.w.Jobs) / a.Rate; w.w.Jobs >= 1 && w.w.Jobs <= MaxJobs && span > MaxSpanS {
+			bad(p+"rate", "%d jobs at %v per second would span %.3g s of arrivals, more than the 1e8 s (about 3 years) within which times resolve a latency; raise the rate or lower generate.%sjobs",
+				w.w.Jobs, a.Rate, span, w.name+".")
 		}
 		switch a.Bursty.Model {
 		case BurstyGamma, BurstyMMPP:
 		default:
 			bad(p+"bursty.model", "unknown model %q; want %s or %s", a.Bursty.Model, BurstyGamma, BurstyMMPP)
 		}
-		if !(a.Bursty.CV > 0 && a.Bursty.CV <= MaxGammaCV) {
-			bad(p+"bursty.cv", "must be in (0, %d], got %v", MaxGammaCV, a.Bursty.CV)
+		if !(a.Bursty.CV >= MinGammaCV && a.Bursty.CV <= MaxGammaCV) {
+			bad(p+"bursty.cv", "must be in [%v, %d], got %v", MinGammaCV, MaxGammaCV, a.Bursty.CV)
 		}
-		if !(a.Bursty.HighFraction > 0 && a.Bursty.HighFraction < 1) {
-			bad(p+"bursty.high_fraction", "must be in (0, 1), got %v", a.Bursty.HighFraction)
+		if !(a.Bursty.HighFraction >= 0.001 && a.Bursty.HighFraction <= 0.999) {
+			bad(p+"bursty.high_fraction", "must be a share of time in [0.001, 0.999], got %v", a.Bursty.HighFraction)
 		}
-		if !(a.Bursty.RateRatio >= 1) || math.IsInf(a.Bursty.RateRatio, 0) {
-			bad(p+"bursty.rate_ratio", "must be at least 1, got %v", a.Bursty.RateRatio)
+		if !(a.Bursty.RateRatio >= 1 && a.Bursty.RateRatio <= 1000) {
+			bad(p+"bursty.rate_ratio", "must be in [1, 1000], got %v", a.Bursty.RateRatio)
 		}
 		if a.Bursty.MeanBurst <= 0 {
 			bad(p+"bursty.mean_burst", "must be positive, got %v", a.Bursty.MeanBurst)
@@ -236,8 +254,8 @@ func (c Config) Validate() error {
 
 	probability("interactive_fraction", c.InteractiveFraction)
 	probability("fp16_fraction", c.FP16Fraction)
-	if !(c.FP16BytesFactor > 0 && c.FP16BytesFactor <= 1) {
-		bad("fp16_bytes_factor", "must be in (0, 1], got %v", c.FP16BytesFactor)
+	if !(c.FP16BytesFactor >= 0.1 && c.FP16BytesFactor <= 1) {
+		bad("fp16_bytes_factor", "must be in [0.1, 1], got %v", c.FP16BytesFactor)
 	}
 
 	if len(c.Models) == 0 {
@@ -254,8 +272,8 @@ func (c Config) Validate() error {
 			if _, ok := catalog.Lookup(name); !ok {
 				bad("models."+name, "unknown model; the catalog has %s", strings.Join(catalog.Names(), ", "))
 			}
-			if !(w >= 0) || math.IsInf(w, 0) {
-				bad("models."+name, "weight must be a finite number at least 0, got %v", w)
+			if !(w >= 0 && w <= MaxWeight) {
+				bad("models."+name, "weight must be in [0, 1e6], got %v", w)
 				continue
 			}
 			sum += w

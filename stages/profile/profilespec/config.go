@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/catalog"
 )
 
@@ -79,6 +80,18 @@ type Contention struct {
 	Rounds   int    `koanf:"rounds"`
 }
 
+// Bounds of an imported profile (profile.import): a profile holds
+// thousands of samples, and these allow a thousand times more while
+// keeping a mistaken path (a disk image, a sparse file) from filling the
+// memory. The file's size is checked before it is read, the rows as they
+// are, and a CSV line (the header first) may be at most MaxImportLine
+// bytes long.
+const (
+	MaxImportBytes = 256 << 20
+	MaxImportRows  = 2_000_000
+	MaxImportLine  = 64 << 10
+)
+
 // The precisions a model can be built in.
 const (
 	FP32 = "fp32"
@@ -112,7 +125,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("profile.%s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, &config.Error{Key: "profile." + key, Msg: fmt.Sprintf(format, args...), Err: config.ErrInvalidValue})
 	}
 	if c.Measure && len(c.Models) == 0 {
 		bad("models", "must list at least one model when measure is on")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
 )
@@ -209,8 +210,25 @@ const MaxReplications = 100
 
 // MaxSweepLoad bounds the offered loads of the sweep and of the capacity
 // search, in multiples of the cluster's capacity: far beyond what any
-// policy sustains, and far enough to say so.
-const MaxSweepLoad = 16
+// policy sustains, and far enough to say so. MinSweepLoad bounds them
+// below: at a hundredth of capacity nothing ever waits.
+const (
+	MaxSweepLoad = 16
+	MinSweepLoad = 0.01
+)
+
+// Bounds of the other floating-point keys, each a range in which the key
+// still means something: schedule.load stretches or squeezes the arrivals
+// (at 1e-300 they overflowed), a declared device's speed, a device's
+// memory (2^30 MiB is a pebibyte) and the dynamic policy's weights.
+const (
+	MinLoad      = 0.001
+	MaxLoad      = 1000
+	MinSpeed     = 0.001
+	MaxSpeed     = 100_000
+	MaxMemoryMiB = 1 << 30
+	MaxWeight    = 1000
+)
 
 // Batching is micro-batching: compatible waiting jobs (same model,
 // precision and class) on a device merge into one batch, which runs for the
@@ -277,6 +295,25 @@ type Memory struct {
 	PerSampleMiB map[string]float64 `koanf:"per_sample_mib"`
 }
 
+// Token is what model m holds on a device in the admission model, in MiB:
+// base, plus perSample for each sample of the batch, scaled by FP16Factor
+// in fp16. By default they are the catalog's fp32 weight bytes and its
+// input and activation bytes per sample.
+func (mem Memory) Token(m catalog.Model, fp16 bool) (base, perSample float64) {
+	base, ok := mem.BaseMiB[m.Name]
+	if !ok {
+		base = float64(m.WeightBytes) / (1 << 20)
+	}
+	perSample, ok = mem.PerSampleMiB[m.Name]
+	if !ok {
+		perSample = float64(m.InputBytesPerSample+m.ActivationBytesPerSample) / (1 << 20)
+	}
+	if fp16 {
+		base, perSample = base*mem.FP16Factor, perSample*mem.FP16Factor
+	}
+	return base, perSample
+}
+
 // DefaultConfig returns the configuration the pipeline uses when
 // pipeline.yaml leaves schedule unset: every policy, on this machine's CPU
 // as measured (two single-threaded lanes, 8 GiB) beside a declared
@@ -314,9 +351,10 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("schedule.%s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, &config.Error{Key: "schedule." + key, Msg: fmt.Sprintf(format, args...), Err: config.ErrInvalidValue})
 	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	// in reports whether lo <= v <= hi; NaN is in no range.
+	in := func(v, lo, hi float64) bool { return v >= lo && v <= hi }
 
 	if len(c.Policies) == 0 {
 		bad("policies", "must name at least one policy (%s)", strings.Join(policy.Names(), ", "))
@@ -337,16 +375,16 @@ func (c Config) Validate() error {
 	if l.Cache.Size < 0 || l.Cache.Size > MaxCacheSize {
 		bad("learned.cache.size", "must be in [0, %d], got %d", MaxCacheSize, l.Cache.Size)
 	}
-	if !(l.Cache.Step > 0) || math.IsInf(l.Cache.Step, 0) {
-		bad("learned.cache.step", "must be a positive number of standard deviations, got %v", l.Cache.Step)
+	if !in(l.Cache.Step, 1e-4, 10) {
+		bad("learned.cache.step", "must be in [0.0001, 10] standard deviations, got %v", l.Cache.Step)
 	}
 	st := c.Studies
 	if st.Jobs < 0 {
 		bad("studies.jobs", "must be at least 0 (0 takes every eval job), got %d", st.Jobs)
 	}
 	for i, e := range st.PredictionErrors {
-		if !(e > 0 && e < 1) {
-			bad(fmt.Sprintf("studies.prediction_errors[%d]", i), "must be a share in (0, 1), got %v", e)
+		if !in(e, 0.001, 0.99) {
+			bad(fmt.Sprintf("studies.prediction_errors[%d]", i), "must be a share in [0.001, 0.99], got %v", e)
 		}
 	}
 	for i, cost := range st.DecisionCosts {
@@ -367,8 +405,8 @@ func (c Config) Validate() error {
 		bad("real.loads", "must list at least one load to run the real policies at")
 	}
 	for i, u := range r.Loads {
-		if !(u > 0 && u <= MaxSweepLoad) {
-			bad(fmt.Sprintf("real.loads[%d]", i), "must be an offered load in (0, %d] (a fraction of capacity), got %v", MaxSweepLoad, u)
+		if !in(u, MinSweepLoad, MaxSweepLoad) {
+			bad(fmt.Sprintf("real.loads[%d]", i), "must be an offered load in [%v, %d] (a fraction of capacity), got %v", MinSweepLoad, MaxSweepLoad, u)
 		} else if j := slices.Index(r.Loads, u); j < i {
 			bad(fmt.Sprintf("real.loads[%d]", i), "load %v is already listed at real.loads[%d]", u, j)
 		}
@@ -406,8 +444,8 @@ func (c Config) Validate() error {
 				bad(p+"speed", "must be 1 for a measured device (its times are the profile's as measured), got %v; declare the device to scale them", d.Speed)
 			}
 		case KindDeclared:
-			if !(d.Speed > 0) || !finite(d.Speed) {
-				bad(p+"speed", "must be a positive factor, got %v", d.Speed)
+			if !in(d.Speed, MinSpeed, MaxSpeed) {
+				bad(p+"speed", "must be a factor in [0.001, 100000], got %v", d.Speed)
 			}
 		default:
 			bad(p+"kind", "unknown kind %q; want %s or %s", d.Kind, KindMeasured, KindDeclared)
@@ -421,13 +459,13 @@ func (c Config) Validate() error {
 		if d.Lanes < 1 || d.Lanes > MaxLanes {
 			bad(p+"lanes", "must be in [1, %d], got %d", MaxLanes, d.Lanes)
 		}
-		if !(d.MemoryMiB > 0) || !finite(d.MemoryMiB) {
-			bad(p+"memory_mib", "must be a positive number of MiB, got %v", d.MemoryMiB)
+		if !in(d.MemoryMiB, 1, MaxMemoryMiB) {
+			bad(p+"memory_mib", "must be in [1, 2^30] MiB (1 PiB), got %v", d.MemoryMiB)
 		}
 	}
 
-	if !(c.Memory.FP16Factor > 0 && c.Memory.FP16Factor <= 1) {
-		bad("memory.fp16_factor", "must be in (0, 1], got %v", c.Memory.FP16Factor)
+	if !in(c.Memory.FP16Factor, 0.1, 1) {
+		bad("memory.fp16_factor", "must be in [0.1, 1], got %v", c.Memory.FP16Factor)
 	}
 	for _, m := range []struct {
 		key      string
@@ -438,14 +476,14 @@ func (c Config) Validate() error {
 			if _, ok := catalog.Lookup(name); !ok {
 				bad(m.key+"."+name, "unknown model; the catalog has %s", strings.Join(catalog.Names(), ", "))
 			}
-			if !(v >= 0) || !finite(v) {
-				bad(m.key+"."+name, "must be a finite number of MiB at least 0, got %v", v)
+			if !in(v, 0, MaxMemoryMiB) {
+				bad(m.key+"."+name, "must be in [0, 2^30] MiB (1 PiB), got %v", v)
 			}
 		}
 	}
 
-	if !(c.Load > 0) || !finite(c.Load) {
-		bad("load", "must be a positive factor, got %v", c.Load)
+	if !in(c.Load, MinLoad, MaxLoad) {
+		bad("load", "must be a factor in [0.001, 1000], got %v", c.Load)
 	}
 	if c.Batching.MaxBatch < 2 || c.Batching.MaxBatch > math.MaxInt32 {
 		bad("batching.max_batch", "must be at least 2 samples, got %d", c.Batching.MaxBatch)
@@ -465,10 +503,8 @@ func (c Config) Validate() error {
 	for i, l := range c.Sweep.Loads {
 		key := fmt.Sprintf("sweep.loads[%d]", i)
 		switch {
-		case !(l > 0) || !finite(l):
-			bad(key, "must be a positive fraction of the cluster's capacity, got %v", l)
-		case l > MaxSweepLoad:
-			bad(key, "must be at most %v times the cluster's capacity, got %v", MaxSweepLoad, l)
+		case !in(l, MinSweepLoad, MaxSweepLoad):
+			bad(key, "must be a fraction of the cluster's capacity in [%v, %v], got %v", MinSweepLoad, MaxSweepLoad, l)
 		case i > 0 && !(l > c.Sweep.Loads[i-1]):
 			bad(key, "loads must ascend, got %v after %v", l, c.Sweep.Loads[i-1])
 		}
@@ -476,18 +512,18 @@ func (c Config) Validate() error {
 	if c.Sweep.Jobs < 0 {
 		bad("sweep.jobs", "must be at least 0 (0 takes every eval job), got %d", c.Sweep.Jobs)
 	}
-	if !(c.Sweep.Target > 0 && c.Sweep.Target <= 1) {
-		bad("sweep.target", "must be an SLO attainment in (0, 1], got %v", c.Sweep.Target)
+	if !in(c.Sweep.Target, 0.5, 1) {
+		bad("sweep.target", "must be an SLO attainment in [0.5, 1], got %v", c.Sweep.Target)
 	}
-	if !(c.Sweep.Tolerance >= 0 && c.Sweep.Tolerance <= 0.5) {
-		bad("sweep.tolerance", "must be a fraction of capacity in [0, 0.5] (0 turns the capacity search off), got %v", c.Sweep.Tolerance)
+	if !(c.Sweep.Tolerance == 0 || in(c.Sweep.Tolerance, 0.001, 0.5)) {
+		bad("sweep.tolerance", "must be 0 (no capacity search) or a fraction of capacity in [0.001, 0.5], got %v", c.Sweep.Tolerance)
 	}
 	for _, w := range []struct {
 		key string
 		v   float64
 	}{{"class", c.Dynamic.Class}, {"urgency", c.Dynamic.Urgency}, {"batch", c.Dynamic.Batch}, {"service", c.Dynamic.Service}, {"memory", c.Dynamic.Memory}} {
-		if !(w.v >= 0) || !finite(w.v) {
-			bad("dynamic."+w.key, "must be a finite weight at least 0, got %v", w.v)
+		if !in(w.v, 0, MaxWeight) {
+			bad("dynamic."+w.key, "must be a weight in [0, 1000], got %v", w.v)
 		}
 	}
 	return errors.Join(errs...)

@@ -7,11 +7,11 @@ package trainspec
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
@@ -191,7 +191,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("train.%s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, &config.Error{Key: "train." + key, Msg: fmt.Sprintf(format, args...), Err: config.ErrInvalidValue})
 	}
 	p := c.Predictor
 	if !slices.Contains(Kinds, p.Kind) {
@@ -213,8 +213,8 @@ func (c Config) Validate() error {
 	if m.Objective != ObjectiveLatency && m.Objective != ObjectiveSLO {
 		bad("placement.objective", "unknown objective %q; want %s or %s", m.Objective, ObjectiveLatency, ObjectiveSLO)
 	}
-	if !(m.Tie >= 0 && m.Tie < 1) {
-		bad("placement.tie", "must be in [0, 1), got %v", m.Tie)
+	if !(m.Tie >= 0 && m.Tie <= 0.5) {
+		bad("placement.tie", "must be a relative difference in [0, 0.5], got %v", m.Tie)
 	}
 	if !(m.Explore >= 0 && m.Explore <= 1) {
 		bad("placement.explore", "must be in [0, 1], got %v", m.Explore)
@@ -223,8 +223,8 @@ func (c Config) Validate() error {
 		key string
 		v   float64
 	}{{"placement.validation", m.Validation}, {"placement.test", m.Test}} {
-		if !(s.v > 0 && s.v < 0.5) {
-			bad(s.key, "must be in (0, 0.5), got %v", s.v)
+		if !(s.v >= 0.01 && s.v <= 0.45) {
+			bad(s.key, "must be a share in [0.01, 0.45], got %v", s.v)
 		}
 	}
 	n := m.Network
@@ -234,8 +234,8 @@ func (c Config) Validate() error {
 	if n.Batch < 1 || n.Batch > 65_536 {
 		bad("placement.network.batch", "must be from 1 to 65536, got %d", n.Batch)
 	}
-	if !(n.LearningRate > 0 && n.LearningRate < 1) || math.IsNaN(n.LearningRate) {
-		bad("placement.network.learning_rate", "must be in (0, 1), got %v", n.LearningRate)
+	if !(n.LearningRate >= 1e-6 && n.LearningRate <= 0.5) {
+		bad("placement.network.learning_rate", "must be in [0.000001, 0.5], got %v", n.LearningRate)
 	}
 	if n.Patience < 1 {
 		bad("placement.network.patience", "must be at least 1, got %d", n.Patience)
