@@ -7,11 +7,11 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "682f5d00743475f490746af04f667f88e1ce5a95af56b6200ea298b61e0604c7",
+	"stages/evaluate":              "f1ba2d6a31ac6f3c41958a751a5c4e085e1872cec0a966af01effd62879fd4b5",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
 	"stages/evaluate/evaluatespec": "dba972b77afd5a8b29871f41ce8943cd4d7cf1171fdf4aec6d03efa5bd4810b1",
 	"stages/evaluate/metrics":      "b8d56542e81478d6a9b2911add2190c636e7a3cfe61bdba11d8f0f69c30fb826",
-	"stages/evaluate/report":       "364bb08cbc5c1b99643cac1843139d626b6e550a12bddbb19061f14789a9ddb0",
+	"stages/evaluate/report":       "1e91b3ffc5eef79c16978c9762a8aef8fb8ae3c604352d037c83345b06ac90bc",
 	"stages/generate":              "4e4fd9a61bcb839d451b5d60ddbd43d9f70e840683a59b2a01aee5d3088b3ddc",
 	"stages/generate/generatespec": "2365c8bc2410adac578dfedec11b769bd3fa1c080b53d106794504005d4cf911",
 	"stages/ident":                 "23b4fe254c97b3f69b72ce65032eeaeea73fe796acf37b3799858b70bd59cb82",
