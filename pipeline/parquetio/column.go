@@ -28,8 +28,17 @@ type ColumnFile struct {
 
 // OpenColumns opens the Parquet file at path to be read by column. Its
 // errors name the file; a file parquet-go cannot make sense of gives one
-// wrapping ErrCorrupt, never a panic. Close releases it.
-func OpenColumns(path string) (cf *ColumnFile, err error) {
+// wrapping ErrCorrupt, never a panic, nor sizes it states but does not
+// hold (a footer, a page, a page's decompressed size). Close releases it.
+func OpenColumns(path string) (cf *ColumnFile, err error) { return openColumns(path, false) }
+
+// OpenForeign is OpenColumns for a file from outside the store (an
+// import): it also decompresses every page once before any is read, so
+// that a page whose few bytes decompress to more than its header says (a
+// compression bomb) is refused as corrupt rather than decompressed.
+func OpenForeign(path string) (*ColumnFile, error) { return openColumns(path, true) }
+
+func openColumns(path string, deep bool) (cf *ColumnFile, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: %w", err)
@@ -46,8 +55,14 @@ func OpenColumns(path string) (cf *ColumnFile, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: %w", err)
 	}
+	if err := checkFooter(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
+	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
+		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
+	}
+	if err := checkPages(f, pf, st.Size(), deep); err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
 	return &ColumnFile{f: f, pf: pf}, nil

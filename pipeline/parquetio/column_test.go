@@ -1,8 +1,11 @@
 package parquetio
 
 import (
+	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -220,6 +223,51 @@ func TestNullableColumn(t *testing.T) {
 			if !errors.As(err, &ne) || !errors.Is(err, ErrNull) || ne.Row != int64(at+1) {
 				t.Errorf("null at row %d: read error %v, want a NullError for row %d", at+1, err, at+1)
 			}
+		}
+	}
+}
+
+// TestFooterBomb opens files whose trailer claims a footer longer than the
+// file: parquet-go allocated the claimed length (4 GiB for 0xffffffff)
+// before reading it. OpenColumns and ReadAll refuse them as corrupt, having
+// allocated nothing of the sort; so they do a file without the magic
+// number or too short to be one.
+func TestFooterBomb(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typed.parquet")
+	if err := WriteFile(path, typedRows(10), nil); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := slices.Clone(good)
+	binary.LittleEndian.PutUint32(bomb[len(bomb)-8:], 0xffffffff)
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"footer bomb", bomb, "its footer claims 4294967295 bytes"},
+		{"no magic", append(slices.Clone(good[:len(good)-4]), "PAR2"...), "no Parquet magic number"},
+		{"short", []byte("PAR1PAR1"), "too short"},
+	} {
+		p := filepath.Join(t.TempDir(), "bad.parquet")
+		if err := os.WriteFile(p, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err1 := OpenColumns(p)
+		_, err2 := ReadAll[typed](p)
+		runtime.ReadMemStats(&after)
+		for _, err := range []error{err1, err2} {
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), p) {
+				t.Errorf("%s: %v, want ErrCorrupt naming the file and saying %q", tt.name, err, tt.want)
+			}
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+			t.Errorf("%s: opening it allocated %d MiB", tt.name, a>>20)
 		}
 	}
 }

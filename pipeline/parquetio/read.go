@@ -32,8 +32,14 @@ func ReadAll[T any](path string) (rows []T, err error) {
 			rows, err = nil, fmt.Errorf("parquetio: read %s: %v", path, r)
 		}
 	}()
+	if err := checkFooter(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
+	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
+		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
+	}
+	if err := checkPages(f, pf, st.Size(), false); err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
 	r := parquet.NewGenericReader[T](pf)

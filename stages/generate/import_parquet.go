@@ -12,8 +12,9 @@ import (
 )
 
 // parquetSource reads an imported workload from Parquet, a column at a
-// time (parquetio.ColumnFile): memory is one page per column and a chunk
-// of rows, whatever the file's size. Each column's type is checked
+// time (parquetio.OpenForeign, which refuses sizes the file states but
+// does not hold, compression bombs included): memory is one page per
+// column and a chunk of rows, whatever the file's size. Each column's type is checked
 // against the format before any row is read, physical and logical, with
 // no conversion: seconds are DOUBLE, batch sizes INT32 or INT64 (plain or
 // an integer annotation), names BYTE_ARRAY annotated STRING or ENUM. A
@@ -40,7 +41,7 @@ type parquetSource struct {
 var nameColumns = [3]string{colModel, colClass, colPrecision}
 
 func openParquet(path string) (src *parquetSource, err error) {
-	cf, err := parquetio.OpenColumns(path)
+	cf, err := parquetio.OpenForeign(path)
 	if err != nil {
 		return nil, notParquet(err)
 	}
@@ -147,7 +148,15 @@ var convertedNames = map[deprecated.ConvertedType]string{
 // checkParquetType checks an import column's Parquet type: a top-level
 // leaf, required or optional, of the physical and logical type its kind
 // wants. Its error names the column, the type found and the type wanted.
-func checkParquetType(f parquet.Field) error {
+func checkParquetType(f parquet.Field) (err error) {
+	// parquet-go panics when asked the physical type of a leaf annotated
+	// as a group type (a LIST or MAP on a primitive, which a damaged
+	// schema can hold).
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("column %s: a type that is not a plain column's (%v)", f.Name(), p)
+		}
+	}()
 	var col importColumn
 	for _, c := range importColumns {
 		if c.name == f.Name() {
