@@ -28,6 +28,11 @@ import (
 // (this package's at PageBufferSize).
 const MaxPageBytes = 256 << 20
 
+// MaxPageValues bounds the values of one page: parquet-go decodes a page
+// whole, and a run-length encoded page can state any count in a few
+// bytes. Writers cut pages at thousands to a million values.
+const MaxPageValues = 1 << 27
+
 // checkFooter checks a Parquet file's trailer: the magic number, and a
 // footer length that fits in the file.
 func checkFooter(r io.ReaderAt, size int64) error {
@@ -90,6 +95,10 @@ func checkPages(r io.ReaderAt, pf *parquet.File, size int64, deep bool) error {
 				case h.UncompressedPageSize < 0 || h.UncompressedPageSize > MaxPageBytes:
 					return fmt.Errorf("%w: row group %d, column %d: the page at byte %d claims %d bytes uncompressed, more than %d",
 						ErrCorrupt, g, c, pos, h.UncompressedPageSize, MaxPageBytes)
+				}
+				if v := pageValues(h); v < 0 || v > min(md.NumValues, MaxPageValues) && v > 0 {
+					return fmt.Errorf("%w: row group %d, column %d: the page at byte %d claims %d values, its column chunk %d (at most %d a page)",
+						ErrCorrupt, g, c, pos, v, md.NumValues, MaxPageValues)
 				}
 				if err := checkCompressed(r, md.Codec, h, pos+n, deep); err != nil {
 					return fmt.Errorf("%w: row group %d, column %d: the page at byte %d: %v", ErrCorrupt, g, c, pos, err)
@@ -208,4 +217,18 @@ func checkCompressed(r io.ReaderAt, codec format.CompressionCodec, h *format.Pag
 		return fmt.Errorf("%v: decompresses to more than the %d bytes its header says", codec, want)
 	}
 	return nil
+}
+
+// pageValues is the count of values a page header states (for a
+// dictionary page, the dictionary's entries).
+func pageValues(h *format.PageHeader) int64 {
+	switch {
+	case h.DataPageHeader.Valid:
+		return int64(h.DataPageHeader.V.NumValues)
+	case h.DataPageHeaderV2.Valid:
+		return int64(h.DataPageHeaderV2.V.NumValues)
+	case h.DictionaryPageHeader.Valid:
+		return int64(h.DictionaryPageHeader.V.NumValues)
+	}
+	return 0
 }

@@ -97,6 +97,16 @@ func TestPageGuards(t *testing.T) {
 				b[i] = 0xf0
 			}
 		}, false, "lz4: does not decompress"},
+		{"more values than its chunk", &parquet.Uncompressed, func(h *format.PageHeader) {
+			switch {
+			case h.DictionaryPageHeader.Valid:
+				h.DictionaryPageHeader.V.NumValues = 1 << 30
+			case h.DataPageHeaderV2.Valid:
+				h.DataPageHeaderV2.V.NumValues = 1 << 30
+			default:
+				h.DataPageHeader.V.NumValues = 1 << 30
+			}
+		}, nil, false, "claims 1073741824 values, its column chunk 200"},
 		{"snappy longer than said", &parquet.Snappy, func(h *format.PageHeader) { h.UncompressedPageSize -= 1 }, nil, false,
 			"snappy: decompresses to"},
 		{"zstd longer than said", &parquet.Zstd, func(h *format.PageHeader) { h.UncompressedPageSize = 100 }, nil, true,

@@ -15,9 +15,10 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 )
 
-// fuzzMaxRows bounds the rows one fuzzed file may yield: the inputs are a
-// few kilobytes, so a source that reads more is not reading the file.
-const fuzzMaxRows = 1 << 20
+// fuzzRows is how many rows of a fuzzed file are checked: a file of a few
+// bytes may well hold millions of rows (a run-length encoded page), and
+// reading them all checks nothing more.
+const fuzzRows = 20_000
 
 // checkImport opens path as an imported workload and reads it to the end
 // or to its first error, checking what the readers promise whatever the
@@ -37,7 +38,7 @@ func checkImport(t *testing.T, path string) {
 		return
 	}
 	defer src.close()
-	rows := make([]importRow, 7) // not a divisor of anything
+	rows := make([]importRow, 997) // not a divisor of anything
 	var done int64
 	prev := 0.0
 	for {
@@ -68,8 +69,8 @@ func checkImport(t *testing.T, path string) {
 			}
 			prev = r.arrival
 		}
-		if done > fuzzMaxRows {
-			t.Fatalf("more than %d rows from a file of a few kilobytes", fuzzMaxRows)
+		if done > fuzzRows {
+			return
 		}
 	}
 }
