@@ -15,7 +15,7 @@ COUNT   ?= 5
 DUCKDB_VERSION := 1.5.6-r.1
 DUCKDB_DIR := .tools/duckdb
 
-.PHONY: all setup test-tools bench-tools build run test test-faults bench fingerprints clean
+.PHONY: all setup test-tools bench-tools build run test test-faults fuzz bench fingerprints clean
 
 all: build
 
@@ -122,6 +122,25 @@ test: setup test-tools
 	$(GO) vet ./...
 	DUCKDB_NODE_DIR=$(CURDIR)/$(DUCKDB_DIR) ONNXRUNTIME_LIB=$(CURDIR)/$(ORT_LIB) \
 	REQUIRE_ONNXRUNTIME=1 REQUIRE_ONNX_CHECKER=1 $(GO) test -count=1 ./...
+	$(MAKE) fuzz
+
+# fuzz runs every fuzz target for FUZZTIME (make test: 3s each; their
+# seed corpora in testdata/fuzz/ also run as tests in go test). Minimizing
+# a Parquet input byte by byte would take a short run's whole time, so
+# minimization is off.
+FUZZTIME ?= 3s
+FUZZ_TARGETS = \
+	./pipeline:FuzzParseManifest ./pipeline:FuzzParseLockFile ./pipeline:FuzzParseMemoManifest \
+	./pipeline/config:FuzzLoad ./pipeline/config:FuzzParseYAML ./pipeline/config:FuzzDiff \
+	./stages/profile:FuzzReadImportCSV ./stages/profile:FuzzReadImportParquet \
+	./stages/generate:FuzzImportCSV ./stages/generate:FuzzImportParquet \
+	./stages/schedule:FuzzReadJobs ./stages/evaluate/metrics:FuzzReadTrace \
+	./stages/evaluate/metrics:FuzzJobSamples ./stages/evaluate/report:FuzzEscape
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 "$${t%%:*}" >/tmp/mlsched-fuzz.log 2>&1 || { cat /tmp/mlsched-fuzz.log; exit 1; }; \
+	done
 
 # test-faults kills the real mlsched -9 at random, seeded moments:
 # FAULT_KILLS times spread over the stages, a tenth of that in gc and

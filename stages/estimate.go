@@ -3,6 +3,8 @@ package stages
 import (
 	"fmt"
 	"math"
+	"os"
+	"strings"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/stages/generate/generatespec"
@@ -25,16 +27,37 @@ const (
 	fileOverheadByte = 16 << 10 // footer and page headers of a small file
 )
 
-// generateEstimate is generate's output size: each workload's jobs.
-type generateEstimate struct{ cfg generatespec.Config }
+// generateEstimate is generate's output size: each workload's jobs, or
+// for an imported workload the file's own size (its jobs.parquet takes
+// fewer bytes a job than a CSV row, and about as many as its Parquet).
+// path resolves an import path as the stage does.
+type generateEstimate struct {
+	cfg  generatespec.Config
+	path func(string) string
+}
 
 var _ pipeline.OutputEstimator = generateEstimate{}
 
 // EstimateOutput implements pipeline.OutputEstimator.
 func (e generateEstimate) EstimateOutput(map[string]*pipeline.Manifest) (int64, string) {
-	jobs := float64(e.cfg.Train.Jobs) + float64(e.cfg.Eval.Jobs)
-	return clampBytes(jobs*jobRowBytes + 3*fileOverheadByte),
-		fmt.Sprintf("generate.train.jobs + generate.eval.jobs = %.0f jobs × about %d B a job", jobs, jobRowBytes)
+	var b float64
+	var parts []string
+	for _, w := range []struct {
+		name string
+		w    generatespec.Workload
+	}{{generatespec.WorkloadTrain, e.cfg.Train}, {generatespec.WorkloadEval, e.cfg.Eval}} {
+		if w.w.Import != "" {
+			fi, err := os.Stat(e.path(w.w.Import))
+			if err == nil {
+				b += float64(fi.Size())
+			}
+			parts = append(parts, fmt.Sprintf("generate.%s.import's size", w.name))
+			continue
+		}
+		b += float64(w.w.Jobs) * jobRowBytes
+		parts = append(parts, fmt.Sprintf("generate.%s.jobs = %d jobs × about %d B a job", w.name, w.w.Jobs, jobRowBytes))
+	}
+	return clampBytes(b + 3*fileOverheadByte), strings.Join(parts, " + ")
 }
 
 // scheduleEstimate is schedule's output size: a trace and a devices file

@@ -237,13 +237,35 @@ func Registry(cfg Config, rt Runtime) (*pipeline.Registry, error) {
 	return r, nil
 }
 
-func generateStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
+func generateStage(cfg Config, rt Runtime) (pipeline.Stage, error) {
+	// An imported workload's content enters the key, under its key.
+	extern := map[string]string{}
+	for _, w := range []struct {
+		name string
+		w    generatespec.Workload
+	}{{generatespec.WorkloadTrain, cfg.Generate.Train}, {generatespec.WorkloadEval, cfg.Generate.Eval}} {
+		if w.w.Import == "" {
+			continue
+		}
+		key := "generate." + w.name + ".import"
+		path := rt.Path(w.w.Import)
+		digest, err := fileDigest(path, -1) // streamed: any size
+		if err != nil {
+			return pipeline.Stage{}, fmt.Errorf("%s: %w", key, err)
+		}
+		extern[key] = digest
+	}
+	if t, e := extern["generate.train.import"], extern["generate.eval.import"]; t != "" && t == e {
+		return pipeline.Stage{}, errors.New("generate.train.import and generate.eval.import hold the same jobs: " +
+			"the learned models would be judged on the jobs they learned from; import a separate eval workload")
+	}
 	return pipeline.Stage{
 		Name:     Generate,
 		Config:   cfg.Generate,
 		UsesSeed: true,
 		Code:     codeVersions["stages/generate"],
-		Estimate: generateEstimate{cfg.Generate},
+		Estimate: generateEstimate{cfg: cfg.Generate, path: rt.Path},
+		Extern:   extern,
 	}, nil
 }
 

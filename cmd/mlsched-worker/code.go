@@ -81,9 +81,16 @@ func serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	})
 }
 
-func generateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
+func generateCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
+	gc := cfg.Generate
+	// Imported workloads' paths are relative to the config's directory.
+	for _, w := range []*generate.Workload{&gc.Train, &gc.Eval} {
+		if w.Import != "" {
+			w.Import = rt.Path(w.Import)
+		}
+	}
 	return func(ctx context.Context, env *pipeline.Env) error {
-		return generate.Run(ctx, cfg.Generate, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
+		return generate.Run(ctx, gc, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
 	}
 }
 

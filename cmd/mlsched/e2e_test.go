@@ -269,6 +269,10 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"missing config", []string{"run", "--config", "nope.yaml"}, nil, "", "nope.yaml"},
 		{"bad dag format", []string{"dag", "--format", "svg"}, nil, "", "svg"},
 		{"unknown compare_to", []string{"run", "--set", "evaluate.compare_to=ffff"}, nil, "", "evaluate.compare_to: evaluate@ffff: no such version"},
+		{"device name with a pipe", []string{"run"}, nil, "schedule:\n  cluster:\n    - {name: 'a|b', kind: measured, profile_device: cpu, threads: 1, lanes: 1, memory_mib: 100, speed: 1}\n",
+			`schedule.cluster[0].name: "a|b" is not a valid name: want 1 to 64 ASCII letters`},
+		{"device name with HTML", []string{"run"}, nil, "schedule:\n  cluster:\n    - {name: '<script>alert(1)</script>', kind: measured, profile_device: cpu, threads: 1, lanes: 1, memory_mib: 100, speed: 1}\n",
+			`schedule.cluster[0].name: "<script>alert(1)</script>" is not a valid name`},
 		{"baseline not simulated", []string{"run", "--set", "evaluate.baselines=fifo,round_robin"}, nil, "", `evaluate.baselines[1]: "round_robin" is not among schedule.policies`},
 	}
 	for _, tt := range tests {

@@ -40,8 +40,7 @@ func TestReadersRefuseWhatParquetGoMishandles(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct{ path, want string }{
-		{bigFooter, "its footer claims 2147483647 bytes, and the file holds"},
-		{lz4, "column id is compressed with LZ4_RAW; want zstd, snappy, gzip or none"},
+		{bigFooter, "its footer claims 2147483647 bytes of a"},
 		{short, "8 bytes, too short for a Parquet file"},
 	}
 	for _, tt := range tests {
@@ -65,7 +64,10 @@ func TestReadersRefuseWhatParquetGoMishandles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadAll[sample](good); err != nil {
-		t.Errorf("the good file: %v", err)
+	// A sound LZ4 file reads (a damaged one is refused: TestPageGuards).
+	for _, ok := range []string{good, lz4} {
+		if _, err := ReadAll[sample](ok); err != nil {
+			t.Errorf("%s: %v", filepath.Base(ok), err)
+		}
 	}
 }

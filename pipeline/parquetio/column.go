@@ -28,8 +28,17 @@ type ColumnFile struct {
 
 // OpenColumns opens the Parquet file at path to be read by column. Its
 // errors name the file; a file parquet-go cannot make sense of gives one
-// wrapping ErrCorrupt, never a panic. Close releases it.
-func OpenColumns(path string) (cf *ColumnFile, err error) {
+// wrapping ErrCorrupt, never a panic, nor sizes it states but does not
+// hold (a footer, a page, a page's decompressed size). Close releases it.
+func OpenColumns(path string) (cf *ColumnFile, err error) { return openColumns(path, false) }
+
+// OpenForeign is OpenColumns for a file from outside the store (an
+// import): it also decompresses every page once before any is read, so
+// that a page whose few bytes decompress to more than its header says (a
+// compression bomb) is refused as corrupt rather than decompressed.
+func OpenForeign(path string) (*ColumnFile, error) { return openColumns(path, true) }
+
+func openColumns(path string, deep bool) (cf *ColumnFile, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: %w", err)
@@ -53,7 +62,7 @@ func OpenColumns(path string) (cf *ColumnFile, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
-	if err := CheckCodecs(pf); err != nil {
+	if err := checkPages(f, pf, st.Size(), deep); err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
 	return &ColumnFile{f: f, pf: pf}, nil
@@ -85,6 +94,48 @@ func (cf *ColumnFile) Column(name string, kind parquet.Kind) (c *Column, err err
 	return c, nil
 }
 
+// NullableColumn is Column for a file written elsewhere (an import): the
+// top-level leaf column name may be required or optional, as most writers
+// mark every column, but a null is refused when a read reaches it, with a
+// *NullError naming its row. A repeated column is refused.
+func (cf *ColumnFile) NullableColumn(name string, kind parquet.Kind) (c *Column, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, fmt.Errorf("column %s: %w: %v", name, ErrCorrupt, p)
+		}
+	}()
+	pc := cf.pf.Root().Column(name)
+	if pc == nil || !pc.Leaf() {
+		return nil, fmt.Errorf("no column %s", name)
+	}
+	if pc.Repeated() || pc.Type().Kind() != kind {
+		return nil, fmt.Errorf("column %s: want a required or optional %s column, got %s", name, kind, pc)
+	}
+	c = &Column{name: name, kind: kind, pages: pc.Pages(), nullable: true, maxDef: byte(pc.MaxDefinitionLevel())}
+	cf.columns = append(cf.columns, c)
+	return c, nil
+}
+
+// Schema is the file's schema, for a caller that checks more of a
+// column's type than its physical kind (its logical type, say).
+func (cf *ColumnFile) Schema() *parquet.Schema { return cf.pf.Schema() }
+
+// ErrNull is wrapped by the error of a read that meets a null in a
+// NullableColumn.
+var ErrNull = errors.New("null value")
+
+// NullError is a null met in a NullableColumn: the column, and the row,
+// counted from 1.
+type NullError struct {
+	Column string
+	Row    int64
+}
+
+func (e *NullError) Error() string { return fmt.Sprintf("column %s: row %d is null", e.Column, e.Row) }
+
+// Unwrap returns ErrNull.
+func (e *NullError) Unwrap() error { return ErrNull }
+
 // Close releases the columns' pages and closes the file.
 func (cf *ColumnFile) Close() error {
 	for _, c := range cf.columns {
@@ -94,8 +145,9 @@ func (cf *ColumnFile) Close() error {
 	return cf.f.Close()
 }
 
-// Column is a cursor over the values of one required leaf column, from the
-// first row on, across pages and row groups. Every page is either
+// Column is a cursor over the values of one leaf column, from the
+// first row on, across pages and row groups: a required column, or a
+// NullableColumn that refuses its nulls. Every page is either
 // dictionary-indexed (its data are int32 indexes into the column chunk's
 // dictionary) or plain (its data are the values); parquet-go decodes both,
 // whatever the encoding on disk, and each dictionary is decoded once.
@@ -119,6 +171,12 @@ type Column struct {
 	dictBool    []bool
 	dictCodes   []int32
 	badValue    string // the string behind the last negative code returned
+	// nullable marks a NullableColumn, whose pages may hold nulls up to
+	// definition level maxDef; before counts the rows of the pages before
+	// the current one.
+	nullable bool
+	maxDef   byte
+	before   int64
 }
 
 // errShort says a column has fewer values than the footer's row count.
@@ -294,9 +352,20 @@ func (c *Column) advance() error {
 	if err != nil {
 		return fmt.Errorf("column %s: %w", c.name, err)
 	}
+	c.before += int64(c.n)
 	if p.NumNulls() > 0 {
-		parquet.Release(p)
-		return fmt.Errorf("column %s: %w: a required column holds nulls", c.name, ErrCorrupt)
+		defer parquet.Release(p)
+		if !c.nullable {
+			return fmt.Errorf("column %s: %w: a required column holds nulls", c.name, ErrCorrupt)
+		}
+		first := int64(0)
+		for i, l := range p.DefinitionLevels() {
+			if l < c.maxDef {
+				first = int64(i)
+				break
+			}
+		}
+		return &NullError{Column: c.name, Row: c.before + first + 1}
 	}
 	c.page, c.data, c.dict = p, p.Data(), p.Dictionary()
 	c.off, c.n = 0, int(p.NumValues())

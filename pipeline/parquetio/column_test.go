@@ -1,8 +1,11 @@
 package parquetio
 
 import (
+	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +153,121 @@ func TestColumnErrors(t *testing.T) {
 
 	if _, err := OpenColumns(filepath.Join(t.TempDir(), "none.parquet")); err == nil || !strings.Contains(err.Error(), "none.parquet") {
 		t.Errorf("OpenColumns on no file = %v, want an error naming it", err)
+	}
+}
+
+// TestNullableColumn reads optional columns as another writer marks them:
+// without nulls they read as required ones do; a null is refused with its
+// row, counted from 1 across pages and row groups; and Column still refuses
+// an optional column.
+func TestNullableColumn(t *testing.T) {
+	type row struct {
+		X *int64   `parquet:"x,optional"`
+		S *string  `parquet:"s,optional,dict"`
+		L []string `parquet:"l,list"`
+	}
+	const n = 5000
+	write := func(nullAt int) string {
+		rows := make([]row, n)
+		for i := range rows {
+			if i != nullAt {
+				x, s := int64(i), []string{"a", "b"}[i%2]
+				rows[i] = row{X: &x, S: &s}
+			}
+		}
+		path := filepath.Join(t.TempDir(), "opt.parquet")
+		if err := WriteFile(path, rows, nil, parquet.PageBufferSize(1000), parquet.MaxRowsPerRowGroup(1700)); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	read := func(path string) (xs []int64, codes []int32, xerr, serr error) {
+		cf, err := OpenColumns(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cf.Close()
+		if _, err := cf.Column("x", parquet.Int64); err == nil || !strings.Contains(err.Error(), "want a required INT64 column") {
+			t.Errorf("Column(optional x) = %v, want a refusal", err)
+		}
+		if _, err := cf.NullableColumn("l", parquet.ByteArray); err == nil {
+			t.Error("NullableColumn(a list) = nil error, want a refusal")
+		}
+		x, err := cf.NullableColumn("x", parquet.Int64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := cf.NullableColumn("s", parquet.ByteArray)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs, codes = make([]int64, n), make([]int32, n)
+		xerr = x.Int64s(xs)
+		_, serr = s.Codes(codes, func(b []byte) int32 { return int32(b[0] - 'a') })
+		return xs, codes, xerr, serr
+	}
+
+	xs, codes, xerr, serr := read(write(-1))
+	if xerr != nil || serr != nil {
+		t.Fatalf("reading optional columns without nulls: %v, %v", xerr, serr)
+	}
+	for i := range xs {
+		if xs[i] != int64(i) || codes[i] != int32(i%2) {
+			t.Fatalf("row %d: x %d, s code %d", i+1, xs[i], codes[i])
+		}
+	}
+	for _, at := range []int{0, 1, 1699, 1700, 4321, n - 1} {
+		_, _, xerr, serr := read(write(at))
+		for _, err := range []error{xerr, serr} {
+			var ne *NullError
+			if !errors.As(err, &ne) || !errors.Is(err, ErrNull) || ne.Row != int64(at+1) {
+				t.Errorf("null at row %d: read error %v, want a NullError for row %d", at+1, err, at+1)
+			}
+		}
+	}
+}
+
+// TestFooterBomb opens files whose trailer claims a footer longer than the
+// file: parquet-go allocated the claimed length (4 GiB for 0xffffffff)
+// before reading it. OpenColumns and ReadAll refuse them as corrupt, having
+// allocated nothing of the sort; so they do a file without the magic
+// number or too short to be one.
+func TestFooterBomb(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typed.parquet")
+	if err := WriteFile(path, typedRows(10), nil); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := slices.Clone(good)
+	binary.LittleEndian.PutUint32(bomb[len(bomb)-8:], 0xffffffff)
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"footer bomb", bomb, "its footer claims 4294967295 bytes"},
+		{"no magic", append(slices.Clone(good[:len(good)-4]), "PAR2"...), "no Parquet magic number"},
+		{"short", []byte("PAR1PAR1"), "too short"},
+	} {
+		p := filepath.Join(t.TempDir(), "bad.parquet")
+		if err := os.WriteFile(p, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err1 := OpenColumns(p)
+		_, err2 := ReadAll[typed](p)
+		runtime.ReadMemStats(&after)
+		for _, err := range []error{err1, err2} {
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), p) {
+				t.Errorf("%s: %v, want ErrCorrupt naming the file and saying %q", tt.name, err, tt.want)
+			}
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+			t.Errorf("%s: opening it allocated %d MiB", tt.name, a>>20)
+		}
 	}
 }

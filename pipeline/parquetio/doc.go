@@ -13,6 +13,13 @@
 // the file, data, schema, encodings and any other metadata, still changes
 // Content.
 //
+// Readers do not trust a file's own sizes: parquet-go allocates a footer,
+// a page and a decompressed page at the lengths the file states before
+// reading them, so OpenColumns, OpenForeign and ReadAll check those
+// lengths first (guard.go) and refuse, as ErrCorrupt, a file whose sizes it
+// does not hold; OpenForeign, for files from outside the store, also
+// decompresses every page within its stated size.
+//
 // Writers are deterministic: the same rows and metadata give the same bytes,
 // since metadata keys are sorted and created_by is pinned rather than read
 // from the binary's build information.

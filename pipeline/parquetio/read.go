@@ -1,15 +1,12 @@
 package parquetio
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
 )
 
 // readBatch is how many rows ReadAll asks the reader for at a time.
@@ -42,7 +39,7 @@ func ReadAll[T any](path string) (rows []T, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
-	if err := CheckCodecs(pf); err != nil {
+	if err := checkPages(f, pf, st.Size(), false); err != nil {
 		return nil, fmt.Errorf("parquetio: read %s: %w", path, err)
 	}
 	r := parquet.NewGenericReader[T](pf)
@@ -73,46 +70,3 @@ func ReadAll[T any](path string) (rows []T, err error) {
 	return rows, nil
 }
 
-// CheckFooter checks the eight bytes that end a Parquet file of size bytes:
-// the footer's length and the magic "PAR1". The footer must fit in the
-// file: parquet-go allocates a buffer of whatever length the file claims
-// before it reads the footer, so a few changed bytes in a small file made
-// it allocate 2 GB. Every reader here calls it before parquet.OpenFile.
-func CheckFooter(r io.ReaderAt, size int64) error {
-	const magic = "PAR1"
-	if size < 2*int64(len(magic))+4 {
-		return fmt.Errorf("%w: %d bytes, too short for a Parquet file", ErrCorrupt, size)
-	}
-	var tail [8]byte
-	if _, err := r.ReadAt(tail[:], size-int64(len(tail))); err != nil {
-		return err
-	}
-	if string(tail[4:]) != magic {
-		return fmt.Errorf("%w: it does not end with %q", ErrCorrupt, magic)
-	}
-	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-2*int64(len(magic))-4 {
-		return fmt.Errorf("%w: its footer claims %d bytes, and the file holds %d", ErrCorrupt, n, size)
-	}
-	return nil
-}
-
-// CheckCodecs refuses a file whose column chunks are compressed with a
-// codec parquet-go cannot decode safely, before any page is read: its LZ4
-// decoder takes every error for a short buffer and doubles the buffer
-// forever, so one damaged LZ4 page (or a codec field changed to LZ4) grew
-// the process until it ran out of memory. mlsched writes zstd; other
-// tools write snappy, gzip or zstd, or nothing.
-func CheckCodecs(pf *parquet.File) error {
-	md := pf.Metadata()
-	for _, rg := range md.RowGroups {
-		for _, c := range rg.Columns {
-			switch codec := c.MetaData.Codec; codec {
-			case format.Uncompressed, format.Snappy, format.Gzip, format.Zstd:
-			default:
-				return fmt.Errorf("%w: column %s is compressed with %s; want zstd, snappy, gzip or none",
-					ErrCorrupt, strings.Join(c.MetaData.PathInSchema, "."), codec)
-			}
-		}
-	}
-	return nil
-}

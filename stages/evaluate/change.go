@@ -98,7 +98,7 @@ func changeSection(d *reportData) (report.Section, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Every number of this report against the same number in evaluate@%s (evaluate.compare_to). "+
-		"metrics.parquet carries the earlier value of each row in its previous column.\n", c.version)
+		"metrics.parquet carries the earlier value of each row in its previous column.\n", report.Escape(c.version))
 	var added int
 	for _, sc := range scopeTitles {
 		t := newTable("number", "metric", ">before", ">after", ">change")
@@ -120,7 +120,7 @@ func changeSection(d *reportData) (report.Section, error) {
 			if before != 0 && !math.IsNaN(before) && !math.IsNaN(r.Value) {
 				rel = fmt.Sprintf("%+.1f%%", 100*(r.Value-before)/math.Abs(before))
 			}
-			t.add(where(r), r.Metric, num(before), num(r.Value), rel)
+			t.add(report.Escape(where(r)), report.Escape(r.Metric), num(before), num(r.Value), rel)
 		}
 		if len(t.rows) == 0 && same == 0 {
 			continue
@@ -134,5 +134,5 @@ func changeSection(d *reportData) (report.Section, error) {
 	if added > 0 || len(c.gone) > 0 {
 		fmt.Fprintf(&b, "\n%d numbers are new in this run and %d of the earlier run's are gone (a policy, load or baseline added or removed).\n", added, len(c.gone))
 	}
-	return report.Section{Title: "Since evaluate@" + c.version, Markdown: b.String()}, nil
+	return report.Section{Title: "Since evaluate@" + report.Escape(c.version), Markdown: b.String()}, nil
 }

@@ -427,6 +427,9 @@ func relErr(simulated, measured float64) float64 {
 
 func (r *realRun) name() string { return fmt.Sprintf("%s at %s", r.row.Policy, pct(r.row.Load)) }
 
+// label is the run's name as Markdown.
+func (r *realRun) label() string { return report.Escape(r.name()) }
+
 // verdict is run i against the target: held is false for a policy the
 // target does not name; met says whether the run is within the tolerance
 // at P50 and P99 with its load's ranking preserved, and text says so with
@@ -590,7 +593,7 @@ func (f *fidelity) introText() string {
 		"each run takes the eval jobs that arrive within its first %s, carries out the policy's decisions with onnxruntime on this machine, "+
 		"and is simulated on the same jobs (same ids, same arrival times) on the same devices with the same policy. "+
 		"Each run's real trace is set against its simulation's; an error is simulated minus real, relative to real.\n",
-		andList(f.policies()), andList(loads), strings.Join(spans, " or "))
+		andList(mapf(f.policies(), report.Escape)), andList(loads), strings.Join(spans, " or "))
 	fmt.Fprintf(&b, "\nThe real cluster: %s.", clusterText(f.cluster))
 	if len(f.left) > 0 {
 		var left []string
@@ -599,7 +602,7 @@ func (f *fidelity) introText() string {
 			if d.Kind != schedulespec.KindDeclared {
 				why = "its profile device was not measured on this machine"
 			}
-			left = append(left, fmt.Sprintf("%s (%s)", d.Device, why))
+			left = append(left, fmt.Sprintf("%s (%s)", report.Escape(d.Device), why))
 		}
 		fmt.Fprintf(&b, " Left out of it, of the simulated cluster: %s; the loads are fractions of the real cluster's capacity alone.", andList(left))
 	}
@@ -615,9 +618,9 @@ func (f *fidelity) targetText() string {
 		switch {
 		case !held:
 		case ok:
-			met = append(met, r.name())
+			met = append(met, r.label())
 		default:
-			missed = append(missed, r.name())
+			missed = append(missed, r.label())
 		}
 	}
 	var b strings.Builder
@@ -645,7 +648,7 @@ func (f *fidelity) errorText() string {
 	t := newTable("run", ">jobs", ">P50 real", ">P50 sim", ">error", ">P95 real", ">P95 sim", ">error", ">P99 real", ">P99 sim", ">error", "target")
 	for i, r := range f.runs {
 		_, _, verdict := f.verdict(i)
-		t.add(r.name(), fmt.Sprint(r.row.Jobs),
+		t.add(r.label(), fmt.Sprint(r.row.Jobs),
 			secs(r.real.E2E.P50), secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
 			secs(r.real.E2E.P95), secs(r.sim.E2E.P95), relPct(relErr(r.sim.E2E.P95, r.real.E2E.P95)),
 			secs(r.real.E2E.P99), secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)), verdict)
@@ -658,7 +661,7 @@ func (f *fidelity) errorText() string {
 		">SLO attainment real", ">SLO attainment sim", ">difference", ">utilization real", ">utilization sim", ">difference")
 	for _, r := range f.runs {
 		ra, sa := 1-r.real.SLOViolation, 1-r.sim.SLOViolation
-		t.add(r.name(), fmt.Sprint(len(r.pairedReal)), pct(r.jobErr.median), pct(r.jobErr.p90), pct(r.jobErr.within),
+		t.add(r.label(), fmt.Sprint(len(r.pairedReal)), pct(r.jobErr.median), pct(r.jobErr.p90), pct(r.jobErr.within),
 			pct(ra), pct(sa), signed(sa-ra, pctPts), pct(r.realUtil), pct(r.simUtil), signed(r.simUtil-r.realUtil, pctPts))
 	}
 	b.WriteString(t.String())
@@ -674,7 +677,7 @@ func (f *fidelity) rankingText() string {
 	order := func(idx []int, mean func(*realRun) float64) string {
 		var parts []string
 		for _, i := range idx {
-			parts = append(parts, fmt.Sprintf("%s (%s)", f.runs[i].row.Policy, secs(mean(f.runs[i]))))
+			parts = append(parts, fmt.Sprintf("%s (%s)", report.Escape(f.runs[i].row.Policy), secs(mean(f.runs[i]))))
 		}
 		return strings.Join(parts, ", ")
 	}
@@ -759,7 +762,7 @@ func (f *fidelity) charts() (string, []report.Chart, error) {
 	for _, r := range f.runs {
 		measured, simulated := positive(r.realE2E), positive(r.simE2E)
 		if len(measured) == 0 || len(simulated) == 0 {
-			fmt.Fprintf(&b, "%s has no completed job with a positive latency in one of its traces: no distribution to draw.\n\n", r.name())
+			fmt.Fprintf(&b, "%s has no completed job with a positive latency in one of its traces: no distribution to draw.\n\n", r.label())
 			continue
 		}
 		name := chartFileName(used, "fidelity-cdf", r.row.Policy, strconv.FormatFloat(r.row.Load, 'g', -1, 64))
@@ -770,7 +773,7 @@ func (f *fidelity) charts() (string, []report.Chart, error) {
 		}
 		c := report.Chart{Name: name, SVG: svg}
 		charts = append(charts, c)
-		fmt.Fprintf(&b, "%s\n\n", c.Link(fmt.Sprintf("CDF of end-to-end latency of %s, the real run against its simulation", r.name())))
+		fmt.Fprintf(&b, "%s\n\n", c.Link(fmt.Sprintf("CDF of end-to-end latency of %s, the real run against its simulation", r.label())))
 	}
 	var series []chart.Series
 	for _, r := range f.runs {
@@ -833,7 +836,7 @@ func (f *fidelity) sourcesText() string {
 		">late events per job", ">lateness P50 / P99")
 	for _, r := range f.runs {
 		s := r.src
-		t.add(r.name(), fmt.Sprint(s.batches), secs(s.dispatchP50)+" / "+secs(s.dispatchP99), secs(s.lagP50)+" / "+secs(s.lagP99),
+		t.add(r.label(), fmt.Sprint(s.batches), secs(s.dispatchP50)+" / "+secs(s.dispatchP99), secs(s.lagP50)+" / "+secs(s.lagP99),
 			ratioOf(s.alone, s.aloneN), ratioOf(s.contended, s.contendedN), factorText(s.factor, s.contendedN),
 			num(s.latePerJob), secs(r.row.LateP50S)+" / "+secs(r.row.LateP99S))
 	}
@@ -854,7 +857,7 @@ func (f *fidelity) sourcesText() string {
 	jobs := 0
 	for _, r := range f.runs {
 		s := r.src
-		row := []string{r.name(), signed(s.gap, secs)}
+		row := []string{r.label(), signed(s.gap, secs)}
 		for k := range sourceInfo {
 			row = append(row, signed(s.contrib[k], secs))
 		}

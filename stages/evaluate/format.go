@@ -8,7 +8,11 @@ import (
 )
 
 // table builds a GitHub-style Markdown table; numeric columns (align
-// right) are marked by a leading '>' in their header.
+// right) are marked by a leading '>' in their header. Headers and cells
+// are Markdown: a name or any other string from outside the report's own
+// words goes in through report.Escape. The table keeps its own shape
+// whatever they hold: every | left in a header or cell (in a code span,
+// say) is escaped, and a line break becomes a space.
 type table struct {
 	head  []string
 	right []bool
@@ -29,7 +33,7 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
 func (t *table) String() string {
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(t.head, " | ") + " |\n|")
+	b.WriteString("| " + strings.Join(mapf(t.head, tableCell), " | ") + " |\n|")
 	for _, r := range t.right {
 		if r {
 			b.WriteString("---:|")
@@ -39,14 +43,16 @@ func (t *table) String() string {
 	}
 	b.WriteString("\n")
 	for _, row := range t.rows {
-		cells := make([]string, len(row))
-		for i, c := range row {
-			cells[i] = strings.ReplaceAll(c, "|", `\|`)
-		}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		b.WriteString("| " + strings.Join(mapf(row, tableCell), " | ") + " |\n")
 	}
 	return b.String()
 }
+
+// cellShape keeps a cell within its column and its row.
+var cellShape = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ")
+
+// tableCell is c as one cell of a table row.
+func tableCell(c string) string { return cellShape.Replace(c) }
 
 // secs formats a duration in seconds with a unit that keeps three
 // significant digits readable: µs, ms or s.

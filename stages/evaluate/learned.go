@@ -331,7 +331,7 @@ func learnedSection(d *reportData) (report.Section, error) {
 	fmt.Fprintf(&md, "The learned policy places and orders jobs as %s does; every migration decision is the train stage's placement network's, "+
 		"run through onnxruntime inside the simulation: decisions are batched (schedule.learned.batch and window), cached "+
 		"(schedule.learned.cache) and charged their cost on the simulated clock (schedule.learned.cost). Learned specs simulated: %s.\n",
-		policy.LearnedBase, strings.Join(l.specs, ", "))
+		policy.LearnedBase, strings.Join(mapf(l.specs, report.Escape), ", "))
 
 	md.WriteString(d.againstRulesText())
 	md.WriteString(l.servingText())
@@ -384,11 +384,13 @@ func (d *reportData) againstRulesText() string {
 	var missing []string
 	for _, c := range l.comparisons {
 		if !c.simulated {
-			missing = append(missing, fmt.Sprintf("%s (%s with %s's options; add %s to schedule.policies to compare)", c.counterpart, c.rule, c.learned, c.counterpart))
+			counterpart := report.Escape(c.counterpart)
+			missing = append(missing, fmt.Sprintf("%s (%s with %s's options; add %s to schedule.policies to compare)", counterpart, c.rule, report.Escape(c.learned), counterpart))
 			continue
 		}
-		fmt.Fprintf(&b, "\n**%s against %s** (%s):\n\n", c.learned, c.counterpart, c.rule)
-		t := newTable("metric", ">"+c.learned, ">"+c.counterpart, ">difference (interval)", c.learned+" is")
+		learned, counterpart := report.Escape(c.learned), report.Escape(c.counterpart)
+		fmt.Fprintf(&b, "\n**%s against %s** (%s):\n\n", learned, counterpart, c.rule)
+		t := newTable("metric", ">"+learned, ">"+counterpart, ">difference (interval)", learned+" is")
 		var better, worse, same []string
 		for _, o := range headline() {
 			i := slices.IndexFunc(c.diffs, func(x metrics.Difference) bool { return x.Metric == o.diff })
@@ -411,7 +413,7 @@ func (d *reportData) againstRulesText() string {
 			t.add(o.name, o.format(x.PolicyValue), o.format(x.BaselineValue), diffText(x, o.delta), v)
 		}
 		b.WriteString(t.String())
-		fmt.Fprintf(&b, "\n%s\n", judged(c.learned, better, worse, same, "no different on"))
+		fmt.Fprintf(&b, "\n%s\n", judged(learned, better, worse, same, "no different on"))
 	}
 	switch len(missing) {
 	case 0:
@@ -472,7 +474,7 @@ func (l *learnedRuns) servingText() string {
 			case s.Evaluated < s.Decisions:
 				changed = "– (not audited)" // the hits were not evaluated
 			}
-			t.add(runName(spec, k+1), fmt.Sprint(s.Decisions), fmt.Sprint(s.Migrations), fmt.Sprintf("%.2f", s.MeanBatch), fmt.Sprint(s.Calls),
+			t.add(report.Escape(runName(spec, k+1)), fmt.Sprint(s.Decisions), fmt.Sprint(s.Migrations), fmt.Sprintf("%.2f", s.MeanBatch), fmt.Sprint(s.Calls),
 				pct(s.HitRate), changed, secs(s.CostS))
 		}
 	}
@@ -491,7 +493,7 @@ func (l *learnedRuns) servingText() string {
 			run := runName(spec, k+1)
 			w, ok := l.wall[run]
 			if !ok {
-				none = append(none, run)
+				none = append(none, report.Escape(run))
 				continue
 			}
 			for i, p := range w.paths {
@@ -511,10 +513,10 @@ func (l *learnedRuns) servingText() string {
 					path = "cache hit, with standardising and the key"
 					target = fmt.Sprintf("≤ %.0f ns for the lookup alone (benchmark)", targetCached*1e9)
 				}
-				t.add(run, path, fmt.Sprint(p.n), secs(p.p50), secs(p.p99), target)
+				t.add(report.Escape(run), path, fmt.Sprint(p.n), secs(p.p50), secs(p.p99), target)
 			}
 			if !math.IsNaN(w.inference) {
-				inference = append(inference, fmt.Sprintf("%s %s", run, secs(w.inference)))
+				inference = append(inference, fmt.Sprintf("%s %s", report.Escape(run), secs(w.inference)))
 			}
 		}
 	}
@@ -772,7 +774,7 @@ func (s *predictionError) table(m studyMetric) string {
 	mape := []string{"*prediction MAPE*"}
 	shared := map[condition]bool{}
 	for _, c := range s.conditions {
-		head = append(head, ">"+c.String())
+		head = append(head, ">"+report.Escape(c.String()))
 		v, ok := s.mapeText(c)
 		if !ok {
 			v = "varies"
@@ -783,7 +785,7 @@ func (s *predictionError) table(m studyMetric) string {
 	t := newTable(head...)
 	t.add(mape...)
 	for _, p := range s.policies {
-		row := []string{p}
+		row := []string{report.Escape(p)}
 		for _, c := range s.conditions {
 			r, ok := s.at[p][c]
 			switch {
@@ -847,7 +849,7 @@ func (s *predictionError) degradeText(m studyMetric) string {
 	if len(ms) == 0 {
 		return ""
 	}
-	span := fmt.Sprintf("from exact predictions to %s", worst)
+	span := fmt.Sprintf("from exact predictions to %s", report.Escape(worst.String()))
 	if v, ok := s.mapeText(worst); ok {
 		span += " (MAPE " + v + ")"
 	}
@@ -866,7 +868,7 @@ func (s *predictionError) degradeText(m studyMetric) string {
 		var out []string
 		for _, x := range ms {
 			if x.by == by {
-				out = append(out, "**"+x.policy+"**")
+				out = append(out, "**"+report.Escape(x.policy)+"**")
 			}
 		}
 		return andList(out)
@@ -908,7 +910,7 @@ func (l *learnedRuns) decisionCostText() string {
 		"network's latency at its size.\n\n", rows[0].Jobs)
 	t := newTable("policy", "cost", ">per decision", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
 	for _, r := range rows {
-		t.add(r.Policy, r.DecisionCost, secs(r.DecisionCostS), pct(r.SLOAttainment), pct(r.InteractiveSLOAttainment), secs(r.MeanE2ES), secs(r.P99E2ES))
+		t.add(report.Escape(r.Policy), report.Escape(r.DecisionCost), secs(r.DecisionCostS), pct(r.SLOAttainment), pct(r.InteractiveSLOAttainment), secs(r.MeanE2ES), secs(r.P99E2ES))
 	}
 	b.WriteString(t.String())
 	for _, spec := range l.specs {
@@ -961,6 +963,6 @@ func costText(spec string, rows []schedulespec.StudyRow) string {
 		}
 	}
 	return fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
-		spec, secs(dear.DecisionCostS), dear.DecisionCost, secs(cheap.DecisionCostS), cheap.DecisionCost, strings.Join(parts, ", "),
-		judged(spec, better, worse, same, "unchanged in"))
+		report.Escape(spec), secs(dear.DecisionCostS), report.Escape(dear.DecisionCost), secs(cheap.DecisionCostS), report.Escape(cheap.DecisionCost), strings.Join(parts, ", "),
+		judged(report.Escape(spec), better, worse, same, "unchanged in"))
 }

@@ -108,7 +108,7 @@ func replicationSection(d *reportData) (report.Section, error) {
 		"a difference is paired by run and reads \"no difference\" when its interval contains zero.\n\n", n, 100*d.cfg.Bootstrap.Confidence)
 	head := []string{"policy"}
 	for _, m := range replicated {
-		head = append(head, ">"+m.metric)
+		head = append(head, ">"+report.Escape(m.metric))
 	}
 	t := newTable(head...)
 	find := func(scope, p, base, metric string) (MetricRow, bool) {
@@ -120,7 +120,7 @@ func replicationSection(d *reportData) (report.Section, error) {
 		return MetricRow{}, false
 	}
 	for _, p := range d.policies {
-		row := []string{p}
+		row := []string{report.Escape(p)}
 		for _, m := range replicated {
 			r, _ := find(ScopeReplications, p, "", m.metric)
 			row = append(row, fmt.Sprintf("%s (%s … %s)", m.format(r.Value), m.format(*r.Lo), m.format(*r.Hi)))
@@ -129,13 +129,13 @@ func replicationSection(d *reportData) (report.Section, error) {
 	}
 	b.WriteString(t.String())
 	for _, base := range d.cfg.Baselines {
-		fmt.Fprintf(&b, "\n### Against %s, across runs\n\n", base)
+		fmt.Fprintf(&b, "\n### Against %s, across runs\n\n", report.Escape(base))
 		t := newTable(head...)
 		for _, p := range d.policies {
 			if p == base {
 				continue
 			}
-			row := []string{p}
+			row := []string{report.Escape(p)}
 			for _, m := range replicated {
 				r, ok := find(ScopeReplicationDiff, p, base, m.metric)
 				if !ok {

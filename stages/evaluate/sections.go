@@ -92,13 +92,13 @@ func clusterText(devices []schedulespec.ClusterRow) string {
 	for _, d := range devices {
 		what := "measured"
 		if d.Kind == schedulespec.KindDeclared {
-			what = fmt.Sprintf("declared, %g× the profiled %s", d.Speed, d.ProfileDevice)
+			what = fmt.Sprintf("declared, %g× the profiled %s", d.Speed, report.Escape(d.ProfileDevice))
 		}
 		lanes := "lanes"
 		if d.Lanes == 1 {
 			lanes = "lane"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%d %s, %s)", d.Device, d.Lanes, lanes, what))
+		parts = append(parts, fmt.Sprintf("%s (%d %s, %s)", report.Escape(d.Device), d.Lanes, lanes, what))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -194,17 +194,17 @@ func summarySection(d *reportData) (report.Section, error) {
 		r := d.ranked(o)
 		best, second := r[0], -1
 		// Policies that tie with the best share the first place.
-		tied := []string{d.policies[best]}
+		tied := []string{report.Escape(d.policies[best])}
 		for _, i := range r[1:] {
 			if o.value(d.results[i]) != o.value(d.results[best]) {
 				second = i
 				break
 			}
-			tied = append(tied, d.policies[i])
+			tied = append(tied, report.Escape(d.policies[i]))
 		}
 		runner := "–"
 		if second >= 0 {
-			runner = fmt.Sprintf("%s (%s)", d.policies[second], o.format(o.value(d.results[second])))
+			runner = fmt.Sprintf("%s (%s)", report.Escape(d.policies[second]), o.format(o.value(d.results[second])))
 		}
 		if len(tied) > 1 {
 			t.add(o.name, fmt.Sprintf("%d tie: %s", len(tied), strings.Join(tied, ", ")), o.format(o.value(d.results[best])), runner, "–")
@@ -219,12 +219,12 @@ func summarySection(d *reportData) (report.Section, error) {
 					continue
 				}
 				if x, ok := d.diff(best, d.policies[i], o.diff); ok {
-					against = fmt.Sprintf("%s vs %s", diffText(x, o.delta), d.policies[i])
+					against = fmt.Sprintf("%s vs %s", diffText(x, o.delta), report.Escape(d.policies[i]))
 				}
 				break
 			}
 		}
-		t.add(o.name, d.policies[best], o.format(o.value(d.results[best])), runner, against)
+		t.add(o.name, report.Escape(d.policies[best]), o.format(o.value(d.results[best])), runner, against)
 	}
 	var b strings.Builder
 	b.WriteString(t.String())
@@ -237,7 +237,7 @@ func policiesSection(d *reportData) (report.Section, error) {
 		">SLO viol.", ">goodput /s", ">jobs/s", ">samples/s", ">makespan", ">gap to bound", ">Jain", ">fairness")
 	for i, p := range d.policies {
 		s := d.results[i].summary
-		t.add(p, fmt.Sprint(s.Jobs), fmt.Sprint(s.Rejected), secs(s.E2E.Mean), secs(s.E2E.P50), secs(s.E2E.P95),
+		t.add(report.Escape(p), fmt.Sprint(s.Jobs), fmt.Sprint(s.Rejected), secs(s.E2E.Mean), secs(s.E2E.P50), secs(s.E2E.P95),
 			fmt.Sprintf("%s (%s … %s)", secs(s.E2E.P99), secs(s.E2EP99CI.Lo), secs(s.E2EP99CI.Hi)), secs(s.E2E.Max), secs(s.Wait.Mean),
 			pct(s.SLOViolation), num(s.Goodput), num(s.Throughput), num(s.SampleThroughput), secs(s.Makespan),
 			pct(s.MakespanGap), num(s.Jain), num(s.Fairness))
@@ -254,7 +254,7 @@ func baselinesSection(d *reportData) (report.Section, error) {
 	b.WriteString("Each policy minus the baseline on the same jobs (negative latency and violations are better; positive goodput is better). " +
 		"Speedup is the baseline's value over the policy's.\n")
 	for _, base := range d.cfg.Baselines {
-		fmt.Fprintf(&b, "\n### Against %s\n\n", base)
+		fmt.Fprintf(&b, "\n### Against %s\n\n", report.Escape(base))
 		t := newTable("policy", ">Δ mean e2e", ">speedup", ">Δ P99 e2e", ">Δ SLO viol.", ">Δ interactive SLO viol.", ">Δ goodput /s", ">makespan speedup")
 		for i, p := range d.policies {
 			if p == base {
@@ -272,7 +272,7 @@ func baselinesSection(d *reportData) (report.Section, error) {
 				}
 				return "–"
 			}
-			t.add(p, cell(metrics.MetricMeanE2E, secs), speed(metrics.MetricMeanE2E), cell(metrics.MetricP99E2E, secs), cell(metrics.MetricSLOViolation, pctPts),
+			t.add(report.Escape(p), cell(metrics.MetricMeanE2E, secs), speed(metrics.MetricMeanE2E), cell(metrics.MetricP99E2E, secs), cell(metrics.MetricSLOViolation, pctPts),
 				cell(metrics.MetricInteractiveSLOViolation, pctPts), cell(metrics.MetricGoodput, num), speed(metrics.MetricMakespan))
 		}
 		b.WriteString(t.String())
@@ -364,7 +364,7 @@ func classSection(d *reportData) (report.Section, error) {
 			if cs.Jobs == 0 {
 				continue
 			}
-			t.add(p, c, fmt.Sprint(cs.Jobs), pct(cs.SLOViolation), num(cs.Goodput), secs(cs.E2E.Mean), secs(cs.E2E.P99), secs(cs.Wait.Mean))
+			t.add(report.Escape(p), report.Escape(c), fmt.Sprint(cs.Jobs), pct(cs.SLOViolation), num(cs.Goodput), secs(cs.E2E.Mean), secs(cs.E2E.P99), secs(cs.Wait.Mean))
 		}
 	}
 	for k := range bars {
@@ -386,12 +386,12 @@ func classSection(d *reportData) (report.Section, error) {
 func devicesSection(d *reportData) (report.Section, error) {
 	head := []string{"policy"}
 	for _, dev := range d.cluster.Devices {
-		head = append(head, ">"+dev)
+		head = append(head, ">"+report.Escape(dev))
 	}
 	head = append(head, ">Jain")
 	t := newTable(head...)
 	for i, p := range d.policies {
-		row := []string{p}
+		row := []string{report.Escape(p)}
 		for _, u := range d.results[i].summary.Devices {
 			row = append(row, pct(u.Utilization))
 		}
@@ -409,7 +409,7 @@ func devicesSection(d *reportData) (report.Section, error) {
 		charts = append(charts, c)
 		md += fmt.Sprintf("\n%s\n\nThe timeline shows every lane of the cluster under %s (best on SLO violations) for %s from %s, "+
 			"batches coloured by their size in samples.\n",
-			c.Link("Busy intervals of every lane in a window of time"), tl.policy, secs(tl.to-tl.from), secs(tl.from))
+			c.Link("Busy intervals of every lane in a window of time"), report.Escape(tl.policy), secs(tl.to-tl.from), secs(tl.from))
 	}
 	return report.Section{Title: "Devices", Markdown: md, Charts: charts}, nil
 }
@@ -496,7 +496,7 @@ func sweepSection(d *reportData) (report.Section, error) {
 		if slices.Max(c.sustained) == 0 {
 			sus = "none"
 		}
-		t.add(p, sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
+		t.add(report.Escape(p), sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
 	}
 	md.WriteString(t.String())
 	return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
@@ -525,7 +525,7 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		fmt.Fprintf(&b, "\n**Capacity**, %s: no policy sustains any load tried.\n", what)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\n**Capacity**, %s: **%s** sustains %s", what, sw.best, loadText(best))
+	fmt.Fprintf(&b, "\n**Capacity**, %s: **%s** sustains %s", what, report.Escape(sw.best), loadText(best))
 	var against []string
 	for _, base := range baselines {
 		if base == sw.best || sw.capacity[base] == nil {
@@ -535,13 +535,13 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		if !(bs.mean > 0) {
 			c := sw.capacity[base]
 			against = append(against, fmt.Sprintf("%s sustains none of the loads tried (at best %s of its interactive jobs within SLO, at %s)",
-				base, pct(c.peak), pct(c.peakLoad)))
+				report.Escape(base), pct(c.peak), pct(c.peakLoad)))
 			continue
 		}
 		r := sw.ratios[base]
-		text := fmt.Sprintf("%s %s's %s", ratio(r.mean), base, loadText(bs))
+		text := fmt.Sprintf("%s %s's %s", ratio(r.mean), report.Escape(base), loadText(bs))
 		if r.hasInterval() && !math.IsInf(r.hi, 0) {
-			text = fmt.Sprintf("%s (%s … %s) %s's %s", ratio(r.mean), ratio(r.lo), ratio(r.hi), base, loadText(bs))
+			text = fmt.Sprintf("%s (%s … %s) %s's %s", ratio(r.mean), ratio(r.lo), ratio(r.hi), report.Escape(base), loadText(bs))
 		}
 		against = append(against, text)
 	}
@@ -553,7 +553,7 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 	slices.SortStableFunc(ranked, func(x, y string) int { return cmp.Compare(sw.sustained(y).mean, sw.sustained(x).mean) })
 	var each []string
 	for _, p := range ranked {
-		each = append(each, fmt.Sprintf("%s %s", p, loadText(sw.sustained(p))))
+		each = append(each, fmt.Sprintf("%s %s", report.Escape(p), loadText(sw.sustained(p))))
 	}
 	fmt.Fprintf(&b, "\nEvery policy's sustained load: %s.\n", strings.Join(each, ", "))
 	return b.String()
@@ -589,7 +589,7 @@ func profileSection(d *reportData) (report.Section, error) {
 	for _, c := range d.profile {
 		series = append(series, chart.BandSeries{Name: c.label(), X: c.batch, Y: c.p50, Lo: c.p5, Hi: c.p95})
 		for i := range c.batch {
-			t.add(c.model, c.precision, fmt.Sprint(c.threads), fmt.Sprint(c.batch[i]), fmt.Sprint(c.runs[i]), secs(c.p5[i]), secs(c.p50[i]), secs(c.p95[i]))
+			t.add(report.Escape(c.model), report.Escape(c.precision), fmt.Sprint(c.threads), fmt.Sprint(c.batch[i]), fmt.Sprint(c.runs[i]), secs(c.p5[i]), secs(c.p50[i]), secs(c.p95[i]))
 		}
 	}
 	svg, err := chart.Band("Measured latency vs batch size", "batch size (samples)", "latency (s)", series, true, true)
@@ -607,21 +607,21 @@ func provenanceSection(d *reportData) (report.Section, error) {
 	var b strings.Builder
 	b.WriteString("Artifacts:\n\n")
 	for _, v := range d.prov.Versions {
-		fmt.Fprintf(&b, "- `%s`\n", v)
+		fmt.Fprintf(&b, "- %s\n", report.Code(v))
 	}
 	if len(d.prov.Machine) > 0 {
 		b.WriteString("\nMachine profiled:\n\n")
 		t := newTable("property", "value")
 		for _, k := range slices.Sorted(maps.Keys(d.prov.Machine)) {
-			t.add(k, d.prov.Machine[k])
+			t.add(report.Escape(k), report.Escape(d.prov.Machine[k]))
 		}
 		b.WriteString(t.String())
 	}
 	if len(d.prov.Commands) > 0 {
-		b.WriteString("\nTo reproduce:\n\n```\n" + strings.Join(d.prov.Commands, "\n") + "\n```\n")
+		b.WriteString("\nTo reproduce:\n\n" + report.Fence("", strings.Join(d.prov.Commands, "\n")))
 	}
 	if d.prov.Config != "" {
-		b.WriteString("\nConfiguration as used:\n\n```yaml\n" + strings.TrimRight(d.prov.Config, "\n") + "\n```\n")
+		b.WriteString("\nConfiguration as used:\n\n" + report.Fence("yaml", strings.TrimRight(d.prov.Config, "\n")))
 	}
 	return report.Section{Title: "Provenance", Markdown: b.String()}, nil
 }

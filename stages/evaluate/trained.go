@@ -351,7 +351,7 @@ func targetsText(t *trained) string {
 	default:
 		verdict = fmt.Sprintf("It meets %d of the %d targets, misses %d, and %d could not be measured.", met, len(predictorTargets), missed, absent)
 	}
-	return fmt.Sprintf("**Targets.** The kept candidate, %s: %s. %s\n", t.kind, strings.Join(parts, "; "), verdict)
+	return fmt.Sprintf("**Targets.** The kept candidate, %s: %s. %s\n", report.Escape(t.kind), strings.Join(parts, "; "), verdict)
 }
 
 func predictorSection(d *reportData) (report.Section, error) {
@@ -363,7 +363,7 @@ func predictorSection(d *reportData) (report.Section, error) {
 	fmt.Fprintf(&md, "The train stage's service-time predictor: every candidate is trained on some of the profile's configurations "+
 		"(device, model, precision, batch, threads) and scored on the others, on three splits: grouped k-fold deals the configurations "+
 		"into folds at random, leave one batch size out holds out every configuration of one batch size in turn, leave one model out "+
-		"every configuration of one model. The scores pool each split's folds. Train kept **%s** (%s).\n\n", t.kind, trainspec.PredictorFile)
+		"every configuration of one model. The scores pool each split's folds. Train kept **%s** (%s).\n\n", report.Escape(t.kind), trainspec.PredictorFile)
 	md.WriteString(targetsText(t))
 
 	tb := newTable("split", "candidate", ">configs", ">coverage", ">R²", ">R² (ln)", ">MAPE", ">within ±10%", ">MAE", ">MAPE where the table predicts")
@@ -372,12 +372,12 @@ func predictorSection(d *reportData) (report.Section, error) {
 			if _, ok := t.value(trainspec.ModelPredictor, trainspec.SectionScore, s, c, predictor.MetricN); !ok {
 				continue
 			}
-			name := c
+			name := report.Escape(c)
 			if c == t.kind {
-				name = "**" + c + "** (kept)"
+				name = "**" + name + "** (kept)"
 			}
 			sc := func(metric string) float64 { return t.score(s, c, metric) }
-			tb.add(splitName(s), name, count(sc(predictor.MetricN)), pct(sc(predictor.MetricCoverage)), num(sc(predictor.MetricR2)),
+			tb.add(report.Escape(splitName(s)), name, count(sc(predictor.MetricN)), pct(sc(predictor.MetricCoverage)), num(sc(predictor.MetricR2)),
 				num(sc(predictor.MetricR2Log)), pct(sc(predictor.MetricMAPE)), pct(sc(predictor.MetricWithin10)), secs(sc(predictor.MetricMAE)),
 				pct(sc(predictor.MetricMAPEWhereTable)))
 		}
@@ -399,7 +399,7 @@ func predictorSection(d *reportData) (report.Section, error) {
 		c := report.Chart{Name: "predictor-scatter.svg", SVG: svg}
 		charts = append(charts, c)
 		fmt.Fprintf(&md, "\n%s\n\nEach point is a configuration held out of grouped k-fold, at its measured median latency and %s's prediction from the other folds; "+
-			"on the dashed line the prediction is exact.", c.Link("Predicted against measured latency of the kept candidate on grouped k-fold, log-log, one colour per model"), t.kind)
+			"on the dashed line the prediction is exact.", c.Link("Predicted against measured latency of the kept candidate on grouped k-fold, log-log, one colour per model"), report.Escape(t.kind))
 		switch {
 		case missing == 1:
 			md.WriteString(" 1 held-out configuration has no prediction and is not drawn.")
@@ -408,7 +408,7 @@ func predictorSection(d *reportData) (report.Section, error) {
 		}
 		md.WriteString("\n")
 	} else {
-		fmt.Fprintf(&md, "\n%s has no prediction for any configuration held out of grouped k-fold in %s, so there is nothing to draw.\n", t.kind, trainspec.CVFile)
+		fmt.Fprintf(&md, "\n%s has no prediction for any configuration held out of grouped k-fold in %s, so there is nothing to draw.\n", report.Escape(t.kind), trainspec.CVFile)
 	}
 	md.WriteString(importanceText(t))
 	return report.Section{Title: "Predictor", Markdown: md.String(), Charts: charts}, nil
@@ -461,17 +461,17 @@ func importanceText(t *trained) string {
 		imps = append(imps, imp{level, input, r.Value})
 	}
 	if len(imps) == 0 {
-		return fmt.Sprintf("\n%s records no feature importances for %s.\n", trainspec.MetricsFile, t.kind)
+		return fmt.Sprintf("\n%s records no feature importances for %s.\n", trainspec.MetricsFile, report.Escape(t.kind))
 	}
 	slices.SortStableFunc(imps, func(a, b imp) int { return cmp.Compare(b.v, a.v) })
 	tb := newTable("input", "level", ">log error increase")
 	for _, m := range imps {
-		tb.add(m.input, m.level, num(m.v))
+		tb.add(report.Escape(m.input), report.Escape(m.level), num(m.v))
 	}
 	return fmt.Sprintf("\n### What %s leans on\n\nPermutation importances on the grouped k-fold folds: how much the mean absolute error of ln latency "+
 		"grows when one input is shuffled among a fold's held-out configurations. A query input (model, precision, batch, threads, device) "+
 		"moves every feature derived from it; a feature is one column of the feature vector. Zero or below: %s does not lean on it.\n\n%s",
-		t.kind, t.kind, tb.String())
+		report.Escape(t.kind), report.Escape(t.kind), tb.String())
 }
 
 // scorerNames say what the placement scorers are.
@@ -493,7 +493,7 @@ var scorerRules = map[string]string{
 // placement.Rule.String writes it: "x[3] < 0.05".
 var ruleRow = regexp.MustCompile(`^x\[(\d+)\] ([<>]) `)
 
-// rules returns each scorer's rule, in words, from the rows whose metric
+// rules returns each scorer's rule, in words and as Markdown, from the rows whose metric
 // describes it ("rule: x[3] < 5e-05", the value its threshold); the
 // feature is named from decisions.parquet's footer where it lists it.
 func (t *trained) rules() map[string]string {
@@ -505,10 +505,13 @@ func (t *trained) rules() map[string]string {
 		}
 		if m := ruleRow.FindStringSubmatch(text); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(t.features) {
-				text = fmt.Sprintf("migrate when %s %s %s", t.features[i], m[2], num(r.Value))
+				// The comparison stays as written: "<" before a space
+				// starts no tag.
+				out[r.Candidate] = fmt.Sprintf("migrate when %s %s %s", report.Escape(t.features[i]), m[2], num(r.Value))
+				continue
 			}
 		}
-		out[r.Candidate] = text
+		out[r.Candidate] = report.Escape(text)
 	}
 	return out
 }
@@ -547,7 +550,7 @@ func placementSection(d *reportData) (report.Section, error) {
 		if s == trainspec.ScorerNetwork {
 			continue
 		}
-		o := scorerName(s)
+		o := report.Escape(scorerName(s))
 		switch r, ok := rules[s]; {
 		case ok:
 			o += " (" + r + ", fitted to the training points)"
@@ -598,7 +601,7 @@ func placementSection(d *reportData) (report.Section, error) {
 	tb := newTable("scorer", ">accuracy", ">AUC", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
 	for _, s := range scorers {
 		sc := func(metric string) float64 { return t.placementScore(s, metric) }
-		tb.add(scorerName(s), pct(sc("accuracy")), num(sc("auc")), num(sc("log_loss")), num(sc("ece")),
+		tb.add(report.Escape(scorerName(s)), pct(sc("accuracy")), num(sc("auc")), num(sc("log_loss")), num(sc("ece")),
 			count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
 	}
 	md.WriteString(tb.String())
@@ -643,14 +646,14 @@ func labelsText(t *trained) string {
 		for _, s := range splits {
 			p, m := at(s, "points"), at(s, "migrate")
 			points, migrate = points+p, migrate+m
-			tb.add(s, count(p), count(m), pct(m/p))
+			tb.add(report.Escape(s), count(p), count(m), pct(m/p))
 		}
 		fmt.Fprintf(&b, "**Labels.** %s decision points, %s of them (%s) labelled migrate:\n\n%s", count(points), count(migrate), pct(migrate/points), tb.String())
 	}
 	var counts []string
 	for _, r := range t.rows {
 		if isCount(r) && r.Split == "" {
-			counts = append(counts, fmt.Sprintf("%s %s", strings.ReplaceAll(r.Metric, "_", " "), count(r.Value)))
+			counts = append(counts, fmt.Sprintf("%s %s", report.Escape(strings.ReplaceAll(r.Metric, "_", " ")), count(r.Value)))
 		}
 	}
 	if len(counts) > 0 {

@@ -48,6 +48,7 @@
 //
 //	generate:
 //	  train:
+//	    import: ""                # a .csv or .parquet of jobs instead (below)
 //	    jobs: 500000
 //	    seed: 1
 //	    arrival:
@@ -74,6 +75,50 @@
 //	    interactive: {slo: 100ms, batch_min: 1, batch_max: 8}
 //	    batch:       {slo: 1s, batch_min: 8, batch_max: 64}
 //
+// # Imported workloads
+//
+// generate.<workload>.import names a .csv or .parquet file (by its
+// extension, in any case; relative to the config file) of the workload's
+// jobs, one row per job in arrival order: the user's own trace. Jobs, seed
+// and arrival are then ignored for that workload; the other may still be
+// synthetic. Its columns:
+//
+//	arrival_s   required  seconds since the workload's start, in [0, MaxArrivalS]; never less than the row before
+//	model       required  a catalog model: mlp, resnet18, resnet50, vit
+//	batch_size  required  a whole number of samples in [1, MaxBatchSize]
+//	class       required  interactive | batch
+//	precision   optional  fp32 | fp16; default fp32
+//	slo_s       optional  seconds in [MinSLOS, MaxSLOS]; default the class's generate.classes.<class>.slo
+//
+// Any other column is refused, so that a misspelt optional column does not
+// quietly take its default; so are a jobs file's derived columns (job_id,
+// memory_mib, task_gflop, intensity_flop_per_byte, deadline_s), which are
+// computed exactly as for a synthetic job: the catalog's figures for the
+// model, batch and precision (fp16_bytes_factor included), the deadline as
+// arrival plus SLO, and the id as ordinal·2^40 plus the row's index. The
+// jobs file is therefore the same as for a synthetic workload with the same
+// jobs, byte for byte, and every later stage reads it unchanged.
+// stats.parquet counts every catalog model for an imported workload.
+//
+// Rows out of arrival order are refused, not sorted: sorting would hold the
+// whole file in memory, and a trace out of order is more likely damaged
+// than meant. A CSV file has a header row naming its columns (a byte-order
+// mark, surrounding spaces and case are ignored), no empty cell, and no
+// record longer than 64 KiB. A Parquet file's columns are checked by type
+// before a row is read, and nothing is converted: seconds are DOUBLE with
+// no annotation; batch_size is INT32 or INT64, plain or with an integer
+// annotation (signed or not); names are BYTE_ARRAY annotated STRING or
+// ENUM. A column may be optional, as most writers mark them, but a null is
+// refused. Every error names the config key, the file, and for a value its
+// row (counting data rows from 1) and column, and what was expected.
+//
+// Both formats stream: the memory an import holds is one chunk of rows and
+// one Parquet page per column, whatever the file's size. The registry
+// (package stages) puts the file's SHA-256 into the stage's key, and
+// refuses a path that is not a regular file (a named pipe, a device)
+// before anything opens it, and train and eval imports with the same
+// content.
+//
 // # Seeds and job ids
 //
 // Each workload has two random streams, "jobs" for the attributes and
@@ -91,8 +136,9 @@
 // disjoint, and each workload's ids stay the same when the other's job count
 // changes.
 //
-// The files are a pure function of the config and the global seed: the
-// same inputs give byte-identical files with the same toolchain. No wall
+// The files are a pure function of the config, the global seed and any
+// imported file's content: the same inputs give byte-identical files with
+// the same toolchain. No wall
 // clock or global random source is read.
 //
 // # Files

@@ -67,18 +67,26 @@ func streamSeeds(global int64, workload string, seed int64, stream string) (uint
 	return binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])
 }
 
-// workloadSpec is one workload as Run generates it.
+// workloadSpec is one workload as Run generates or imports it.
 type workloadSpec struct {
 	name    string
 	ordinal int64 // job ids start at ordinal·MaxJobs
 	w       Workload
+	// src reads an imported workload's rows; nil for a synthetic one.
+	src jobSource
+	// models are the models its statistics count: the weighted ones for
+	// a synthetic workload, the whole catalog for an imported one.
+	models []modelSpec
 }
 
-// Run generates every workload of cfg from the pipeline's global seed and
-// writes JobsFile(name) for each plus StatsFile into out.Dir. The workloads
-// are generated concurrently, each by a generating and a writing goroutine.
-// The files are a pure function of cfg and seed. Run checks ctx between
-// chunks of jobs and returns ctx.Err() once it is cancelled.
+// Run generates every workload of cfg from the pipeline's global seed, or
+// reads it from its Import file, and writes JobsFile(name) for each plus
+// StatsFile into out.Dir. An Import path is used as given: the caller
+// resolves it against the config's directory. The workloads are made
+// concurrently, each by a generating (or reading) and a writing
+// goroutine. The files are a pure function of cfg, seed and the imported
+// files' content. Run checks ctx between chunks of jobs and returns
+// ctx.Err() once it is cancelled.
 func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("generate: invalid config: %w", err)
@@ -86,9 +94,31 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	specs := []workloadSpec{{WorkloadTrain, 0, cfg.Train}, {WorkloadEval, 1, cfg.Eval}}
 	pop := newPopulation(cfg)
-	prog := &progress{report: out.Progress, total: cfg.Train.Jobs + cfg.Eval.Jobs}
+	specs := []workloadSpec{{name: WorkloadTrain, ordinal: 0, w: cfg.Train}, {name: WorkloadEval, ordinal: 1, w: cfg.Eval}}
+	prog := &progress{report: out.Progress}
+	known := true // a CSV's rows are counted only at its end
+	for i := range specs {
+		s := &specs[i]
+		if s.w.Import == "" {
+			s.models = pop.models
+			prog.total += s.w.Jobs
+			continue
+		}
+		src, err := openImport(s.w.Import, "generate."+s.name+".import")
+		if err != nil {
+			closeSources(specs)
+			return err
+		}
+		s.src, s.models = src, catalogModels()
+		n := src.rows()
+		known = known && n >= 0
+		prog.total += max(n, 0)
+	}
+	defer closeSources(specs)
+	if !known {
+		prog.total = 0 // reports come without a total
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -123,7 +153,7 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 
 	var rows []Stat
 	for i, s := range specs {
-		rows = append(rows, results[i].rows(s.name, &pop)...)
+		rows = append(rows, results[i].rows(s.name, &pop, s.models)...)
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, StatsFile), rows, out.Metadata); err != nil {
 		removeOutputs(out.Dir, specs)
@@ -131,6 +161,15 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 	}
 	prog.finish()
 	return nil
+}
+
+// closeSources closes the imported workloads' files.
+func closeSources(specs []workloadSpec) {
+	for _, s := range specs {
+		if s.src != nil {
+			s.src.close()
+		}
+	}
 }
 
 // removeOutputs deletes the job files of a failed run so that nothing
@@ -141,10 +180,10 @@ func removeOutputs(dir string, specs []workloadSpec) {
 	}
 }
 
-// writeWorkload generates one workload and streams it to its jobs file: a
-// goroutine draws jobs into chunks while this one writes them, so drawing
-// and encoding overlap. Memory is bounded by the chunks in flight and the
-// writer's current row group.
+// writeWorkload generates or imports one workload and streams it to its
+// jobs file: a goroutine draws (or reads) jobs into chunks while this one
+// writes them, so drawing and encoding overlap. Memory is bounded by the
+// chunks in flight and the writer's current row group.
 func writeWorkload(ctx context.Context, s workloadSpec, seed int64, pop *population, out Output, prog *progress) (st *stats, err error) {
 	name := JobsFile(s.name)
 	f, err := os.Create(filepath.Join(out.Dir, name))
@@ -167,10 +206,15 @@ func writeWorkload(ctx context.Context, s workloadSpec, seed int64, pop *populat
 	for range chunksInFlight {
 		free <- make([]Job, chunkRows)
 	}
-	st = newStats(len(pop.models))
+	st = newStats(len(s.models))
+	var perr error // the reader's, read once full is closed
 	go func() {
 		defer close(full)
-		generateJobs(ctx, s, seed, pop, st, free, full)
+		if s.src != nil {
+			perr = importJobs(ctx, s, pop, st, free, full)
+		} else {
+			generateJobs(ctx, s, seed, pop, st, free, full)
+		}
 	}()
 
 	w := parquet.NewGenericWriter[Job](f, parquetio.WriterOptions(out.Metadata, jobsWriterOptions...)...)
@@ -185,11 +229,13 @@ func writeWorkload(ctx context.Context, s workloadSpec, seed int64, pop *populat
 		}
 		free <- chunk[:cap(chunk)]
 	}
-	// full is closed only after the generator returned, so st is complete
-	// and ctx.Err() tells whether it stopped early.
+	// full is closed only after the generator returned, so st and perr
+	// are complete and ctx.Err() tells whether it stopped early.
 	switch {
 	case werr != nil:
 		return nil, fmt.Errorf("generate: write %s: %w", name, werr)
+	case perr != nil:
+		return nil, perr
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
@@ -234,7 +280,8 @@ func generateJobs(ctx context.Context, s workloadSpec, seed int64, pop *populati
 }
 
 // progress serializes progress reports from the concurrent workloads and
-// rate-limits them to one per parquetio.RowGroupRows jobs.
+// rate-limits them to one per parquetio.RowGroupRows jobs. A total of 0 is
+// unknown (a CSV import's rows) until finish.
 type progress struct {
 	report     func(done, total int64)
 	total      int64
@@ -249,7 +296,7 @@ func (p *progress) add(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done += n
-	if p.done >= p.next && p.done < p.total {
+	if p.done >= p.next && (p.total == 0 || p.done < p.total) {
 		p.report(p.done, p.total)
 		p.next = p.done + parquetio.RowGroupRows
 	}
@@ -262,5 +309,8 @@ func (p *progress) finish() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.total == 0 {
+		p.total = p.done // known now
+	}
 	p.report(p.done, p.total)
 }

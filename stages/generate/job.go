@@ -129,24 +129,45 @@ func (p *population) draw(r *rand.Rand, j *Job) (class, model int) {
 	for model < len(p.models)-1 && target >= p.models[model].cumWeight {
 		model++
 	}
-	m := &p.models[model]
 	b := int(math.Exp(c.lnLo + uBatch*c.lnSpan))
 	b = min(max(b, c.min), c.max) // exp rounding at the range ends
+	p.fill(j, c.name, c.slo, &p.models[model], b, uPrec < p.fp16)
+	return class, model
+}
+
+// fill sets every field of j but ID and ArrivalS from its class, SLO,
+// model, batch size and precision: the catalog's figures give its memory
+// need, task size and intensity (see the package doc).
+func (p *population) fill(j *Job, class string, slo float64, m *modelSpec, b int, fp16 bool) {
 	scale, prec := 1.0, PrecisionFP32
-	if uPrec < p.fp16 {
+	if fp16 {
 		scale, prec = p.fp16BytesFactor, PrecisionFP16
 	}
 	flops := float64(b) * m.flops
 	bytes := (m.weightB + float64(b)*m.perSampleB) * scale
 
-	j.Class = c.name
-	j.SLOS = c.slo
+	j.Class = class
+	j.SLOS = slo
 	j.Model = m.name
 	j.BatchSize = int32(b)
 	j.Precision = prec
 	j.MemoryMiB = bytes / (1 << 20)
 	j.TaskGFLOP = flops / 1e9
 	j.IntensityFLOPPerByte = flops / bytes
-	j.DeadlineS = j.ArrivalS + c.slo
-	return class, model
+	j.DeadlineS = j.ArrivalS + slo
+}
+
+// catalogModels is every catalog model as a modelSpec, in catalog order,
+// without weights: an imported workload's jobs may name any of them.
+func catalogModels() []modelSpec {
+	var out []modelSpec
+	for _, m := range catalog.All() {
+		out = append(out, modelSpec{
+			name:       m.Name,
+			flops:      float64(m.FLOPsPerSample),
+			weightB:    float64(m.WeightBytes),
+			perSampleB: float64(m.InputBytesPerSample + m.ActivationBytesPerSample),
+		})
+	}
+	return out
 }

@@ -70,8 +70,9 @@ func (s *stats) add(j *Job, class, model int) {
 	s.gflopSum += j.TaskGFLOP
 }
 
-// rows renders the statistics of workload as Stat rows in a fixed order.
-func (s *stats) rows(workload string, p *population) []Stat {
+// rows renders the statistics of workload as Stat rows in a fixed order;
+// models are the models s.models counts, in its order.
+func (s *stats) rows(workload string, p *population, models []modelSpec) []Stat {
 	n := float64(s.jobs)
 	var rows []Stat
 	add := func(statistic, label string, v float64) {
@@ -90,7 +91,7 @@ func (s *stats) rows(workload string, p *population) []Stat {
 		add(StatClassJobs, c.name, float64(s.classes[i]))
 		add(StatClassFraction, c.name, float64(s.classes[i])/n)
 	}
-	for i, m := range p.models {
+	for i, m := range models {
 		add(StatModelJobs, m.name, float64(s.models[i]))
 		add(StatModelFraction, m.name, float64(s.models[i])/n)
 	}

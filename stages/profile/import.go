@@ -265,7 +265,7 @@ func readImportParquet(path string) (rows []Sample, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 	}
-	if err := parquetio.CheckCodecs(pf); err != nil {
+	if err := parquetio.CheckForeignPages(f, pf, info.Size()); err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file: %w", err)
 	}
 	if n := pf.NumRows(); n > MaxImportRows {

@@ -146,9 +146,11 @@ func TestImportParquetTypes(t *testing.T) {
 		{"integer kind", func(p string) error {
 			return parquetio.WriteFile(p, []intKind{{Kind: 1, Backend: "b", Provider: "p", Device: "d", Model: "m", Precision: "fp32", sampleCounts: sampleCounts{1, 1, 1}, LatencyS: lat}}, nil)
 		}, "column kind: type INT64 (INT(64,true)), want BYTE_ARRAY (STRING)"},
+		// LZ4 pages are read once their sizes are checked (a damaged one:
+		// parquetio's TestPageGuards).
 		{"lz4 pages", func(p string) error {
 			return parquetio.WriteFile(p, []int64Batch{{text, 8, 1, 1, 0.004}}, nil, parquet.Compression(&parquet.Lz4Raw))
-		}, "not a readable Parquet file: corrupt parquet file: column kind is compressed with LZ4_RAW; want zstd, snappy, gzip or none"},
+		}, ""},
 		// Integers as INT64 and a FLOAT latency, as pandas may write them,
 		// are fine when they fit.
 		{"int64 and float", func(p string) error {

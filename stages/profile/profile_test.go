@@ -161,6 +161,8 @@ func TestImport(t *testing.T) {
 		{"bad batch", header + "inference,x,p,d,m,fp32,zero,1,1,0.1\n", "row 1, column batch: want an integer"},
 		{"negative latency", header + "inference,x,p,d,m,fp32,1,1,1,-2\n", "row 1, column latency_s"},
 		{"nan latency", header + "inference,x,p,d,m,fp32,1,1,1,NaN\n", "row 1, column latency_s"},
+		{"latency 1e300", header + "inference,x,p,d,m,fp32,1,1,1,1e300\n", "row 1, column latency_s: must be from 1e-09 s to 3600 s"},
+		{"device with a pipe", good + "inference,x,p,a|b,m,fp32,1,1,1,0.1\n", `row 2, column device: "a|b" is not a valid name`},
 		{"empty", "", "empty file"},
 		{"no rows", header, "no rows"},
 	}

@@ -3,6 +3,17 @@ package profile
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mlsched/mlsched/stages/ident"
+)
+
+// The range of a sample's latency. A run of one model takes more than a
+// nanosecond and less than an hour on any hardware; a value outside is a
+// unit mistake, and a latency near float64's limits (1e300) overflows the
+// simulator's sums of predicted times.
+const (
+	MinLatencyS = 1e-9
+	MaxLatencyS = 3600.0
 )
 
 // Sample is one timed run: a row of samples.parquet. Every latency the
@@ -38,8 +49,9 @@ type Sample struct {
 // Validate reports the first value of s that no later stage can use: a
 // kind other than inference, matmul or contention; an empty backend,
 // provider, device or model; a precision other than fp32 or fp16; a batch,
-// thread count or concurrency below 1; or a latency that is not a positive
-// finite number of seconds. The error starts with the samples.parquet
+// thread count or concurrency below 1; a device name outside package
+// ident's rule; or a latency that is not a number of seconds in
+// [MinLatencyS, MaxLatencyS]. The error starts with the samples.parquet
 // column at fault ("column batch: ..."); the caller adds the file and row.
 //
 // The profile stage checks imported rows with it, and the schedule stage's
@@ -54,6 +66,9 @@ func (s Sample) Validate() error {
 		return errors.New("column provider: empty")
 	case s.Device == "":
 		return errors.New("column device: empty")
+	case !ident.Valid(s.Device):
+		// schedule.cluster's profile_device names it, under the same rule.
+		return fmt.Errorf("column device: %w", ident.Check(s.Device))
 	case s.Model == "":
 		return errors.New("column model: empty")
 	case s.Precision != FP32 && s.Precision != FP16:
@@ -66,6 +81,8 @@ func (s Sample) Validate() error {
 		return fmt.Errorf("column concurrency: must be at least 1, got %d", s.Concurrency)
 	case !finite(s.LatencyS) || s.LatencyS <= 0:
 		return fmt.Errorf("column latency_s: must be a positive finite number of seconds, got %v", s.LatencyS)
+	case s.LatencyS < MinLatencyS || s.LatencyS > MaxLatencyS:
+		return fmt.Errorf("column latency_s: must be from %g s to %g s (one run of one model), got %v", MinLatencyS, MaxLatencyS, s.LatencyS)
 	}
 	return nil
 }

@@ -32,6 +32,9 @@ func TestSampleValidate(t *testing.T) {
 		{"zero latency", func(s *Sample) { s.LatencyS = 0 }, "column latency_s: must be a positive finite number of seconds, got 0"},
 		{"negative latency", func(s *Sample) { s.LatencyS = -0.5 }, "column latency_s: must be a positive finite number of seconds, got -0.5"},
 		{"NaN latency", func(s *Sample) { s.LatencyS = math.NaN() }, "column latency_s: must be a positive finite number of seconds, got NaN"},
+		{"latency 1e300", func(s *Sample) { s.LatencyS = 1e300 }, "column latency_s: must be from 1e-09 s to 3600 s (one run of one model), got 1e+300"},
+		{"latency 1e-300", func(s *Sample) { s.LatencyS = 1e-300 }, "column latency_s: must be from 1e-09 s to 3600 s (one run of one model), got 1e-300"},
+		{"device with a pipe", func(s *Sample) { s.Device = "a|b" }, `column device: "a|b" is not a valid name: want 1 to 64 ASCII letters, digits, '.', '_', ':' or '-', starting with a letter or digit (^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$)`},
 		{"infinite latency", func(s *Sample) { s.LatencyS = math.Inf(1) }, "column latency_s: must be a positive finite number of seconds, got +Inf"},
 		// The first column at fault is named, in the file's column order.
 		{"several faults", func(s *Sample) { s.Model, s.Batch = "", 0 }, "column model: empty"},

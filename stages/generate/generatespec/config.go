@@ -3,6 +3,7 @@ package generatespec
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -94,6 +95,12 @@ type Config struct {
 
 // Workload configures one named workload.
 type Workload struct {
+	// Import, when not empty, is a .csv or .parquet file of the
+	// workload's jobs (the user's own trace, relative to the config
+	// file), read instead of generating them: Jobs, Seed and Arrival are
+	// then ignored (but still validated). The package doc of package
+	// generate gives the format; the file's content enters the cache key.
+	Import string `koanf:"import"`
 	// Jobs is the number of jobs to generate.
 	Jobs int64 `koanf:"jobs"`
 	// Seed is mixed with the pipeline's global seed and the workload's name
@@ -211,6 +218,11 @@ func (c Config) Validate() error {
 		w    Workload
 	}{{WorkloadTrain, c.Train}, {WorkloadEval, c.Eval}} {
 		p := w.name + "."
+		if w.w.Import != "" {
+			if err := CheckImportName(w.w.Import); err != nil {
+				bad(p+"import", "%v", err)
+			}
+		}
 		if w.w.Jobs < 1 {
 			bad(p+"jobs", "must be at least 1, got %d", w.w.Jobs)
 		} else if w.w.Jobs > MaxJobs {
@@ -302,3 +314,29 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// The kinds of file an import may be, by extension (any case).
+const (
+	ImportCSV     = ".csv"
+	ImportParquet = ".parquet"
+)
+
+// ImportKind is ImportCSV or ImportParquet for a path with that extension
+// (in any case), and "" for any other.
+func ImportKind(path string) string {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ImportCSV, ImportParquet:
+		return ext
+	}
+	return ""
+}
+
+// CheckImportName checks an import's path as the config gives it: a .csv
+// or a .parquet file.
+func CheckImportName(path string) error {
+	if ImportKind(path) == "" {
+		return fmt.Errorf("want a .csv or .parquet file, got %q", path)
+	}
+	return nil
+}
+

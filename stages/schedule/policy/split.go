@@ -18,17 +18,34 @@ import (
 // that hold the whole job take part, so every part fits. The rates assume
 // time grows in proportion to samples; a batch's fixed cost makes small
 // parts end a little later than predicted.
+//
+// Only devices whose predicted time and backlog are finite, with a time
+// above zero, take part: a rate of zero or infinity has no share to
+// compute. When fewer than two such devices remain, or the arithmetic
+// overflows, the job runs whole (its placer chooses the device): a
+// prediction past float64's range is no reason to fail a simulation.
 func splitEvenly(j *sim.Job, s *sim.State) []int32 {
 	n := s.Devices()
 	rate := make([]float64, n)
 	wait := make([]float64, n)
 	var devs []int
+	first := -1 // the first device that holds j, for a job run whole
 	for d := range n {
-		if s.Fits(d, j) {
-			rate[d] = float64(j.Batch) / s.Predict(d, j)
-			wait[d] = s.Backlog(d)
-			devs = append(devs, d)
+		if !s.Fits(d, j) {
+			continue
 		}
+		if first < 0 {
+			first = d
+		}
+		r, w := float64(j.Batch)/s.Predict(d, j), s.Backlog(d)
+		if !(r > 0) || math.IsInf(r, 0) || !(w >= 0) || math.IsInf(w, 0) {
+			continue
+		}
+		rate[d], wait[d] = r, w
+		devs = append(devs, d)
+	}
+	if len(devs) < 2 {
+		return whole(j, n, first)
 	}
 	slices.SortStableFunc(devs, func(a, b int) int {
 		switch {
@@ -55,23 +72,48 @@ func splitEvenly(j *sim.Job, s *sim.State) []int32 {
 	share := make([]float64, n)
 	for _, d := range devs[:used] {
 		share[d] = rate[d] * (end - wait[d])
+		// Each share lies in [0, batch] up to rounding; anything else
+		// is an overflow.
+		if !(share[d] >= 0 && share[d] <= float64(j.Batch)+1) {
+			return whole(j, n, first)
+		}
 	}
-	return roundShares(share, j.Batch)
+	sizes, ok := roundShares(share, j.Batch)
+	if !ok {
+		return whole(j, n, first)
+	}
+	return sizes
+}
+
+// whole gives all of j's samples to device d, or to device 0 when no
+// device holds j (the simulator rejects such a job before it splits):
+// one part, so the job runs whole where its placer puts it.
+func whole(j *sim.Job, n, d int) []int32 {
+	out := make([]int32, n)
+	out[max(d, 0)] = j.Batch
+	return out
 }
 
 // roundShares rounds non-negative shares summing to total into integers
-// summing to total, by largest remainder; ties go to the lowest index.
-func roundShares(share []float64, total int32) []int32 {
+// summing to total, by largest remainder; ties go to the lowest index. It
+// reports false when the shares, rounded, cannot sum to total (they did
+// not sum to it, up to rounding).
+func roundShares(share []float64, total int32) ([]int32, bool) {
 	out := make([]int32, len(share))
-	var sum int32
+	var sum int64
 	for i, v := range share {
+		if !(v >= 0 && v <= float64(total)+1) {
+			return nil, false
+		}
 		out[i] = int32(math.Floor(v))
-		sum += out[i]
+		sum += int64(out[i])
 	}
-	for ; sum < total; sum++ {
+	// Each share gains at most one sample, so this ends within
+	// len(share) rounds.
+	for ; sum < int64(total); sum++ {
 		best := -1
 		for i, v := range share {
-			if v <= 0 {
+			if v-math.Floor(v) <= 0 {
 				continue
 			}
 			if best < 0 || v-math.Floor(v) > share[best]-math.Floor(share[best]) {
@@ -79,10 +121,10 @@ func roundShares(share []float64, total int32) []int32 {
 			}
 		}
 		if best < 0 {
-			break // no shares: the caller checks the sum
+			return nil, false
 		}
 		out[best]++
 		share[best] = math.Floor(share[best]) // one extra sample each
 	}
-	return out
+	return out, sum == int64(total)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/ident"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
 )
 
@@ -261,13 +262,14 @@ type Migration struct {
 
 // Device is one device of the virtual cluster.
 type Device struct {
-	// Name labels the device in every output; names are unique.
+	// Name labels the device in every output; names are unique and follow
+	// package ident's rule.
 	Name string `koanf:"name"`
 	// Kind is KindMeasured or KindDeclared.
 	Kind string `koanf:"kind"`
 	// ProfileDevice is the profile device whose samples give this device's
 	// service times ("cpu" for this machine; an imported profile names its
-	// own).
+	// own, under package ident's rule).
 	ProfileDevice string `koanf:"profile_device"`
 	// Threads is the intra-op thread count of each lane: it selects which
 	// of the profile's curves the lanes run on.
@@ -435,6 +437,9 @@ func (c Config) Validate() error {
 		switch {
 		case d.Name == "":
 			bad(p+"name", "must name the device")
+		case !ident.Valid(d.Name):
+			// The name labels trace rows, charts and the report's tables.
+			bad(p+"name", "%v", ident.Check(d.Name))
 		case slices.IndexFunc(c.Cluster[:i], func(e Device) bool { return e.Name == d.Name }) >= 0:
 			bad(p+"name", "device %q is already listed", d.Name)
 		}
@@ -452,6 +457,8 @@ func (c Config) Validate() error {
 		}
 		if d.ProfileDevice == "" {
 			bad(p+"profile_device", "must name the profile device whose samples to use (\"cpu\" for this machine)")
+		} else if err := ident.Check(d.ProfileDevice); err != nil {
+			bad(p+"profile_device", "%v", err)
 		}
 		if d.Threads < 1 {
 			bad(p+"threads", "must be at least 1, got %d", d.Threads)

@@ -1,0 +1,65 @@
+package stages
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestGenerateImportEntersTheKey checks that an imported workload's content
+// enters the generate stage's key under its config key, that a path that is
+// not a regular file is refused before anything reads it, and that train
+// and eval may not be the same jobs.
+func TestGenerateImportEntersTheKey(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("eval.csv", "arrival_s,model,batch_size,class\n0,mlp,1,batch\n")
+	write("train.csv", "arrival_s,model,batch_size,class\n0,vit,1,batch\n")
+	rt := Runtime{ConfigDir: dir}
+	extern := func(cfg Config) (map[string]string, error) {
+		t.Helper()
+		s, err := generateStage(cfg, rt)
+		return s.Extern, err
+	}
+	cfg := DefaultConfig()
+	cfg.Generate.Eval.Import = "eval.csv"
+	first, err := extern(cfg)
+	if err != nil || len(first["generate.eval.import"]) != 64 || len(first) != 1 {
+		t.Fatalf("Extern = %v, %v; want the eval import's digest", first, err)
+	}
+	write("eval.csv", "arrival_s,model,batch_size,class\n0,mlp,2,batch\n")
+	if second, _ := extern(cfg); second["generate.eval.import"] == first["generate.eval.import"] {
+		t.Error("editing the imported file left the key as it was")
+	}
+	cfg.Generate.Train.Import = "train.csv"
+	if both, err := extern(cfg); err != nil || len(both) != 2 {
+		t.Errorf("two imports: Extern = %v, %v", both, err)
+	}
+	write("train.csv", "arrival_s,model,batch_size,class\n0,mlp,2,batch\n")
+	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.train.import and generate.eval.import hold the same jobs") {
+		t.Errorf("train and eval the same jobs: %v", err)
+	}
+
+	if err := syscall.Mkfifo(filepath.Join(dir, "p.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg = DefaultConfig()
+	cfg.Generate.Train.Import = "p.csv"
+	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.train.import: ") || !strings.Contains(err.Error(), "a named pipe") {
+		t.Errorf("a named pipe: %v", err)
+	}
+	cfg.Generate.Train.Import = "missing.parquet"
+	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.train.import: ") {
+		t.Errorf("a missing file: %v", err)
+	}
+	cfg.Generate.Train.Import = "trace.json"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `generate.train.import: want a .csv or .parquet file, got "trace.json"`) {
+		t.Errorf("Validate with a .json import = %v", err)
+	}
+}
