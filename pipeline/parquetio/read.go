@@ -69,4 +69,3 @@ func ReadAll[T any](path string) (rows []T, err error) {
 	}
 	return rows, nil
 }
-

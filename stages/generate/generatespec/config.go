@@ -339,4 +339,3 @@ func CheckImportName(path string) error {
 	}
 	return nil
 }
-
