@@ -76,29 +76,21 @@ func (cf *ColumnFile) NumRows() int64 { return cf.pf.NumRows() }
 // be required (no nulls) and of physical type kind. Its errors name the
 // column but not the file: the caller knows what to call the file. The
 // column is closed with the file.
-func (cf *ColumnFile) Column(name string, kind parquet.Kind) (c *Column, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			c, err = nil, fmt.Errorf("column %s: %w: %v", name, ErrCorrupt, p)
-		}
-	}()
-	pc := cf.pf.Root().Column(name)
-	if pc == nil || !pc.Leaf() {
-		return nil, fmt.Errorf("no column %s", name)
-	}
-	if !pc.Required() || pc.Type().Kind() != kind {
-		return nil, fmt.Errorf("column %s: want a required %s column, got %s", name, kind, pc)
-	}
-	c = &Column{name: name, kind: kind, pages: pc.Pages()}
-	cf.columns = append(cf.columns, c)
-	return c, nil
+func (cf *ColumnFile) Column(name string, kind parquet.Kind) (*Column, error) {
+	return cf.column(name, kind, false)
 }
 
 // NullableColumn is Column for a file written elsewhere (an import): the
 // top-level leaf column name may be required or optional, as most writers
 // mark every column, but a null is refused when a read reaches it, with a
 // *NullError naming its row. A repeated column is refused.
-func (cf *ColumnFile) NullableColumn(name string, kind parquet.Kind) (c *Column, err error) {
+func (cf *ColumnFile) NullableColumn(name string, kind parquet.Kind) (*Column, error) {
+	return cf.column(name, kind, true)
+}
+
+// column opens the top-level leaf column name of physical type kind:
+// required, or with nullable also optional (its nulls refused as read).
+func (cf *ColumnFile) column(name string, kind parquet.Kind, nullable bool) (c *Column, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c, err = nil, fmt.Errorf("column %s: %w: %v", name, ErrCorrupt, p)
@@ -108,10 +100,16 @@ func (cf *ColumnFile) NullableColumn(name string, kind parquet.Kind) (c *Column,
 	if pc == nil || !pc.Leaf() {
 		return nil, fmt.Errorf("no column %s", name)
 	}
-	if pc.Repeated() || pc.Type().Kind() != kind {
+	switch {
+	case !nullable && (!pc.Required() || pc.Type().Kind() != kind):
+		return nil, fmt.Errorf("column %s: want a required %s column, got %s", name, kind, pc)
+	case nullable && (pc.Repeated() || pc.Type().Kind() != kind):
 		return nil, fmt.Errorf("column %s: want a required or optional %s column, got %s", name, kind, pc)
 	}
-	c = &Column{name: name, kind: kind, pages: pc.Pages(), nullable: true, maxDef: byte(pc.MaxDefinitionLevel())}
+	c = &Column{name: name, kind: kind, pages: pc.Pages()}
+	if nullable {
+		c.nullable, c.maxDef = true, byte(pc.MaxDefinitionLevel())
+	}
 	cf.columns = append(cf.columns, c)
 	return c, nil
 }
