@@ -10,14 +10,14 @@ import (
 )
 
 // TestImportedWorkload runs the whole pipeline on the README's example
-// workload (examples/workload.csv) as the eval workload, through the real
+// workload (data/examples/workload.csv) as the eval workload, through the real
 // CLI: every stage downstream takes it as it takes a synthetic one. Then an
 // edit of the file reruns generate, a file out of order fails naming its
 // file, row and column, and paths that are not a regular CSV or Parquet
 // file are refused as config errors (exit 2) at once.
 func TestImportedWorkload(t *testing.T) {
 	p := newProject(t, "tiny.yaml")
-	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "workload.csv"))
+	example, err := os.ReadFile(filepath.Join("..", "..", "data", "examples", "workload.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
