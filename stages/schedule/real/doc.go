@@ -9,8 +9,9 @@
 // model's input, are concatenated into the binding's input tensor and the
 // model runs once. The models are the profile's own .onnx files, the very
 // bytes it timed. Executor.Prepare makes the sessions and the tensors of
-// the sizes a run will see before its clock starts, and runs each session
-// once, untimed; a size not prepared is bound when first needed, and the
+// the sizes a run will see before its clock starts (writing each tensor
+// once, so that its pages are mapped before a batch fills it), and runs
+// each session once, untimed; a size not prepared is bound when first needed, and the
 // batch says so (Batch.Bound).
 //
 // Every batch keeps its moments on the run's clock: handed to the

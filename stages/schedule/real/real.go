@@ -222,7 +222,10 @@ func (x *Executor) pool(p int32, elems int) []float32 {
 }
 
 // binding returns the session's binding of samples samples, making it if
-// it has none (made true).
+// it has none (made true). A new binding's tensors are written once, so
+// that the kernel maps their pages now: the first batch to fill a fresh
+// 10 MB input tensor otherwise paid 15 to 64 ms of page faults between
+// its lane taking it and Run, on a binding Prepare had made.
 func (l *lane) binding(s *session, samples int32) (b *ort.Binding, made bool, err error) {
 	if b := s.bindings[samples]; b != nil {
 		return b, false, nil
@@ -230,6 +233,8 @@ func (l *lane) binding(s *session, samples int32) (b *ort.Binding, made bool, er
 	if b, err = s.s.Bind(shape(s.in, int(samples)), shape(s.out, int(samples))); err != nil {
 		return nil, false, fmt.Errorf("real: device %d lane %d: %w", l.d, l.i, err)
 	}
+	clear(b.Input())
+	clear(b.Output())
 	s.bindings[samples] = b
 	return b, true, nil
 }
