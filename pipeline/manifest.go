@@ -129,6 +129,10 @@ func parseManifest(b []byte, path, stage, version string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, &DamagedError{Path: path, Err: err}
 	}
+	if string(m.Inputs.Config) == "null" {
+		// No config, as an absent key reads; written back, nil is null.
+		m.Inputs.Config = nil
+	}
 	switch {
 	case m.Schema != manifestSchema:
 		return nil, fmt.Errorf("%s: manifest schema %d, this mlsched reads %d", path, m.Schema, manifestSchema)
