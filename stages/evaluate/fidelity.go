@@ -221,23 +221,25 @@ func readRealRun(dir string, row schedulespec.RealRunRow, cl metrics.Cluster, fa
 	if err != nil {
 		return nil, err
 	}
-	st, ss, su, err := read(row.SimTrace, row.SimDevices)
+	// readBeside reads a simulation of the real run's jobs (what names
+	// it: a simulation, a replay), which must hold exactly those jobs.
+	readBeside := func(trace, devices, what string) (*metrics.Trace, metrics.Summary, float64, error) {
+		t, s, u, err := read(trace, devices)
+		if err == nil && !slices.Equal(rt.JobID, t.JobID) {
+			err = fmt.Errorf("read %s: %d jobs, and the real run's %s %d: %s; %s runs the real run's jobs",
+				trace, t.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, t.JobID), what)
+		}
+		return t, s, u, err
+	}
+	st, ss, su, err := readBeside(row.SimTrace, row.SimDevices, "a simulation")
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Equal(rt.JobID, st.JobID) {
-		return nil, fmt.Errorf("read %s: %d jobs, and the real run's %s %d: %s; a simulation runs the real run's jobs",
-			row.SimTrace, st.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, st.JobID))
-	}
 	r.real, r.sim, r.realUtil, r.simUtil = rs, ss, ru, su
 	if row.ReplayTrace != "" {
-		pt, ps, _, err := read(row.ReplayTrace, row.ReplayDevices)
+		_, ps, _, err := readBeside(row.ReplayTrace, row.ReplayDevices, "a replay")
 		if err != nil {
 			return nil, err
-		}
-		if !slices.Equal(rt.JobID, pt.JobID) {
-			return nil, fmt.Errorf("read %s: %d jobs, and the real run's %s %d: %s; a replay runs the real run's jobs",
-				row.ReplayTrace, pt.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, pt.JobID))
 		}
 		r.replay = &ps
 	}

@@ -214,13 +214,15 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 		return RealRunRow{}, err
 	}
 	// The measurement's files, with this run's provenance.
-	if err := restamp[TraceRow](entry, dir, TraceFile, out.Metadata); err != nil {
+	trace, err := restamp[TraceRow](entry, dir, TraceFile, out.Metadata)
+	if err != nil {
 		return RealRunRow{}, err
 	}
-	if err := restamp[BatchRow](entry, dir, DevicesFile, out.Metadata); err != nil {
+	batches, err := restamp[BatchRow](entry, dir, DevicesFile, out.Metadata)
+	if err != nil {
 		return RealRunRow{}, err
 	}
-	if err := restamp[DispatchRow](entry, dir, DispatchFile, out.Metadata); err != nil {
+	if _, err := restamp[DispatchRow](entry, dir, DispatchFile, out.Metadata); err != nil {
 		return RealRunRow{}, err
 	}
 	got, err := parquetio.ReadAll[RealRunRow](filepath.Join(entry, runFile))
@@ -237,10 +239,7 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata, nil); err != nil {
 		return RealRunRow{}, err
 	}
-	x, missed, err := r.replayOf(entry)
-	if err != nil {
-		return RealRunRow{}, err
-	}
+	x, missed := r.replayOf(trace, batches)
 	if err := os.MkdirAll(filepath.Join(dir, ReplayDir), 0o755); err != nil {
 		return RealRunRow{}, err
 	}
@@ -251,20 +250,12 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	return row, nil
 }
 
-// replayOf is the Executor that replays the real run in memo entry entry:
+// replayOf is the Executor that replays the real run of trace and batches:
 // a batch takes the time that the real batch its lead job led on the same
 // device took (start to end, the dispatch included), and where the real
 // run had none of the same size (the decisions parted) the profile's mean
 // alone, counted in missed.
-func (r *realRunner) replayOf(entry string) (*sim.Replay, *int64, error) {
-	trace, err := parquetio.ReadAll[TraceRow](filepath.Join(entry, TraceFile))
-	if err != nil {
-		return nil, nil, err
-	}
-	batches, err := parquetio.ReadAll[BatchRow](filepath.Join(entry, DevicesFile))
-	if err != nil {
-		return nil, nil, err
-	}
+func (r *realRunner) replayOf(trace []TraceRow, batches []BatchRow) (*sim.Replay, *int64) {
 	type ran struct {
 		samples int32
 		time    float64
@@ -292,17 +283,17 @@ func (r *realRunner) replayOf(entry string) (*sim.Replay, *int64, error) {
 		*missed++
 		return r.cl.Predict(d, h.Model, h.Precision, samples), nil
 	}}
-	return x, missed, nil
+	return x, missed
 }
 
 // restamp copies file name of a memo entry into dir with the provenance
-// meta.
-func restamp[T any](entry, dir, name string, meta map[string]string) error {
+// meta, and returns its rows.
+func restamp[T any](entry, dir, name string, meta map[string]string) ([]T, error) {
 	rows, err := parquetio.ReadAll[T](filepath.Join(entry, name))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return parquetio.WriteFile(filepath.Join(dir, name), rows, meta)
+	return rows, parquetio.WriteFile(filepath.Join(dir, name), rows, meta)
 }
 
 // simConfig is the simulation, or the real run (x not nil), of spec on
