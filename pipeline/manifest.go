@@ -121,6 +121,13 @@ func readManifest(dir, stage, version string) (*Manifest, error) {
 	return parseManifest(b, path, stage, version)
 }
 
+// ParseManifest decodes a manifest read from path (a remote's object, say)
+// and checks that it describes stage@version and is sane (see
+// parseManifest).
+func ParseManifest(b []byte, path, stage, version string) (*Manifest, error) {
+	return parseManifest(b, path, stage, version)
+}
+
 // parseManifest decodes a manifest read from path and checks that it
 // describes stage@version and that what the runner relies on is sane: a
 // damaged manifest is reported, wrapping ErrDamaged, never trusted.

@@ -342,3 +342,50 @@ func (m *Memo) Used() []string {
 	defer m.mu.Unlock()
 	return slices.Sorted(slices.Values(m.used))
 }
+
+// Entry returns the directory of an intact entry, its files and its
+// manifest's bytes, for copying it elsewhere (a shared remote); an entry
+// this memo lacks, or whose files no longer match its manifest, is
+// ErrNotFound.
+func (m *Memo) Entry(key string) (dir string, files []File, manifest []byte, err error) {
+	dir = filepath.Join(m.root, key)
+	path := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil, fmt.Errorf("memo entry %s/%.16s: %w", m.stage, key, ErrNotFound)
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	why, err := checkMemoEntry(dir, m.stage, key, true)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if why != "" {
+		return "", nil, nil, fmt.Errorf("memo entry %s/%.16s: %s: %w", m.stage, key, why, ErrNotFound)
+	}
+	mm, err := parseMemoManifest(b, path, m.stage, key)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return dir, mm.Files, b, nil
+}
+
+// Install puts an entry built elsewhere into the memo, unless it has it
+// intact: fetch writes the entry's files into an empty directory (from a
+// shared remote, say), and the entry is kept, with a manifest of what was
+// written, only when fetch succeeds.
+func (m *Memo) Install(key string, fetch func(dir string) error) error {
+	_, err := m.get(key, fetch)
+	return err
+}
+
+// ParseMemoManifest reads a memo entry's manifest (read from path) and
+// returns its files, checking that it describes stage and key.
+func ParseMemoManifest(b []byte, path, stage, key string) ([]File, error) {
+	mm, err := parseMemoManifest(b, path, stage, key)
+	if err != nil {
+		return nil, err
+	}
+	return mm.Files, nil
+}

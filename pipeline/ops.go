@@ -239,3 +239,23 @@ func boolCompare(a, b bool) int {
 	}
 	return -1
 }
+
+// Planned returns the version of stage that the current config makes (its
+// pinned version, if pinned). Its upstreams' outputs must be in the store:
+// a stage's key holds their digests.
+func (p *Pipeline) Planned(stage string) (string, error) {
+	sts, err := p.Status([]string{stage})
+	if err != nil {
+		return "", err
+	}
+	for _, st := range sts {
+		if st.Stage != stage {
+			continue
+		}
+		if st.Version == "" {
+			return "", fmt.Errorf("%s: its upstreams' outputs are not in %s, so the version its config makes cannot be known yet: pull or run them first", stage, p.Store.Location())
+		}
+		return st.Version, nil
+	}
+	return "", fmt.Errorf("stage %q: %w", stage, ErrNotFound)
+}

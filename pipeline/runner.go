@@ -40,6 +40,13 @@ type Pipeline struct {
 	Root string
 	// Executor runs the stages' code; nil runs it in this process (Inline).
 	Executor Executor
+	// Remote, if set, is a store shared with other machines: a stage that
+	// must run is first looked for there, and fetched rather than run when
+	// the remote holds its version; each version a run makes is pushed
+	// there unless ReadOnlyRemote is set.
+	Remote Remote
+	// ReadOnlyRemote fetches from Remote but never pushes to it.
+	ReadOnlyRemote bool
 	// Waiting is told who holds the store while pin, unpin or gc waits
 	// for it, so that a wait is never silent; nil tells nobody. (A run is
 	// told through RunOptions.Waiting.)
@@ -63,6 +70,7 @@ const (
 	Cached  Outcome = "cached"  // a stored version matched the key
 	Ran     Outcome = "ran"     // the stage ran and stored a new version
 	Pinned  Outcome = "pinned"  // the pinned version was used
+	Fetched Outcome = "fetched" // the shared remote held the version: it was downloaded, not run
 	Failed  Outcome = "failed"  // the stage returned an error
 	Skipped Outcome = "skipped" // not attempted, or stopped: another stage failed
 	// Interrupted is a stage stopped, or never started, because the run's
@@ -393,6 +401,16 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 		return nil, res, err
 	}
 	start := time.Now()
+	if p.Remote != nil && !r.force {
+		m, err := p.Remote.Fetch(ctx, p.Store, s.Name, res.Version, key.String())
+		if err != nil {
+			return nil, res, fmt.Errorf("fetch from the remote %s: %w", p.Remote.Location(), err)
+		}
+		if m != nil {
+			res.Outcome, res.Duration = Fetched, time.Since(start)
+			return m, res, nil
+		}
+	}
 	r.rep.Report(Event{Kind: EventStart, Stage: s.Name, Version: res.Version, Reason: r.reason})
 	m, err = p.execute(ctx, s, res.Version, key, in, r.ups, r.rep)
 	res.Duration = time.Since(start)
@@ -400,6 +418,11 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 		return nil, res, err
 	}
 	res.Outcome = Ran
+	if p.Remote != nil && !p.ReadOnlyRemote {
+		if err := p.Remote.Push(ctx, p.Store, m); err != nil {
+			return nil, res, fmt.Errorf("stored %s@%s here, but pushing it to the remote %s failed (run 'mlsched push' to retry): %w", s.Name, res.Version, p.Remote.Location(), err)
+		}
+	}
 	if r.locked {
 		if want := r.lock.Stages[s.Name].Output; m.Output != want {
 			return nil, res, fmt.Errorf("reran version %s but its output %s differs from %s in %s: the stage is not reproducible on this machine (pin it to reuse a stored version): %w",

@@ -77,6 +77,23 @@ type Store interface {
 	Verify(ctx context.Context) ([]Problem, int, error)
 }
 
+// Remote is a store shared between machines (package remote keeps one in
+// an object store). The runner asks it for a version before running a
+// stage, and gives it each version a run made; `mlsched push` and `pull`
+// move versions by hand. Its blobs are verified by digest on the way in,
+// so a damaged or partial object never reaches the local store.
+type Remote interface {
+	// Location says where the remote is, for messages.
+	Location() string
+	// Fetch brings stage@version, whose full key is key, from the remote
+	// into st (whose lock the caller holds) and returns its manifest, or
+	// nil and no error when the remote lacks it.
+	Fetch(ctx context.Context, st Store, stage, version, key string) (*Manifest, error)
+	// Push copies a stored version, with the memo entries it lists, to the
+	// remote, unless the remote holds it already.
+	Push(ctx context.Context, st Store, m *Manifest) error
+}
+
 // SpaceReporter is a Store that can tell how much room it has left: the
 // runner then refuses a stage whose Estimate does not fit.
 type SpaceReporter interface {

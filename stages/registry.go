@@ -17,6 +17,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/pipeline/remote"
 	"github.com/mlsched/mlsched/pipeline/userfile"
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/evaluate/evaluatespec"
@@ -33,6 +34,12 @@ type Config struct {
 	Seed int64 `koanf:"seed"`
 	// Store is the artifact store's directory, relative to the config file.
 	Store string `koanf:"store"`
+	// Remote, if set, is a store shared with other machines
+	// (s3://bucket/prefix?endpoint=…, or file:///path): run fetches a
+	// version from it rather than compute it, and pushes what it computes;
+	// push and pull move versions by hand. Credentials come from the AWS
+	// environment, never from here.
+	Remote string `koanf:"remote"`
 	// Profile is the profile stage's section.
 	Profile profilespec.Config `koanf:"profile"`
 	// Generate is the generate stage's section.
@@ -72,6 +79,11 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Store == "" {
 		errs = append(errs, &config.Error{Key: "store", Msg: "must name a directory", Err: config.ErrInvalidValue})
+	}
+	if c.Remote != "" {
+		if _, err := remote.ParseURL(c.Remote); err != nil {
+			errs = append(errs, &config.Error{Key: "remote", Msg: err.Error(), Err: config.ErrInvalidValue})
+		}
 	}
 	errs = append(errs, c.Profile.Validate(), c.Generate.Validate(), c.Train.Validate(), c.Schedule.Validate(), c.Evaluate.Validate(),
 		c.Evaluate.CheckBaselines(c.Schedule.Policies), c.checkSpan())

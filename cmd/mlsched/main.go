@@ -165,7 +165,7 @@ artifacts to a store; a content-hashing runner reruns only what changed.`,
 	pf.StringVar(&a.store, "store", "", "artifact store `dir` (overrides the config's store)")
 	pf.StringVar(&a.ortLib, "ort-lib", "", "onnxruntime shared library `path` (default: ONNXRUNTIME_LIB, profile.ort_lib, then the one make setup installs)")
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.dagCmd(), a.pinCmd(), a.unpinCmd(),
-		a.lsCmd(), a.showCmd(), a.verifyCmd(), a.gcCmd(), a.configCmd(), a.versionCmd())
+		a.lsCmd(), a.showCmd(), a.verifyCmd(), a.gcCmd(), a.pushCmd(), a.pullCmd(), a.configCmd(), a.versionCmd())
 	return root
 }
 
@@ -179,8 +179,9 @@ func (a *app) runE(f func(cmd *cobra.Command, args []string) error) func(*cobra.
 
 // loaded is the configuration and the pipeline it describes.
 type loaded struct {
-	cfg stages.Config
-	p   *pipeline.Pipeline
+	cfg    stages.Config
+	p      *pipeline.Pipeline
+	remote *lazyRemote // nil without a remote
 }
 
 // load reads and validates the configuration and builds the pipeline. Every
@@ -246,12 +247,17 @@ func (a *app) load() (*loaded, error) {
 		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr},
 	}
 	p.Waiting = a.waiting(st.Location())
+	var rem *lazyRemote
+	if cfg.Remote != "" {
+		rem = &lazyRemote{url: cfg.Remote}
+		p.Remote = rem
+	}
 	// A reference to a stored version the store lacks is the user's
 	// error, told before anything runs.
 	if err := p.CheckRefs(nil); err != nil {
 		return nil, usageError{err}
 	}
-	return &loaded{cfg: cfg, p: p}, nil
+	return &loaded{cfg: cfg, p: p, remote: rem}, nil
 }
 
 // waiting returns what a command that waits for the store at loc says,

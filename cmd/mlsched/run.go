@@ -17,13 +17,18 @@ import (
 
 func (a *app) runCmd() *cobra.Command {
 	var opts pipeline.RunOptions
-	var noWait bool
+	var noWait, noRemote, noPush bool
 	cmd := &cobra.Command{
 		Use:   "run [STAGE...]",
 		Short: "Bring stages (default: all) up to date, with their upstreams",
 		Long: `Run brings the named stages, and every stage they depend on, up to date.
 A stage whose cache key matches a stored version is not run. Prints one line
-per stage: cached, ran or pinned, its version and its duration.`,
+per stage: cached, ran, pinned or fetched, its version and its duration.
+
+With a remote in the config (remote: s3://bucket/prefix?…), a stage that
+must run is first looked for there: a version someone already computed is
+downloaded, its files checked against their digests, instead of computed
+again ("fetched"); each version the run computes is pushed there.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			l, err := a.loadFor(args)
 			if err != nil {
@@ -33,6 +38,10 @@ per stage: cached, ran or pinned, its version and its duration.`,
 				return usageError{fmt.Errorf("-j %d: want at least 1", opts.Jobs)}
 			}
 			opts.Targets, opts.NoWait = args, noWait
+			if noRemote {
+				l.p.Remote = nil
+			}
+			l.p.ReadOnlyRemote = noPush
 			opts.Waiting = l.p.Waiting
 			rep := newRunReporter(a.stdout, a.stderr)
 			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
@@ -53,6 +62,8 @@ per stage: cached, ran or pinned, its version and its duration.`,
 	f.BoolVar(&opts.Locked, "locked", false, "fail, running nothing, if any version would differ from pipeline.lock")
 	f.IntVarP(&opts.Jobs, "jobs", "j", 2, "run at most `N` stages at once")
 	f.BoolVar(&noWait, "no-wait", false, "fail at once if another mlsched holds the store")
+	f.BoolVar(&noRemote, "no-remote", false, "neither fetch from nor push to the config's remote")
+	f.BoolVar(&noPush, "no-push", false, "fetch from the config's remote, but push nothing to it")
 	return cmd
 }
 

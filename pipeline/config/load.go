@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -80,7 +81,7 @@ func Load(opts Options, dst any) error {
 		}
 	}
 	for _, arg := range opts.Sets {
-		d := &decoder{src: "--set " + arg, root: t, errs: &errs, origins: origins}
+		d := &decoder{src: "--set " + redactUserinfo(arg), root: t, errs: &errs, origins: origins}
 		key, value, found := strings.Cut(arg, "=")
 		key = strings.TrimSpace(key)
 		switch {
@@ -221,3 +222,10 @@ func hasEmpty(segs []string) bool {
 	}
 	return false
 }
+
+// userinfo matches the user and password of a URL (scheme://user:pass@).
+var userinfo = regexp.MustCompile(`(://)[^/@\s]*@`)
+
+// redactUserinfo hides the credentials a URL in an argument carries, so
+// that a message naming the argument never shows them.
+func redactUserinfo(arg string) string { return userinfo.ReplaceAllString(arg, "${1}…@") }

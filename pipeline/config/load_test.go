@@ -898,3 +898,16 @@ func TestSuggestions(t *testing.T) {
 		}
 	}
 }
+
+func TestSetSourceHidesCredentials(t *testing.T) {
+	for in, want := range map[string]string{
+		"remote=s3://AKIA:secret@bucket/x": "remote=s3://…@bucket/x",
+		"remote=s3://bucket/x?a=b":         "remote=s3://bucket/x?a=b",
+		"a=https://u@h/p and ftp://x:y@z":  "a=https://…@h/p and ftp://…@z",
+		"schedule.load=0.5":                "schedule.load=0.5",
+	} {
+		if got := redactUserinfo(in); got != want {
+			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

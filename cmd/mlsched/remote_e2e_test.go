@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// s3Server starts an S3 server on 127.0.0.1 (gofakes3, in this process)
+// with one bucket and returns the remote URL of a prefix in it.
+func s3Server(t *testing.T) string {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("team"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(gofakes3.New(backend).Server())
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return fmt.Sprintf("s3://team/mlsched?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", srv.URL)
+}
+
+// awsEnv is the standard AWS environment the remote's credentials come
+// from, with a secret the tests look for where it must never appear.
+func awsEnv(t *testing.T) []string {
+	none := filepath.Join(t.TempDir(), "none")
+	return []string{"AWS_ACCESS_KEY_ID=team-key", "AWS_SECRET_ACCESS_KEY=" + testSecret,
+		"AWS_CONFIG_FILE=" + none, "AWS_SHARED_CREDENTIALS_FILE=" + none}
+}
+
+const testSecret = "s3cr3t-never-shown"
+
+// TestRemoteSharesVersionsBetweenMachines runs the real CLI as three
+// machines sharing one S3 remote: the first computes and pushes, the
+// second's run fetches everything and computes nothing, the third pulls
+// and its run is then cached. Every machine ends with the same outputs,
+// byte for byte, and the secret appears in no output and no stored file.
+func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
+	url := s3Server(t)
+	machine := func() *project {
+		p := newProject(t, "tiny.yaml")
+		p.env = append(awsEnv(t), "MLSCHED_REMOTE="+url)
+		return p
+	}
+	a := machine()
+	out := a.mustCLI("run")
+	for stage, o := range outcomes(out) {
+		if o != "ran" {
+			t.Errorf("first machine: %s %s, want ran", stage, o)
+		}
+	}
+	if out := a.mustCLI("push"); strings.Count(out, "present ") != 5 {
+		t.Errorf("push after a run pushed everything:\n%s\nwant 5 lines 'present'", out)
+	}
+
+	b := machine()
+	out = b.mustCLI("run")
+	for stage, o := range outcomes(out) {
+		if o != "fetched" {
+			t.Errorf("second machine: %s %s, want fetched", stage, o)
+		}
+	}
+	b.mustCLI("verify")
+
+	c := machine()
+	out = c.mustCLI("pull")
+	if n := strings.Count(out, "pulled "); n != 5 {
+		t.Errorf("pull on a fresh machine:\n%s\nwant 5 lines 'pulled'", out)
+	}
+	for stage, o := range outcomes(c.mustCLI("run")) {
+		if o != "cached" {
+			t.Errorf("run after pull: %s %s, want cached", stage, o)
+		}
+	}
+	if out := c.mustCLI("pull", "schedule"); !strings.HasPrefix(out, "present schedule@") {
+		t.Errorf("pulling what is here: %q, want present", out)
+	}
+
+	want := lockOutputs(t, a)
+	for name, p := range map[string]*project{"fetched": b, "pulled": c} {
+		if got := lockOutputs(t, p); got != want {
+			t.Errorf("%s machine's pipeline.lock outputs differ:\n%s\nwant\n%s", name, got, want)
+		}
+		report, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
+		wantReport, _ := os.ReadFile(filepath.Join(a.dir, "reports", "report.md"))
+		if err != nil || string(report) != string(wantReport) {
+			t.Errorf("%s machine's published report differs from the first's (%v)", name, err)
+		}
+	}
+	for _, p := range []*project{a, b, c} {
+		filepath.Walk(p.dir, func(path string, info os.FileInfo, err error) error {
+			if err == nil && info.Mode().IsRegular() {
+				if b, _ := os.ReadFile(path); strings.Contains(string(b), testSecret) {
+					t.Errorf("%s holds the secret", path)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// lockOutputs is each stage's output digest in pipeline.lock, one per line.
+func lockOutputs(t *testing.T, p *project) string {
+	t.Helper()
+	out := p.mustCLI("status", "--json")
+	_ = out
+	b, err := os.ReadFile(filepath.Join(p.dir, "pipeline.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, `"output"`) {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestRemoteBadInput(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.env = awsEnv(t)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--set", "remote=s3://AKIA:" + testSecret + "@team/x", "status"}, 2, "remote"},
+		{[]string{"--set", "remote=ftp://host/x", "status"}, 2, "unknown scheme"},
+		{[]string{"push"}, 2, "no remote"},
+		{[]string{"pull", "nosuch"}, 2, `no stage "nosuch"`},
+	}
+	for _, c := range cases {
+		out, errs, code := p.cli(c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("mlsched %s: exit %d, stderr %q; want exit %d naming %q", strings.Join(c.args, " "), code, errs, c.code, c.want)
+		}
+		if strings.Contains(out+errs, testSecret) {
+			t.Errorf("mlsched %s shows the secret: %s%s", strings.Join(c.args, " "), out, errs)
+		}
+	}
+}
