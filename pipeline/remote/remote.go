@@ -143,9 +143,13 @@ func (r *Remote) Location() string { return r.where }
 // Close releases the remote's connections.
 func (r *Remote) Close() error { return r.bucket.Close() }
 
-func casKey(sha string) string         { return casPrefix + sha[:2] + "/" + sha }
-func versionKey(stage, v string) string { return versionsPrefix + stage + "/" + v + "/" + pipeline.ManifestName }
-func memoKey(stage, key string) string  { return memoPrefix + stage + "/" + key + "/" + pipeline.ManifestName }
+func casKey(sha string) string { return casPrefix + sha[:2] + "/" + sha }
+func versionKey(stage, v string) string {
+	return versionsPrefix + stage + "/" + v + "/" + pipeline.ManifestName
+}
+func memoKey(stage, key string) string {
+	return memoPrefix + stage + "/" + key + "/" + pipeline.ManifestName
+}
 
 // PushStats says what a push moved.
 type PushStats struct {
