@@ -86,6 +86,66 @@ $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json:
 	mkdir -p $(DUCKDB_DIR)
 	cd $(DUCKDB_DIR) && npm install --no-audit --no-fund --no-save --loglevel=error @duckdb/node-api@$(DUCKDB_VERSION)
 
+# distributed-tools builds the two servers the distributed integration test
+# starts on 127.0.0.1, from Go modules at pinned versions, into $(TOOLS_BIN):
+# the Temporal dev server (temporal server start-dev; MIT) and versitygw, an
+# S3 server over a directory (Apache-2.0). From empty module and build
+# caches on 2 cores temporal takes about 4 minutes (1.8 GB of modules, 1.4 GB
+# of build cache) and versitygw about 3, so each is built once.
+# temporalio/cli v1.5.1 is pinned because newer releases' go.mod carries a
+# replace directive that go install refuses. Both are static (CGO_ENABLED=0),
+# -trimpath and without symbol tables (-s -w: temporal is 213 MB instead of
+# 252), and their --version names the pinned version, as the projects'
+# release builds do.
+TOOLS_BIN         := .tools/bin
+TEMPORAL_MODULE   := github.com/temporalio/cli
+TEMPORAL_VERSION  := v1.5.1
+TEMPORAL_BIN      := $(TOOLS_BIN)/temporal
+VERSITYGW_MODULE  := github.com/versity/versitygw
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW_BIN     := $(TOOLS_BIN)/versitygw
+
+.PHONY: distributed-tools
+distributed-tools:
+	@$(call go-tool,$(TEMPORAL_BIN),$(TEMPORAL_MODULE),$(TEMPORAL_MODULE)/cmd/temporal,$(TEMPORAL_VERSION),-X=$(TEMPORAL_MODULE)/temporalcli.Version=$(TEMPORAL_VERSION:v%=%))
+	@$(call go-tool,$(VERSITYGW_BIN),$(VERSITYGW_MODULE),$(VERSITYGW_MODULE)/cmd/versitygw,$(VERSITYGW_VERSION),-X=main.Version=$(VERSITYGW_VERSION))
+
+# is-module MODULE,VERSION reads go version -m's output and is true when the
+# binary's main module is MODULE at VERSION.
+is-module = awk '$$1 == "mod" && $$2 == "$(1)" && $$3 == "$(2)" { found = 1 } END { exit !found }'
+
+# go-tool BIN,MODULE,PACKAGE,VERSION,LDFLAGS installs PACKAGE@VERSION as BIN
+# unless BIN already is that module at that version: go version -m reads the
+# module and version the go command stamped into the binary, and fails on a
+# file that is not a whole Go binary, so a damaged or other-version binary is
+# rebuilt. go install writes into a temporary folder beside BIN, and the
+# binary is renamed into place only once the build succeeded and checks out:
+# an interrupted build leaves nothing that looks installed, and the next one
+# starts over (removing what a killed build left behind). GOFLAGS is cleared
+# from the environment, since -mod=vendor there makes go install pkg@version
+# fail and -tags would change what a pinned version builds.
+define go-tool
+set -e; \
+bin=$(1); name=$(notdir $(1)); dir=$(patsubst %/,%,$(dir $(1))); \
+if [ -f $$bin ]; then \
+  if $(GO) version -m $$bin 2>/dev/null | $(call is-module,$(2),$(4)); then exit 0; fi; \
+  echo "make distributed-tools: $$bin is not $(2) $(4); building it again"; \
+  rm -f $$bin; \
+fi; \
+echo "make distributed-tools: building $(3)@$(4) into $$dir (minutes)"; \
+mkdir -p $$dir; \
+rm -rf $$dir/.build-$$name.*; \
+tmp=$$(mktemp -d $(abspath $(dir $(1)))/.build-$$name.XXXXXX); \
+trap 'rm -rf "$$tmp"' EXIT; \
+trap 'exit 130' INT TERM HUP; \
+GOBIN="$$tmp" GOFLAGS= CGO_ENABLED=0 $(GO) install -trimpath -ldflags='-s -w $(5)' $(3)@$(4); \
+if ! $(GO) version -m "$$tmp/$$name" | $(call is-module,$(2),$(4)); then \
+  echo "make distributed-tools: go install $(3)@$(4) gave a binary that is not $(2) $(4); nothing installed" >&2; \
+  exit 1; \
+fi; \
+mv -f "$$tmp/$$name" $(abspath $(1))
+endef
+
 # bench-tools installs what only the comparison benchmarks need; idempotent.
 # Debian's snakemake is what BenchmarkSnakemakeNoop times against the cached
 # mlsched run; hyperfine times either from the shell.
