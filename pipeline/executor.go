@@ -150,7 +150,7 @@ func (p *Process) Execute(ctx context.Context, s *Stage, env *Env) error {
 		return fmt.Errorf("worker %s died before the stage finished: %w", p.Command[0], waitErr)
 	}
 	maps.Copy(env.Notes, done.Notes)
-	env.Memo.use(done.Memo...)
+	env.Memo.Use(done.Memo...)
 	if done.Error != "" {
 		return errors.New(done.Error)
 	}

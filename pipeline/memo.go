@@ -325,8 +325,9 @@ func (s MemoSpec) open() *Memo {
 	return &Memo{stage: s.Stage, base: s.Base, root: s.Root, tmp: s.Tmp}
 }
 
-// use records entries used elsewhere (by a worker process).
-func (m *Memo) use(keys ...string) {
+// Use records entries used elsewhere (by a worker process, or a worker
+// machine), so that the version lists them and gc keeps them.
+func (m *Memo) Use(keys ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, k := range keys {

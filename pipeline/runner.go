@@ -733,6 +733,11 @@ func (p *Pipeline) now() time.Time {
 	return time.Now()
 }
 
+// Collect lists the files below dir with their sizes and digests, as a
+// version's manifest lists them (for an executor that ships a stage's
+// output elsewhere).
+func Collect(ctx context.Context, dir string) ([]File, error) { return collect(ctx, dir) }
+
 // collect digests every file a stage wrote, makes it durable, and returns
 // the files sorted by path.
 func collect(ctx context.Context, dir string) ([]File, error) {

@@ -11,6 +11,7 @@
 //	cas/sha256/<aa>/<digest>                  a file's bytes, named by their sha256
 //	versions/<stage>/<version>/manifest.json  a version: its manifest, as stored locally
 //	memo/<stage>/<key>/manifest.json          a memo entry's manifest
+//	records/<name>                            a small record of a distributed run (which result a stage's activity stored)
 //
 // A manifest is the commit record. Push uploads every blob a version needs
 // first (after asking, shard by shard, which the remote lacks), and its
@@ -62,6 +63,7 @@ const (
 	casPrefix      = "cas/sha256/"
 	versionsPrefix = "versions/"
 	memoPrefix     = "memo/"
+	recordsPrefix  = "records/"
 )
 
 // maxManifest bounds a manifest read from the remote.
@@ -612,3 +614,117 @@ func (r *Remote) Has(ctx context.Context, stage, version string) (bool, error) {
 
 // timeOf is a manifest's mtime (Unix nanoseconds) as a time.
 func timeOf(ns int64) time.Time { return time.Unix(0, ns) }
+
+// PutBlob stores data under its sha256, unless the remote has it, and
+// returns the digest: how small records (a stage's task, its result)
+// travel between machines by digest.
+func (r *Remote) PutBlob(ctx context.Context, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	d := hex.EncodeToString(sum[:])
+	if ok, err := r.bucket.Exists(ctx, casKey(d)); err == nil && ok {
+		return d, nil
+	}
+	if err := r.bucket.WriteAll(ctx, casKey(d), data, nil); err != nil {
+		return "", fmt.Errorf("write %s/%s: %w", r.where, casKey(d), err)
+	}
+	return d, nil
+}
+
+// GetBlob reads the blob of a digest, of at most limit bytes, and checks
+// its bytes against the digest.
+func (r *Remote) GetBlob(ctx context.Context, sha string, limit int64) ([]byte, error) {
+	if !isDigest(sha) {
+		return nil, fmt.Errorf("blob %q: not a sha256 digest", sha)
+	}
+	rd, err := r.bucket.NewReader(ctx, casKey(sha), nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, fmt.Errorf("blob %s/%s is missing: %w", r.where, casKey(sha), pipeline.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s/%s: %w", r.where, casKey(sha), err)
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(io.LimitReader(rd, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s/%s: %w", r.where, casKey(sha), err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("blob %s/%s: over %d bytes", r.where, casKey(sha), limit)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != sha {
+		return nil, fmt.Errorf("blob %s/%s is damaged: its bytes have another sha256", r.where, casKey(sha))
+	}
+	return b, nil
+}
+
+// isDigest says whether s is a sha256 in lower-case hex.
+func isDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// UploadFiles sends the blobs the remote lacks of the files given (sha256
+// to local path), and returns how many it sent.
+func (r *Remote) UploadFiles(ctx context.Context, files map[string]string) (int, error) {
+	n, _, _, err := r.upload(ctx, files)
+	return n, err
+}
+
+// DownloadFiles writes the files of a manifest's list into dir from their
+// blobs, checking each one's size and digest, and giving it the listed
+// mtime.
+func (r *Remote) DownloadFiles(ctx context.Context, dir string, files []pipeline.File) error {
+	return r.downloadAll(ctx, dir, files)
+}
+
+// PushMemo uploads the memo entries of a stage that st holds, of those
+// keys, with their blobs first; entries st lacks are skipped.
+func (r *Remote) PushMemo(ctx context.Context, st pipeline.Store, stage string, keys []string) error {
+	memo := st.Memo(stage, pipeline.KeyInputs{})
+	uploads := map[string]string{}
+	manifests := map[string][]byte{}
+	for _, key := range keys {
+		dir, files, raw, err := memo.Entry(key)
+		if errors.Is(err, pipeline.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			uploads[f.SHA256] = filepath.Join(dir, filepath.FromSlash(f.Path))
+		}
+		manifests[key] = raw
+	}
+	if _, _, _, err := r.upload(ctx, uploads); err != nil {
+		return err
+	}
+	for key, raw := range manifests {
+		if _, err := r.create(ctx, memoKey(stage, key), raw); err != nil {
+			return fmt.Errorf("memo entry %s/%.16s: %w", stage, key, err)
+		}
+	}
+	return nil
+}
+
+// PullMemo brings the memo entries of a stage, of those keys, that the
+// remote holds and st lacks. The caller holds st's lock.
+func (r *Remote) PullMemo(ctx context.Context, st pipeline.Store, stage string, keys []string) error {
+	return r.pullMemo(ctx, st, &pipeline.Manifest{Stage: stage, Memo: keys})
+}
+
+// Create writes a small record under name (below records/ in the
+// remote) unless one exists, and reports whether it did: the first
+// writer's record stays.
+func (r *Remote) Create(ctx context.Context, name string, data []byte) (bool, error) {
+	return r.create(ctx, recordsPrefix+name, data)
+}
+
+// Record reads a record Create wrote; a missing one is
+// pipeline.ErrNotFound.
+func (r *Remote) Record(ctx context.Context, name string) ([]byte, error) {
+	return r.readSmall(ctx, recordsPrefix+name)
+}

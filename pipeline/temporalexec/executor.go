@@ -1,0 +1,222 @@
+package temporalexec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/digest"
+	"github.com/mlsched/mlsched/pipeline/remote"
+)
+
+// Updater sends a stage to a run's workflow and waits for its reply; the
+// coordinator's only use of Temporal besides starting and ending the
+// workflow. Client implements it over a Temporal client; tests call a
+// Worker directly.
+type Updater interface {
+	// Start starts the run's workflow.
+	Start(ctx context.Context) error
+	// Stage runs req in the run's workflow and returns the reply.
+	Stage(ctx context.Context, req Request) (Reply, error)
+	// Finish ends the run's workflow: done after a finished run, or
+	// cancelled after an interrupted one.
+	Finish(ctx context.Context, cancelled bool) error
+}
+
+// Executor is a pipeline.Executor that runs each stage on a Temporal
+// worker, moving its inputs and outputs through Remote.
+type Executor struct {
+	Updater Updater
+	Remote  *remote.Remote
+	// Store is the runner's store: the inputs pushed to the remote come
+	// from it, and the memo entries a worker built are pulled into it.
+	Store pipeline.Store
+	// Payload goes to the worker with every stage, as Process's does; it
+	// must hold nothing of this machine's (no environment).
+	Payload json.RawMessage
+	// Extern maps the paths, relative to the config's directory, of the
+	// files outside the store the config names to their local paths.
+	Extern map[string]string
+
+	once     sync.Once
+	startErr error
+	ext      []Extern
+	mu       sync.Mutex
+	started  bool
+}
+
+var _ pipeline.Executor = (*Executor)(nil)
+
+// start starts the run's workflow and uploads the files outside the
+// store, once.
+func (e *Executor) start(ctx context.Context) error {
+	e.once.Do(func() {
+		uploads := map[string]string{}
+		for rel, local := range e.Extern {
+			d, err := digest.File(local)
+			if err != nil {
+				e.startErr = fmt.Errorf("%s: %w", local, err)
+				return
+			}
+			e.ext = append(e.ext, Extern{Path: rel, SHA256: d.SHA256, Size: d.Size})
+			uploads[d.SHA256] = local
+		}
+		if _, err := e.Remote.UploadFiles(ctx, uploads); err != nil {
+			e.startErr = err
+			return
+		}
+		if e.startErr = e.Updater.Start(ctx); e.startErr == nil {
+			e.mu.Lock()
+			e.started = true
+			e.mu.Unlock()
+		}
+	})
+	return e.startErr
+}
+
+// Execute implements pipeline.Executor.
+func (e *Executor) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline.Env) error {
+	if err := e.start(ctx); err != nil {
+		return err
+	}
+	// The inputs go to the remote first: the worker pulls them from there.
+	blank := func(in map[string]pipeline.Input) (map[string]pipeline.Input, error) {
+		if in == nil {
+			return nil, nil
+		}
+		out := make(map[string]pipeline.Input, len(in))
+		for k, v := range in {
+			m, err := e.Store.Manifest(v.Stage, v.Version)
+			if err != nil {
+				return nil, err
+			}
+			if err := e.Remote.Push(ctx, e.Store, m); err != nil {
+				return nil, err
+			}
+			v.Dir = ""
+			out[k] = v
+		}
+		return out, nil
+	}
+	inputs, err := blank(env.Inputs)
+	if err != nil {
+		return err
+	}
+	refs, err := blank(env.Refs)
+	if err != nil {
+		return err
+	}
+	spec := TaskSpec{
+		Task: pipeline.Task{Stage: env.Stage, Version: env.Version, Seed: env.Seed, Inputs: inputs, Refs: refs,
+			Metadata: env.Metadata, Memo: pipeline.MemoSpec{Stage: env.Stage, Base: env.Memo.Spec().Base}, Payload: e.Payload},
+		Extern: e.ext,
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	task, err := e.Remote.PutBlob(ctx, b)
+	if err != nil {
+		return err
+	}
+	reply, err := e.Updater.Stage(ctx, Request{Stage: env.Stage, Version: env.Version, Task: task, Exclusive: s.Exclusive})
+	if err != nil {
+		return err
+	}
+	b, err = e.Remote.GetBlob(ctx, reply.Result, maxRecord)
+	if err != nil {
+		return fmt.Errorf("result of %s@%s: %w", env.Stage, env.Version, err)
+	}
+	res, err := decode[Result](b, "result of "+env.Stage+"@"+env.Version)
+	if err != nil {
+		return err
+	}
+	if res.Stage != env.Stage || res.Version != env.Version {
+		return fmt.Errorf("result %.16s describes %s@%s, not %s@%s", reply.Result, res.Stage, res.Version, env.Stage, env.Version)
+	}
+	if err := e.Remote.DownloadFiles(ctx, env.Dir, res.Files); err != nil {
+		return fmt.Errorf("output of %s@%s from %s: %w", env.Stage, env.Version, res.Worker, err)
+	}
+	notes(env.Notes, res.Notes)
+	env.Memo.Use(res.Memo...)
+	// The worker's memo entries come here too, so that a later local run
+	// reuses them.
+	return e.Remote.PullMemo(ctx, e.Store, env.Stage, res.Memo)
+}
+
+// Finish ends the run's workflow if one was started: done after a
+// finished run, cancelled (stopping its stages on the workers) after an
+// interrupted or failed one.
+func (e *Executor) Finish(ctx context.Context, cancelled bool) error {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if !started {
+		return nil
+	}
+	return e.Updater.Finish(ctx, cancelled)
+}
+
+// Client is the Updater over a Temporal client.
+type Client struct {
+	Client    client.Client
+	TaskQueue string
+	// WorkflowID names the run's workflow; unique per run.
+	WorkflowID string
+
+	runID string
+}
+
+var _ Updater = (*Client)(nil)
+
+// Start implements Updater.
+func (c *Client) Start(ctx context.Context) error {
+	run, err := c.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: c.WorkflowID, TaskQueue: c.TaskQueue}, WorkflowName)
+	if err != nil {
+		return fmt.Errorf("start workflow %s on task queue %s: %w", c.WorkflowID, c.TaskQueue, err)
+	}
+	c.runID = run.GetRunID()
+	return nil
+}
+
+// Stage implements Updater.
+func (c *Client) Stage(ctx context.Context, req Request) (Reply, error) {
+	h, err := c.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: c.WorkflowID, RunID: c.runID, UpdateName: UpdateStage,
+		UpdateID: req.Stage + "@" + req.Version, Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return Reply{}, fmt.Errorf("send %s@%s to workflow %s: %w", req.Stage, req.Version, c.WorkflowID, err)
+	}
+	var reply Reply
+	if err := h.Get(ctx, &reply); err != nil {
+		if ctx.Err() != nil {
+			return Reply{}, ctx.Err()
+		}
+		return Reply{}, fmt.Errorf("%s@%s in workflow %s: %w", req.Stage, req.Version, c.WorkflowID, err)
+	}
+	return reply, nil
+}
+
+// Finish implements Updater.
+func (c *Client) Finish(ctx context.Context, cancelled bool) error {
+	if c.runID == "" {
+		return nil
+	}
+	if cancelled {
+		return c.Client.CancelWorkflow(ctx, c.WorkflowID, c.runID)
+	}
+	return c.Client.SignalWorkflow(ctx, c.WorkflowID, c.runID, SignalDone, nil)
+}
+
+// WorkflowID returns a new run's workflow ID: this host and process, and
+// the time, so that two runs never share one.
+func WorkflowID(now func() int64) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("mlsched-run-%s-%d-%d", host, os.Getpid(), now())
+}

@@ -1,0 +1,374 @@
+package temporalexec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/remote"
+)
+
+// updateResult collects an update's outcome in the test environment.
+type updateResult struct {
+	reply    Reply
+	err      error
+	rejected error
+	done     bool
+}
+
+func (u *updateResult) Accept()          {}
+func (u *updateResult) Reject(err error) { u.rejected, u.done = err, true }
+func (u *updateResult) Complete(v any, err error) {
+	u.done, u.err = true, err
+	if r, ok := v.(Reply); ok {
+		u.reply = r
+	}
+}
+
+func newWorkflowEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterActivityWithOptions(func(ctx context.Context, req Request) (Reply, error) { return Reply{}, nil },
+		activity.RegisterOptions{Name: ActivityStage})
+	return env
+}
+
+var task64 = strings.Repeat("ab", 32)
+
+// TestWorkflowRunsEachStageAndEndsWhenDone checks the workflow of a run:
+// every stage update runs its activity and answers with its reply, a
+// malformed one is rejected before anything runs, and the workflow ends
+// on the done signal only after the stages it was given finished.
+func TestWorkflowRunsEachStageAndEndsWhenDone(t *testing.T) {
+	env := newWorkflowEnv(t)
+	var calls atomic.Int32
+	env.OnActivity(ActivityStage, moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
+		calls.Add(1)
+		return Reply{Result: strings.Repeat("0", 63) + req.Stage[:1]}, nil
+	})
+	results := map[string]*updateResult{"a": {}, "b": {}, "bad": {}}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateStage, "a", results["a"], Request{Stage: "a", Version: "v", Task: task64})
+		env.UpdateWorkflow(UpdateStage, "b", results["b"], Request{Stage: "b", Version: "v", Task: task64})
+		env.UpdateWorkflow(UpdateStage, "bad", results["bad"], Request{Stage: "c"})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalDone, nil) }, 2*time.Second)
+	env.ExecuteWorkflow(WorkflowName)
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow completed %v with %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	for _, s := range []string{"a", "b"} {
+		r := results[s]
+		if !r.done || r.err != nil || r.reply.Result != strings.Repeat("0", 63)+s {
+			t.Errorf("stage %s: %+v", s, r)
+		}
+	}
+	if results["bad"].rejected == nil {
+		t.Errorf("a malformed request was not rejected: %+v", results["bad"])
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d activities ran, want 2", n)
+	}
+}
+
+// moq matches any argument of a mocked activity.
+const moq = mock.Anything
+
+// TestWorkflowRetriesDeadWorkersNotFailedStages checks the retry policy:
+// an attempt lost with its worker is retried, a stage whose own code
+// failed is not.
+func TestWorkflowRetriesDeadWorkersNotFailedStages(t *testing.T) {
+	cases := []struct {
+		name      string
+		fail      error
+		wantCalls int32
+		wantErr   bool
+	}{
+		{"worker died", errors.New("heartbeat timeout"), 3, false},
+		{"stage failed", temporal.NewNonRetryableApplicationError("bad input", ErrStageFailed, nil), 1, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := newWorkflowEnv(t)
+			var calls atomic.Int32
+			env.OnActivity(ActivityStage, moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
+				if calls.Add(1) < 3 {
+					return Reply{}, c.fail
+				}
+				return Reply{Result: task64}, nil
+			})
+			r := &updateResult{}
+			env.RegisterDelayedCallback(func() {
+				env.UpdateWorkflow(UpdateStage, "a", r, Request{Stage: "a", Version: "v", Task: task64})
+			}, time.Second)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalDone, nil) }, 2*time.Second)
+			env.ExecuteWorkflow(WorkflowName)
+			if env.GetWorkflowError() != nil {
+				t.Fatal(env.GetWorkflowError())
+			}
+			if got := calls.Load(); got != c.wantCalls {
+				t.Errorf("%d attempts, want %d", got, c.wantCalls)
+			}
+			if (r.err != nil) != c.wantErr {
+				t.Errorf("update error %v, want error %v", r.err, c.wantErr)
+			}
+			if c.wantErr && !strings.Contains(r.err.Error(), "bad input") {
+				t.Errorf("update error %v does not carry the stage's", r.err)
+			}
+		})
+	}
+}
+
+// stageCode is the two stages' code, run by a worker in this process.
+type stageCode struct {
+	runs map[string]*atomic.Int32
+	fail string // a stage whose code fails
+}
+
+func (c *stageCode) run(ctx context.Context, env *pipeline.Env) error {
+	c.runs[env.Stage].Add(1)
+	if env.Stage == c.fail {
+		return errors.New("the stage's own bug")
+	}
+	switch env.Stage {
+	case "make":
+		unit, err := env.Memo.Get("unit", "u", nil, func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "unit.txt"), []byte("a unit"), 0o644)
+		})
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(unit, "unit.txt"))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(env.Dir, "sub"), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(env.Dir, "sub", "a.txt"), append(b, []byte(strings.Repeat("x", 5000))...), 0o644)
+	default:
+		b, err := os.ReadFile(filepath.Join(env.Inputs["make"].Dir, "sub", "a.txt"))
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(env.Dir, "b.txt"), append(b, '!'), 0o644)
+	}
+}
+
+func (c *stageCode) pipeline(t *testing.T, st pipeline.Store, exec pipeline.Executor) *pipeline.Pipeline {
+	reg := pipeline.NewRegistry()
+	for _, s := range []pipeline.Stage{
+		{Name: "make", Code: "v1", Config: map[string]int{"n": 1}, Run: c.run},
+		{Name: "use", Deps: []string{"make"}, Code: "v1", Run: c.run},
+	} {
+		if err := reg.Register(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := reg.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pipeline.Pipeline{Graph: g, Store: st, LockPath: filepath.Join(t.TempDir(), "pipeline.lock"), Tool: "test", Executor: exec}
+}
+
+// inline is an Updater that runs each stage's activity on a Worker in
+// this process, in Temporal's activity test environment; crash makes the
+// first attempt at a stage fail after its work (a worker that died
+// before answering), and the next one then runs.
+type inline struct {
+	t       *testing.T
+	wk      *Worker
+	crash   bool
+	started bool
+	attempt atomic.Int32
+}
+
+func (u *inline) Start(ctx context.Context) error { u.started = true; return nil }
+func (u *inline) Finish(ctx context.Context, cancelled bool) error {
+	return nil
+}
+
+func (u *inline) Stage(ctx context.Context, req Request) (Reply, error) {
+	for {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestActivityEnvironment()
+		env.RegisterActivityWithOptions(u.wk.RunStage, activity.RegisterOptions{Name: ActivityStage})
+		v, err := env.ExecuteActivity(ActivityStage, req)
+		if err != nil {
+			return Reply{}, err
+		}
+		var r Reply
+		if err := v.Get(&r); err != nil {
+			return Reply{}, err
+		}
+		if u.crash && u.attempt.Add(1) == 1 {
+			continue // the reply was lost with the worker: Temporal retries
+		}
+		return r, nil
+	}
+}
+
+func newWorker(t *testing.T, rem *remote.Remote, code *stageCode) *Worker {
+	cache, err := pipeline.OpenStore(filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Worker{Remote: rem, Cache: cache, Name: "test-worker",
+		Exec:    func(json.RawMessage) pipeline.Executor { return runIn{code} },
+		Prepare: func(p json.RawMessage, _ string) (json.RawMessage, error) { return p, nil }}
+}
+
+// runIn runs a stage's code in this process.
+type runIn struct{ code *stageCode }
+
+func (r runIn) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline.Env) error {
+	return r.code.run(ctx, env)
+}
+
+func openStore(t *testing.T) *pipeline.LocalStore {
+	st, err := pipeline.OpenStore(filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestExecutorMatchesALocalRun runs the pipeline through the executor,
+// with a worker that pulls inputs and pushes outputs through a remote,
+// and checks that every version is the one a local run makes, byte for
+// byte, and that the coordinator ran no stage code.
+func TestExecutorMatchesALocalRun(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		name := map[bool]string{false: "clean", true: "a worker dies after its work"}[crash]
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			local := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+			want := openStore(t)
+			if _, err := local.pipeline(t, want, nil).Run(ctx, pipeline.RunOptions{Jobs: 1}); err != nil {
+				t.Fatal(err)
+			}
+
+			rem, err := remote.Open(ctx, "mem://")
+			if err != nil {
+				t.Fatal(err)
+			}
+			remoteCode := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+			coordinator := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+			st := openStore(t)
+			up := &inline{t: t, wk: newWorker(t, rem, remoteCode), crash: crash}
+			exec := &Executor{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+			p := coordinator.pipeline(t, st, exec)
+			p.Remote = rem
+			res, err := p.Run(ctx, pipeline.RunOptions{Jobs: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				if r.Outcome != pipeline.Ran {
+					t.Errorf("%s: %s, want ran", r.Stage, r.Outcome)
+				}
+				wm, err := want.Versions(r.Stage)
+				if err != nil || len(wm) != 1 {
+					t.Fatal(err)
+				}
+				got, err := st.Manifest(r.Stage, r.Version)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Version != wm[0].Version || got.Output != wm[0].Output || len(got.Memo) != len(wm[0].Memo) {
+					t.Errorf("%s: version %s output %s memo %v; a local run made %s %s %v", r.Stage, got.Version, got.Output, got.Memo, wm[0].Version, wm[0].Output, wm[0].Memo)
+				}
+			}
+			for stage, n := range coordinator.runs {
+				if n.Load() != 0 {
+					t.Errorf("the coordinator ran %s's code", stage)
+				}
+			}
+			// The first attempt's result stands: a retry after a lost reply
+			// runs nothing again.
+			for stage, n := range remoteCode.runs {
+				if n.Load() != 1 {
+					t.Errorf("the worker ran %s %d times, want once", stage, n.Load())
+				}
+			}
+			if probs, _, err := st.Verify(ctx); err != nil || len(probs) > 0 {
+				t.Errorf("verify: %v %v", probs, err)
+			}
+			// The worker's memo entry came back with the version.
+			m, _ := st.Versions("make")
+			if _, _, _, err := st.Memo("make", pipeline.KeyInputs{}).Entry(m[0].Memo[0]); err != nil {
+				t.Errorf("the worker's memo entry is not here: %v", err)
+			}
+		})
+	}
+}
+
+// TestStageFailureIsNotRetried checks that a stage whose code fails
+// fails the run with its error, marked as not to be retried, and that
+// nothing of it is stored.
+func TestStageFailureIsNotRetried(t *testing.T) {
+	ctx := context.Background()
+	rem, err := remote.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, fail: "use"}
+	st := openStore(t)
+	exec := &Executor{Updater: &inline{t: t, wk: newWorker(t, rem, code)}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+	_, err = code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrStageFailed || !app.NonRetryable() || !strings.Contains(err.Error(), "the stage's own bug") {
+		t.Fatalf("run: %v, want the stage's error as a non-retryable %s", err, ErrStageFailed)
+	}
+	if vs, _ := st.Versions("use"); len(vs) != 0 {
+		t.Errorf("a failed stage stored %d versions", len(vs))
+	}
+}
+
+// TestWorkerRefusesADamagedTask checks that a task whose blob does not
+// match its digest is refused, never run.
+func TestWorkerRefusesADamagedTask(t *testing.T) {
+	ctx := context.Background()
+	rem, err := remote.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+	d, err := rem.PutBlob(ctx, []byte(`{"task":{"stage":"make","version":"0123456789abcdef"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := strings.Repeat("0", 64)
+	up := &inline{t: t, wk: newWorker(t, rem, code)}
+	for _, c := range []struct{ task, want string }{
+		{wrong, "missing"},
+		{d, "describes make@0123456789abcdef, not use@0123456789abcdef"},
+	} {
+		stage := "make"
+		if c.task == d {
+			stage = "use"
+		}
+		_, err := up.Stage(ctx, Request{Stage: stage, Version: "0123456789abcdef", Task: c.task})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("task %.8s: %v, want %q", c.task, err, c.want)
+		}
+	}
+	if code.runs["make"].Load()+code.runs["use"].Load() != 0 {
+		t.Error("a stage ran from a bad task")
+	}
+}
