@@ -15,7 +15,7 @@ COUNT   ?= 5
 DUCKDB_VERSION := 1.5.6-r.1
 DUCKDB_DIR := .tools/duckdb
 
-.PHONY: all setup test-tools bench-tools build run test test-faults fuzz bench fingerprints clean
+.PHONY: all setup test-tools bench-tools build run test test-faults test-distributed fuzz bench fingerprints clean
 
 all: build
 
@@ -214,6 +214,14 @@ FAULT_KILLS ?= 100
 FAULT_SEED  ?= 0
 test-faults:
 	$(GO) test -count=1 -timeout 30m -v -run '^TestFault' ./cmd/mlsched/ -fault.kills=$(FAULT_KILLS) -fault.seed=$(FAULT_SEED)
+
+# test-distributed is the distributed integration test: the Temporal dev
+# server and versitygw (built once by distributed-tools) on 127.0.0.1, two
+# mlsched workers running a whole pipeline, one killed with SIGKILL
+# mid-stage; the run must complete, verify, and match a local run's digests.
+.PHONY: test-distributed
+test-distributed: setup distributed-tools
+	DISTRIBUTED_TOOLS_BIN=$(CURDIR)/$(TOOLS_BIN) $(GO) test -count=1 -timeout 20m -tags distributed -v -run '^TestDistributed' ./cmd/mlsched/
 
 # bench runs every benchmark COUNT times; compare medians (the machine is noisy).
 bench: build bench-tools

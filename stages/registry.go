@@ -431,3 +431,26 @@ func fileDigest(path string, limit int64) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// ExternFiles lists the files outside the store that cfg names (imported
+// profiles and workloads), by the path the config gives, relative to its
+// directory, with where each is on this machine: what must travel with a
+// stage run on another machine. A file named by an absolute path cannot,
+// and is refused, naming its key.
+func ExternFiles(cfg Config, rt Runtime) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range []struct{ key, path string }{
+		{"profile.import", cfg.Profile.Import},
+		{"generate.train.import", cfg.Generate.Train.Import},
+		{"generate.eval.import", cfg.Generate.Eval.Import},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if !filepath.IsLocal(f.path) {
+			return nil, fmt.Errorf("%s: %s is not a path inside the config's directory, so it cannot travel to another machine's worker: put the file beside the config and name it relatively", f.key, f.path)
+		}
+		out[filepath.Clean(f.path)] = rt.Path(f.path)
+	}
+	return out, nil
+}

@@ -115,8 +115,6 @@ func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
 // lockOutputs is each stage's output digest in pipeline.lock, one per line.
 func lockOutputs(t *testing.T, p *project) string {
 	t.Helper()
-	out := p.mustCLI("status", "--json")
-	_ = out
 	b, err := os.ReadFile(filepath.Join(p.dir, "pipeline.lock"))
 	if err != nil {
 		t.Fatal(err)

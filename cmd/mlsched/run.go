@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +15,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/temporalexec"
 )
 
 func (a *app) runCmd() *cobra.Command {
 	var opts pipeline.RunOptions
 	var noWait, noRemote, noPush bool
+	var executor string
+	var tflags temporalFlags
 	cmd := &cobra.Command{
 		Use:   "run [STAGE...]",
 		Short: "Bring stages (default: all) up to date, with their upstreams",
@@ -42,6 +47,20 @@ again ("fetched"); each version the run computes is pushed there.`,
 				l.p.Remote = nil
 			}
 			l.p.ReadOnlyRemote = noPush
+			var distributed *temporalexec.Executor
+			switch executor {
+			case executorLocal:
+			case executorTemporal:
+				if noRemote {
+					return usageError{errors.New("--executor temporal needs the remote: drop --no-remote")}
+				}
+				if distributed, err = a.temporalExecutor(cmd.Context(), l, tflags); err != nil {
+					return err
+				}
+				l.p.Executor = distributed
+			default:
+				return usageError{fmt.Errorf("--executor %q: want %s or %s", executor, executorLocal, executorTemporal)}
+			}
 			opts.Waiting = l.p.Waiting
 			rep := newRunReporter(a.stdout, a.stderr)
 			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
@@ -54,6 +73,15 @@ again ("fetched"); each version the run computes is pushed there.`,
 			})
 			_, err = l.p.Run(cmd.Context(), opts)
 			rep.close()
+			if distributed != nil {
+				// The workflow ends with the run: done, or cancelled (which
+				// stops its stages on the workers) after a failure.
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 30*time.Second)
+				defer cancel()
+				if ferr := distributed.Finish(ctx, err != nil); ferr != nil && err == nil {
+					err = fmt.Errorf("end the run's workflow: %w", ferr)
+				}
+			}
 			return err
 		}),
 	}
@@ -64,6 +92,8 @@ again ("fetched"); each version the run computes is pushed there.`,
 	f.BoolVar(&noWait, "no-wait", false, "fail at once if another mlsched holds the store")
 	f.BoolVar(&noRemote, "no-remote", false, "neither fetch from nor push to the config's remote")
 	f.BoolVar(&noPush, "no-push", false, "fetch from the config's remote, but push nothing to it")
+	f.StringVar(&executor, "executor", executorLocal, "where stages run: `local` (here), or temporal (on 'mlsched worker' machines, through the remote)")
+	tflags.add(f)
 	return cmd
 }
 

@@ -1,0 +1,251 @@
+//go:build distributed
+
+// The distributed integration test (make test-distributed): real servers,
+// built from Go modules into .tools/bin by make distributed-tools, on
+// 127.0.0.1: the Temporal dev server and versitygw (S3 over a directory).
+// Two `mlsched worker` processes run a whole pipeline started with
+// `mlsched run --executor temporal`; one is killed with SIGKILL while it
+// runs a stage. The run must complete, the store verify, and every
+// version's output digest match a local run of the same config.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// toolsBin is where make distributed-tools puts the servers.
+func toolsBin(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("DISTRIBUTED_TOOLS_BIN")
+	if dir == "" {
+		dir = filepath.Join("..", "..", ".tools", "bin")
+	}
+	p, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: %v (run make distributed-tools)", p, err)
+	}
+	return p
+}
+
+// freePort returns a port on 127.0.0.1 that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// daemon starts a server process that the test stops (SIGTERM) at its end;
+// its output goes to a log file named in failures.
+func daemon(t *testing.T, name string, env []string, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("%s log:\n%s", name, tail(string(b), 3000))
+		}
+	})
+	return cmd
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// waitFor polls ready until it succeeds or the deadline passes.
+func waitFor(t *testing.T, what string, within time.Duration, ready func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := ready()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %s: %v", what, within, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// children returns the pids of the processes whose parent is pid and
+// whose command line starts with prefix.
+func children(pid int, prefix string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.HasPrefix(strings.ReplaceAll(string(cmdline), "\x00", " "), prefix) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
+	// The servers, on 127.0.0.1.
+	tport, sport := freePort(t), freePort(t)
+	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
+	daemon(t, "temporal", []string{"HOME=" + t.TempDir()}, toolsBin(t, "temporal"), "server", "start-dev",
+		"--ip", "127.0.0.1", "--port", strconv.Itoa(tport), "--http-port", strconv.Itoa(freePort(t)),
+		"--metrics-port", strconv.Itoa(freePort(t)), "--headless", "--log-level", "error",
+		"--db-filename", filepath.Join(t.TempDir(), "temporal.db"))
+	s3root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(s3root, "team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const key, secret = "team-key", "team-secret-never-shown"
+	daemon(t, "versitygw", []string{"ROOT_ACCESS_KEY_ID=" + key, "ROOT_SECRET_ACCESS_KEY=" + secret},
+		toolsBin(t, "versitygw"), "--port", fmt.Sprintf("127.0.0.1:%d", sport), "--quiet", "posix", s3root)
+	waitFor(t, "Temporal", time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c, err := client.DialContext(ctx, client.Options{HostPort: taddr})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	})
+	waitFor(t, "versitygw", 30*time.Second, func() error {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", sport))
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	remoteURL := fmt.Sprintf("s3://team/mlsched?endpoint=http://127.0.0.1:%d&region=us-east-1&use_path_style=true&disable_https=true", sport)
+	aws := []string{"AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret,
+		"AWS_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(t.TempDir(), "none")}
+
+	// Two workers, each with its own cache store.
+	var workers []*exec.Cmd
+	for i := range 2 {
+		workers = append(workers, daemon(t, fmt.Sprintf("worker%d", i+1), aws, mlschedBin, "worker",
+			"--temporal", taddr, "--remote", remoteURL, "--cache", t.TempDir(), "--concurrency", "2"))
+	}
+
+	// The pipeline: tiny, with a schedule stage long enough to be killed in.
+	sets := []string{"--set", "generate.eval.jobs=20000"}
+	dist := newProject(t, "tiny.yaml")
+	dist.env = append(aws, "MLSCHED_REMOTE="+remoteURL)
+	local := newProject(t, "tiny.yaml")
+
+	run := exec.Command(mlschedBin, append(sets, "run", "--executor", "temporal", "--temporal", taddr)...)
+	run.Dir, run.Env = dist.dir, append(os.Environ(), dist.env...)
+	var out, errLines strings.Builder
+	run.Stdout, run.Stderr = &out, &errLines
+	start := time.Now()
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan error, 1)
+	go func() { finished <- run.Wait() }()
+	// Kill the first worker seen running a stage for more than a second
+	// (the schedule stage), with its stage process.
+	killed := -1
+	seen := map[int]time.Time{}
+	var runErr error
+	running := true
+	for running {
+		select {
+		case runErr = <-finished:
+			running = false
+			continue
+		case <-time.After(50 * time.Millisecond):
+		}
+		for i, w := range workers {
+			for _, c := range children(w.Process.Pid, filepath.Join(filepath.Dir(mlschedBin), workerName)+" stage") {
+				if first, ok := seen[c]; !ok {
+					seen[c] = time.Now()
+				} else if time.Since(first) > time.Second && killed < 0 {
+					if err := w.Process.Signal(syscall.SIGKILL); err != nil {
+						t.Fatal(err)
+					}
+					killed = i
+					t.Logf("killed worker %d (pid %d) mid-stage, %s into the run", i+1, w.Process.Pid, time.Since(start).Round(time.Millisecond))
+				}
+			}
+		}
+	}
+	if runErr != nil {
+		t.Fatalf("distributed run: %v\nstdout:\n%s\nstderr:\n%s", runErr, out.String(), errLines.String())
+	}
+	if killed < 0 {
+		t.Fatalf("no worker ran a stage for over a second: nothing was killed\n%s", out.String())
+	}
+	t.Logf("distributed run with a killed worker: %s\n%s", time.Since(start).Round(time.Millisecond), out.String())
+	for stage, o := range outcomes(out.String()) {
+		if o != "ran" {
+			t.Errorf("%s: %s, want ran", stage, o)
+		}
+	}
+	dist.mustCLI("verify")
+
+	localStart := time.Now()
+	local.mustCLI(append(sets, "run")...)
+	t.Logf("local run: %s", time.Since(localStart).Round(time.Millisecond))
+	if got, want := lockOutputs(t, dist), lockOutputs(t, local); got != want {
+		t.Errorf("distributed outputs differ from a local run's:\n%s\nwant\n%s", got, want)
+	}
+	if strings.Contains(out.String()+errLines.String(), secret) {
+		t.Error("the run's output shows the secret")
+	}
+}
