@@ -457,3 +457,90 @@ func TestLockFileFIFO(t *testing.T) {
 		t.Fatal("ReadLockFile blocks on a FIFO")
 	}
 }
+
+// TestAnotherStoresRunSparesThisStoresRecord (issue 14, finding 11): a run
+// against another store, with another config, must leave the config's
+// store's record alone. It used to rewrite the one pipeline.lock: verify
+// of the config's store then reported the other store's versions as
+// missing from it, gc --keep 0 deleted the versions its own newest ones
+// were built from, and --locked refused the config's own state.
+func TestAnotherStoresRunSparesThisStoresRecord(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	h.mustRun(RunOptions{})
+	home := filepath.Join(h.dir, "data")
+	configLock := filepath.Join(h.dir, LockName)
+	onStore := func(root string) *Pipeline {
+		t.Helper()
+		p := h.pipeline()
+		st, err := OpenStore(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Store = st
+		p.LockPath = LockPathFor(configLock, home, root)
+		return p
+	}
+	versions := func(root string) map[string]bool {
+		t.Helper()
+		out := map[string]bool{}
+		for _, s := range []string{"a", "b", "c", "d"} {
+			vs, _ := filepath.Glob(filepath.Join(root, s, "*"))
+			for _, v := range vs {
+				out[s+"@"+filepath.Base(v)] = true
+			}
+		}
+		return out
+	}
+	before := versions(home)
+
+	// The other store, with another config of a (so a, b and d differ).
+	other := filepath.Join(h.dir, "other")
+	a.cfg.N = 10
+	if _, err := onStore(other).Run(context.Background(), RunOptions{Jobs: 1}); err != nil {
+		t.Fatalf("run against another store: %v", err)
+	}
+	a.cfg.N = 1
+	differ := 0
+	for v := range versions(other) {
+		if !before[v] {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the other store holds only the config's store's versions: the test shows nothing")
+	}
+
+	tests := []struct {
+		name  string
+		store string
+	}{
+		{"the config's store", home},
+		{"the other store", other},
+	}
+	for _, tt := range tests {
+		t.Run("verify "+tt.name, func(t *testing.T) {
+			problems, _, err := onStore(tt.store).Verify(context.Background())
+			if err != nil || len(problems) != 0 {
+				t.Errorf("verify = %v, %v; want all intact", problems, err)
+			}
+		})
+	}
+	t.Run("locked run of the config's store", func(t *testing.T) {
+		if _, err := onStore(home).Run(context.Background(), RunOptions{Jobs: 1, Locked: true}); err != nil {
+			t.Errorf("run --locked = %v", err)
+		}
+	})
+	t.Run("gc --keep 0 of the config's store", func(t *testing.T) {
+		removed, err := onStore(home).GC(context.Background(), 0, false)
+		if err != nil || len(removed) != 0 {
+			t.Errorf("gc --keep 0 = %v, %v; want nothing removed", removed, err)
+		}
+		after := versions(home)
+		for v := range before {
+			if !after[v] {
+				t.Errorf("%s was removed from the config's store", v)
+			}
+		}
+	})
+}
