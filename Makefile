@@ -223,6 +223,13 @@ test-faults:
 test-distributed: setup distributed-tools
 	DISTRIBUTED_TOOLS_BIN=$(CURDIR)/$(TOOLS_BIN) $(GO) test -count=1 -timeout 20m -tags distributed -v -run '^TestDistributed' ./cmd/mlsched/
 
+# test-distributed-bench times a stage through Temporal with one and two
+# workers beside the same stage run locally (coordination overhead per
+# activity, simulations per second); compare medians.
+.PHONY: test-distributed-bench
+test-distributed-bench: setup distributed-tools
+	DISTRIBUTED_TOOLS_BIN=$(CURDIR)/$(TOOLS_BIN) $(GO) test -count=1 -timeout 30m -tags distributed -run '^$$' -bench '^BenchmarkDistributed$$' -benchtime $(BENCHTIME) -count $(COUNT) ./cmd/mlsched/
+
 # bench runs every benchmark COUNT times; compare medians (the machine is noisy).
 bench: build bench-tools
 	ONNXRUNTIME_LIB=$(CURDIR)/$(ORT_LIB) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) -benchmem $(BENCHPKG)

@@ -70,6 +70,7 @@ type Task struct {
 	Refs     map[string]Input  `json:"refs,omitempty"`
 	Metadata map[string]string `json:"metadata"`
 	Memo     MemoSpec          `json:"memo"`
+	Shard    *Shard            `json:"shard,omitempty"`
 	Payload  json.RawMessage   `json:"payload,omitempty"`
 }
 
@@ -96,7 +97,7 @@ func (p *Process) Execute(ctx context.Context, s *Stage, env *Env) error {
 		return errors.New("no worker command")
 	}
 	task, err := json.Marshal(Task{Stage: env.Stage, Version: env.Version, Dir: env.Dir, Seed: env.Seed,
-		Inputs: env.Inputs, Refs: env.Refs, Metadata: env.Metadata, Memo: env.Memo.Spec(), Payload: p.Payload})
+		Inputs: env.Inputs, Refs: env.Refs, Metadata: env.Metadata, Memo: env.Memo.Spec(), Shard: env.Shard, Payload: p.Payload})
 	if err != nil {
 		return fmt.Errorf("worker task: %w", err)
 	}
@@ -169,7 +170,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, code func(t *Task) (Ru
 	}
 	enc := json.NewEncoder(w)
 	env := &Env{Stage: t.Stage, Version: t.Version, Dir: t.Dir, Seed: t.Seed, Inputs: t.Inputs, Refs: t.Refs,
-		Metadata: t.Metadata, Notes: map[string]string{}, Memo: t.Memo.open()}
+		Metadata: t.Metadata, Notes: map[string]string{}, Memo: t.Memo.open(), Shard: t.Shard}
 	// The stage may report from several goroutines and faster than the
 	// pipe drains: one goroutine writes the latest report whenever it can,
 	// and the last one always.

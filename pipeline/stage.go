@@ -77,6 +77,12 @@ type Stage struct {
 	// estimate exceeds the store's free space (a typo such as a trillion
 	// jobs fails at once, naming both, rather than filling the disk).
 	Estimate OutputEstimator
+	// Shards, when over 1, is how many independent parts the stage's work
+	// splits into (see Shard): an executor with many machines may run the
+	// parts first, each anywhere, and then the stage itself, which finds
+	// every part's units in its memo. Where the stage runs does not change
+	// what it makes.
+	Shards int
 	// Run produces the stage's output files in env.Dir. It may be nil in
 	// a program that declares the stage but runs its code elsewhere
 	// (Pipeline.Executor).
@@ -140,7 +146,21 @@ type Env struct {
 	Notes map[string]string
 	// Memo keeps intermediate results across runs of the stage, by key.
 	Memo *Memo
+	// Shard, when set, asks the stage for one part of its work alone: the
+	// memo units of part Index of Count (Stage.Shards), leaving them in its
+	// memo for the stage's own run; its files are discarded.
+	Shard *Shard
 }
+
+// Shard names one part of a stage's work (Stage.Shards).
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// Mine says whether the i-th of a stage's independent units belongs to
+// this part.
+func (s *Shard) Mine(i int) bool { return s == nil || i%s.Count == s.Index }
 
 // Input returns the artifact of the upstream stage, or an error naming the
 // stage and the upstreams it does have: a stage that reads an input it did

@@ -333,6 +333,8 @@ func scheduleStage(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		},
 		Config:   cfg.Schedule,
 		UsesSeed: true,
+		// Its load sweep splits into a part per policy and replication.
+		Shards: schedulespec.Shards(cfg.Schedule),
 		// The fingerprint covers the simulator, the policies and the
 		// service model, which the package imports.
 		Code: codeVersions["stages/schedule"],

@@ -168,8 +168,11 @@ func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 				return err
 			}
 		}
-		return schedule.Run(ctx, cfg.Schedule, env.Seed, in,
-			schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo, Notes: env.Notes, Warn: warn})
+		out := schedule.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress, Memo: env.Memo, Notes: env.Notes, Warn: warn}
+		if env.Shard != nil {
+			out.Shard = &schedule.Shard{Index: env.Shard.Index, Count: env.Shard.Count}
+		}
+		return schedule.Run(ctx, cfg.Schedule, env.Seed, in, out)
 	}
 }
 

@@ -27,7 +27,7 @@ import (
 )
 
 // toolsBin is where make distributed-tools puts the servers.
-func toolsBin(t *testing.T, name string) string {
+func toolsBin(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv("DISTRIBUTED_TOOLS_BIN")
 	if dir == "" {
@@ -44,7 +44,7 @@ func toolsBin(t *testing.T, name string) string {
 }
 
 // freePort returns a port on 127.0.0.1 that nothing listens on now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,7 +56,7 @@ func freePort(t *testing.T) int {
 
 // daemon starts a server process that the test stops (SIGTERM) at its end;
 // its output goes to a log file named in failures.
-func daemon(t *testing.T, name string, env []string, bin string, args ...string) *exec.Cmd {
+func daemon(t testing.TB, name string, env []string, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	f, err := os.Create(logPath)
@@ -96,7 +96,7 @@ func tail(s string, n int) string {
 }
 
 // waitFor polls ready until it succeeds or the deadline passes.
-func waitFor(t *testing.T, what string, within time.Duration, ready func() error) {
+func waitFor(t testing.TB, what string, within time.Duration, ready func() error) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -138,10 +138,17 @@ func children(pid int, prefix string) []int {
 	return out
 }
 
-func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
+// The S3 server's credentials, given to clients in the AWS environment.
+const testS3Key, testS3Secret = "team-key", "team-secret-never-shown"
+
+// startServers starts the Temporal dev server and versitygw, with a
+// bucket, on free ports of 127.0.0.1, waits until both answer, and returns
+// Temporal's address, the remote's URL and the AWS environment that
+// reaches it.
+func startServers(t testing.TB) (taddr, remoteURL string, aws []string) {
 	// The servers, on 127.0.0.1.
 	tport, sport := freePort(t), freePort(t)
-	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
+	taddr = fmt.Sprintf("127.0.0.1:%d", tport)
 	daemon(t, "temporal", []string{"HOME=" + t.TempDir()}, toolsBin(t, "temporal"), "server", "start-dev",
 		"--ip", "127.0.0.1", "--port", strconv.Itoa(tport), "--http-port", strconv.Itoa(freePort(t)),
 		"--metrics-port", strconv.Itoa(freePort(t)), "--headless", "--log-level", "error",
@@ -150,8 +157,7 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(s3root, "team"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	const key, secret = "team-key", "team-secret-never-shown"
-	daemon(t, "versitygw", []string{"ROOT_ACCESS_KEY_ID=" + key, "ROOT_SECRET_ACCESS_KEY=" + secret},
+	daemon(t, "versitygw", []string{"ROOT_ACCESS_KEY_ID=" + testS3Key, "ROOT_SECRET_ACCESS_KEY=" + testS3Secret},
 		toolsBin(t, "versitygw"), "--port", fmt.Sprintf("127.0.0.1:%d", sport), "--quiet", "posix", s3root)
 	waitFor(t, "Temporal", time.Minute, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -171,9 +177,16 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 		}
 		return err
 	})
-	remoteURL := fmt.Sprintf("s3://team/mlsched?endpoint=http://127.0.0.1:%d&region=us-east-1&use_path_style=true&disable_https=true", sport)
-	aws := []string{"AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret,
+	remoteURL = fmt.Sprintf("s3://team/mlsched?endpoint=http://127.0.0.1:%d&region=us-east-1&use_path_style=true&disable_https=true", sport)
+	aws = []string{"AWS_ACCESS_KEY_ID=" + testS3Key, "AWS_SECRET_ACCESS_KEY=" + testS3Secret,
 		"AWS_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(t.TempDir(), "none")}
+
+	return taddr, remoteURL, aws
+}
+
+func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
+	taddr, remoteURL, aws := startServers(t)
+	const secret = testS3Secret
 
 	// Two workers, each with its own cache store.
 	var workers []*exec.Cmd
@@ -247,5 +260,77 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 	}
 	if strings.Contains(out.String()+errLines.String(), secret) {
 		t.Error("the run's output shows the secret")
+	}
+}
+
+// BenchmarkDistributed times one stage forced through Temporal, with one
+// worker and then two, side by side with the same stage forced locally,
+// on the tiny config (schedule: 5 policies, a 2-point load sweep, 1000 jobs
+// at a time): the difference per op is the coordination overhead of one
+// activity (update, task and result through the remote, inputs pulled,
+// output uploaded and downloaded). sims/s counts the schedule stage's
+// simulations (runs.parquet's and sweep.parquet's rows) per second.
+//
+//	make test-distributed-bench
+func BenchmarkDistributed(b *testing.B) {
+	taddr, remoteURL, aws := startServers(b)
+	dir := b.TempDir()
+	for _, f := range []string{"tiny.yaml", "imported-profile.csv"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f == "tiny.yaml" {
+			f = "pipeline.yaml"
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), append(aws, "MLSCHED_REMOTE="+remoteURL)...)
+	cli := func(args ...string) string {
+		cmd := exec.Command(mlschedBin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("mlsched %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	cli("run")
+	sims := 0
+	for _, line := range strings.Split(cli("show", "schedule"), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && (f[0] == "runs.parquet" || f[0] == "sweep.parquet") && f[len(f)-1] == "rows" {
+			n, _ := strconv.Atoi(f[len(f)-2])
+			sims += n
+		}
+	}
+	if sims == 0 {
+		b.Fatal("no simulations counted in schedule's files")
+	}
+	measure := func(b *testing.B, stage string, args ...string) {
+		for b.Loop() {
+			cli(append([]string{"run", "--force", stage}, args...)...)
+		}
+		if stage == "schedule" {
+			b.ReportMetric(float64(sims)*float64(b.N)/b.Elapsed().Seconds(), "sims/s")
+		}
+	}
+	temporal := []string{"--executor", "temporal", "--temporal", taddr}
+	worker := func(i int) {
+		daemon(b, fmt.Sprintf("worker%d", i), aws, mlschedBin, "worker", "--temporal", taddr, "--remote", remoteURL,
+			"--cache", b.TempDir())
+	}
+	for _, stage := range []string{"generate", "schedule"} {
+		b.Run("local/"+stage, func(b *testing.B) { measure(b, stage, "--no-remote") })
+	}
+	worker(1)
+	for _, stage := range []string{"generate", "schedule"} {
+		b.Run("workers=1/"+stage, func(b *testing.B) { measure(b, stage, temporal...) })
+	}
+	worker(2)
+	for _, stage := range []string{"generate", "schedule"} {
+		b.Run("workers=2/"+stage, func(b *testing.B) { measure(b, stage, temporal...) })
 	}
 }

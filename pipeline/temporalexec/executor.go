@@ -124,7 +124,7 @@ func (e *Executor) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline
 	if err != nil {
 		return err
 	}
-	reply, err := e.Updater.Stage(ctx, Request{Stage: env.Stage, Version: env.Version, Task: task, Exclusive: s.Exclusive})
+	reply, err := e.Updater.Stage(ctx, Request{Stage: env.Stage, Version: env.Version, Task: task, Exclusive: s.Exclusive, Shards: s.Shards})
 	if err != nil {
 		return err
 	}

@@ -63,8 +63,11 @@ const (
 	UpdateStage = "stage"
 	// SignalDone tells a run's workflow that the run is over.
 	SignalDone = "done"
-	// ActivityStage runs one stage on a worker.
+	// ActivityStage runs one stage, or one part of one, on a worker.
 	ActivityStage = "mlsched.Stage"
+	// StageWorkflowName is the child workflow of a stage whose work splits
+	// into parts: each part an activity, then the stage's.
+	StageWorkflowName = "mlsched.Stage"
 	// ErrStageFailed is the type of the error of a stage whose own code
 	// failed: Temporal does not retry it.
 	ErrStageFailed = "StageFailed"
@@ -97,6 +100,15 @@ type Request struct {
 	// Exclusive says the stage must run alone on its worker (it
 	// measures the machine).
 	Exclusive bool `json:"exclusive,omitempty"`
+	// Shards, when over 1, is how many parts the stage's work splits into
+	// (pipeline.Stage.Shards): the parts run first, each an activity
+	// anywhere, then the stage.
+	Shards int `json:"shards,omitempty"`
+	// Shard, when set, asks for that part alone.
+	Shard *pipeline.Shard `json:"shard,omitempty"`
+	// After names the Results of the parts that ran before the stage:
+	// their memo entries are brought to the worker before the stage runs.
+	After []string `json:"after,omitempty"`
 }
 
 // Reply names what a stage's activity produced.
@@ -164,9 +176,58 @@ func RunWorkflow(ctx workflow.Context) error {
 	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }
 
-// runStage runs one stage's activity, retried while its worker dies, not
-// when its code fails.
+// maxShards bounds the parts of one stage run as activities: each costs
+// the stage's child workflow about six history events.
+const maxShards = 1024
+
+// runStage runs one stage: its activity, or, for a stage whose work splits
+// into parts, a child workflow that runs the parts and then the stage, so
+// that a large sweep's events stay out of the run's history.
 func runStage(ctx workflow.Context, req Request) (Reply, error) {
+	if req.Shards < 2 {
+		return stageActivity(ctx, req)
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + req.Stage + "@" + req.Version,
+	})
+	var reply Reply
+	err := workflow.ExecuteChildWorkflow(cctx, StageWorkflowName, req).Get(ctx, &reply)
+	return reply, err
+}
+
+// StageWorkflow runs a stage whose work splits into parts: every part at
+// once, each an activity on any worker, and then the stage on the parts'
+// memo entries.
+func StageWorkflow(ctx workflow.Context, req Request) (Reply, error) {
+	n := min(req.Shards, maxShards)
+	futures := make([]workflow.Future, n)
+	for i := range n {
+		part := req
+		part.Shards, part.Shard = 0, &pipeline.Shard{Index: i, Count: n}
+		futures[i] = activityFuture(ctx, part)
+	}
+	final := req
+	final.Shards = 0
+	for i, f := range futures {
+		var r Reply
+		if err := f.Get(ctx, &r); err != nil {
+			return Reply{}, fmt.Errorf("part %d of %d: %w", i+1, n, err)
+		}
+		final.After = append(final.After, r.Result)
+	}
+	return stageActivity(ctx, final)
+}
+
+// stageActivity runs one stage's (or part's) activity and waits for it.
+func stageActivity(ctx workflow.Context, req Request) (Reply, error) {
+	var reply Reply
+	err := activityFuture(ctx, req).Get(ctx, &reply)
+	return reply, err
+}
+
+// activityFuture starts one stage's (or part's) activity, retried while
+// its worker dies, not when its code fails.
+func activityFuture(ctx workflow.Context, req Request) workflow.Future {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: stageTimeout,
 		HeartbeatTimeout:    HeartbeatTimeout,
@@ -178,7 +239,5 @@ func runStage(ctx workflow.Context, req Request) (Reply, error) {
 			NonRetryableErrorTypes: []string{ErrStageFailed},
 		},
 	})
-	var reply Reply
-	err := workflow.ExecuteActivity(actx, ActivityStage, req).Get(ctx, &reply)
-	return reply, err
+	return workflow.ExecuteActivity(actx, ActivityStage, req)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,7 @@ func newWorkflowEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
 	env.RegisterActivityWithOptions(func(ctx context.Context, req Request) (Reply, error) { return Reply{}, nil },
 		activity.RegisterOptions{Name: ActivityStage})
 	return env
@@ -135,8 +137,10 @@ func TestWorkflowRetriesDeadWorkersNotFailedStages(t *testing.T) {
 
 // stageCode is the two stages' code, run by a worker in this process.
 type stageCode struct {
-	runs map[string]*atomic.Int32
-	fail string // a stage whose code fails
+	runs   map[string]*atomic.Int32
+	fail   string // a stage whose code fails
+	shards int    // make's parts
+	built  atomic.Int32
 }
 
 func (c *stageCode) run(ctx context.Context, env *pipeline.Env) error {
@@ -146,15 +150,24 @@ func (c *stageCode) run(ctx context.Context, env *pipeline.Env) error {
 	}
 	switch env.Stage {
 	case "make":
-		unit, err := env.Memo.Get("unit", "u", nil, func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, "unit.txt"), []byte("a unit"), 0o644)
-		})
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(unit, "unit.txt"))
-		if err != nil {
-			return err
+		// Six units, each in the memo; a part computes its own alone.
+		var b []byte
+		for i := range 6 {
+			if !env.Shard.Mine(i) {
+				continue
+			}
+			unit, err := env.Memo.Get("unit", i, nil, func(dir string) error {
+				c.built.Add(1)
+				return os.WriteFile(filepath.Join(dir, "unit.txt"), []byte(fmt.Sprint("unit ", i, ";")), 0o644)
+			})
+			if err != nil {
+				return err
+			}
+			u, err := os.ReadFile(filepath.Join(unit, "unit.txt"))
+			if err != nil {
+				return err
+			}
+			b = append(b, u...)
 		}
 		if err := os.MkdirAll(filepath.Join(env.Dir, "sub"), 0o755); err != nil {
 			return err
@@ -172,7 +185,7 @@ func (c *stageCode) run(ctx context.Context, env *pipeline.Env) error {
 func (c *stageCode) pipeline(t *testing.T, st pipeline.Store, exec pipeline.Executor) *pipeline.Pipeline {
 	reg := pipeline.NewRegistry()
 	for _, s := range []pipeline.Stage{
-		{Name: "make", Code: "v1", Config: map[string]int{"n": 1}, Run: c.run},
+		{Name: "make", Code: "v1", Config: map[string]int{"n": 1}, Run: c.run, Shards: c.shards},
 		{Name: "use", Deps: []string{"make"}, Code: "v1", Run: c.run},
 	} {
 		if err := reg.Register(s); err != nil {
@@ -186,41 +199,42 @@ func (c *stageCode) pipeline(t *testing.T, st pipeline.Store, exec pipeline.Exec
 	return &pipeline.Pipeline{Graph: g, Store: st, LockPath: filepath.Join(t.TempDir(), "pipeline.lock"), Tool: "test", Executor: exec}
 }
 
-// inline is an Updater that runs each stage's activity on a Worker in
-// this process, in Temporal's activity test environment; crash makes the
-// first attempt at a stage fail after its work (a worker that died
-// before answering), and the next one then runs.
+// inline is an Updater that runs each stage through the run workflow's
+// own stage logic (runStage: the activity, or the parts' child workflow)
+// in Temporal's workflow test environment, with the Worker's real activity;
+// crash makes each stage's first attempt fail after its work (a worker
+// that died before answering), so that Temporal retries it.
 type inline struct {
-	t       *testing.T
-	wk      *Worker
-	crash   bool
-	started bool
-	attempt atomic.Int32
+	t     *testing.T
+	wk    *Worker
+	crash bool
 }
 
-func (u *inline) Start(ctx context.Context) error { u.started = true; return nil }
-func (u *inline) Finish(ctx context.Context, cancelled bool) error {
-	return nil
-}
+func (u *inline) Start(ctx context.Context) error                  { return nil }
+func (u *inline) Finish(ctx context.Context, cancelled bool) error { return nil }
 
 func (u *inline) Stage(ctx context.Context, req Request) (Reply, error) {
-	for {
-		var s testsuite.WorkflowTestSuite
-		env := s.NewTestActivityEnvironment()
-		env.RegisterActivityWithOptions(u.wk.RunStage, activity.RegisterOptions{Name: ActivityStage})
-		v, err := env.ExecuteActivity(ActivityStage, req)
-		if err != nil {
-			return Reply{}, err
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(runStage, workflow.RegisterOptions{Name: "test.stage"})
+	env.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
+	crashed := map[string]bool{}
+	env.RegisterActivityWithOptions(func(ctx context.Context, req Request) (Reply, error) {
+		r, err := u.wk.RunStage(ctx, req)
+		name := recordName("", req)
+		if err == nil && u.crash && !crashed[name] {
+			crashed[name] = true
+			return Reply{}, errors.New("worker lost") // its reply never arrives
 		}
-		var r Reply
-		if err := v.Get(&r); err != nil {
-			return Reply{}, err
-		}
-		if u.crash && u.attempt.Add(1) == 1 {
-			continue // the reply was lost with the worker: Temporal retries
-		}
-		return r, nil
+		return r, err
+	}, activity.RegisterOptions{Name: ActivityStage})
+	env.ExecuteWorkflow("test.stage", req)
+	if err := env.GetWorkflowError(); err != nil {
+		return Reply{}, err
 	}
+	var r Reply
+	err := env.GetWorkflowResult(&r)
+	return r, err
 }
 
 func newWorker(t *testing.T, rem *remote.Remote, code *stageCode) *Worker {
@@ -253,9 +267,19 @@ func openStore(t *testing.T) *pipeline.LocalStore {
 // and checks that every version is the one a local run makes, byte for
 // byte, and that the coordinator ran no stage code.
 func TestExecutorMatchesALocalRun(t *testing.T) {
-	for _, crash := range []bool{false, true} {
-		name := map[bool]string{false: "clean", true: "a worker dies after its work"}[crash]
-		t.Run(name, func(t *testing.T) {
+	cases := []struct {
+		name   string
+		crash  bool
+		shards int
+	}{
+		{"clean", false, 0},
+		{"a worker dies after its work", true, 0},
+		{"make in 3 parts", false, 3},
+		{"make in 3 parts, a worker dies after each", true, 3},
+	}
+	for _, c := range cases {
+		crash := c.crash
+		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			local := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
 			want := openStore(t)
@@ -267,8 +291,8 @@ func TestExecutorMatchesALocalRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			remoteCode := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
-			coordinator := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+			remoteCode := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
+			coordinator := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
 			st := openStore(t)
 			up := &inline{t: t, wk: newWorker(t, rem, remoteCode), crash: crash}
 			exec := &Executor{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
@@ -300,11 +324,19 @@ func TestExecutorMatchesALocalRun(t *testing.T) {
 				}
 			}
 			// The first attempt's result stands: a retry after a lost reply
-			// runs nothing again.
+			// runs nothing again. A stage in parts runs each part, then
+			// itself, and each unit is built once, by its part.
 			for stage, n := range remoteCode.runs {
-				if n.Load() != 1 {
-					t.Errorf("the worker ran %s %d times, want once", stage, n.Load())
+				want := int32(1)
+				if stage == "make" && c.shards > 1 {
+					want += int32(c.shards)
 				}
+				if n.Load() != want {
+					t.Errorf("the worker ran %s %d times, want %d", stage, n.Load(), want)
+				}
+			}
+			if n := remoteCode.built.Load(); n != 6 {
+				t.Errorf("the worker built %d units, want each of the 6 once", n)
 			}
 			if probs, _, err := st.Verify(ctx); err != nil || len(probs) > 0 {
 				t.Errorf("verify: %v %v", probs, err)
@@ -370,5 +402,25 @@ func TestWorkerRefusesADamagedTask(t *testing.T) {
 	}
 	if code.runs["make"].Load()+code.runs["use"].Load() != 0 {
 		t.Error("a stage ran from a bad task")
+	}
+}
+
+// TestRecordNamesNeverNest checks that no record's name is a folder of
+// another's: an S3 server over a file system (versitygw) refused the
+// stage's record after its parts' (409 ExistingObjectIsDirectory).
+func TestRecordNamesNeverNest(t *testing.T) {
+	req := Request{Stage: "schedule", Version: "96f49acac03cfc37"}
+	names := []string{recordName("run-1", req), recordName("run-1/schedule@96f49acac03cfc37", req)}
+	for i := range 3 {
+		part := req
+		part.Shard = &pipeline.Shard{Index: i, Count: 3}
+		names = append(names, recordName("run-1", part), recordName("run-1/schedule@96f49acac03cfc37", part))
+	}
+	for _, a := range names {
+		for _, b := range names {
+			if a != b && strings.HasPrefix(b, a+"/") {
+				t.Errorf("record %s is a folder of record %s", a, b)
+			}
+		}
 	}
 }

@@ -48,19 +48,27 @@ type Worker struct {
 // Register registers the workflow and the activity with w.
 func (wk *Worker) Register(w worker.Registry) {
 	w.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
 	w.RegisterActivityWithOptions(wk.RunStage, activity.RegisterOptions{Name: ActivityStage})
 }
 
-// recordName is where a run's stage records its result: retries of the
-// stage within the run find it; another run (a forced rerun) does not.
-func recordName(workflowID, stage, version string) string {
-	return "runs/" + workflowID + "/" + stage + "/" + version
+// recordName is where a run's stage (or part of one) records its result:
+// retries within the run find it; another run (a forced rerun) does not.
+// No record's name is a folder of another's: an S3 server over a file
+// system (versitygw) cannot hold an object where another's key needs a
+// directory.
+func recordName(workflowID string, req Request) string {
+	name := "runs/" + workflowID + "/" + req.Stage + "/" + req.Version
+	if req.Shard != nil {
+		return name + fmt.Sprintf(".part-%d-of-%d", req.Shard.Index, req.Shard.Count)
+	}
+	return name + ".stage"
 }
 
 // RunStage is the activity: it runs one stage of a run on this machine.
 func (wk *Worker) RunStage(ctx context.Context, req Request) (Reply, error) {
 	info := activity.GetInfo(ctx)
-	record := recordName(info.WorkflowExecution.ID, req.Stage, req.Version)
+	record := recordName(info.WorkflowExecution.ID, req)
 	// A retry after an attempt that finished returns its result.
 	if d, err := wk.Remote.Record(ctx, record); err == nil {
 		return Reply{Result: string(d)}, nil
@@ -132,6 +140,9 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := wk.pullParts(ctx, t.Stage, req.After); err != nil {
+		return nil, err
+	}
 	work, err := os.MkdirTemp("", "mlsched-task-")
 	if err != nil {
 		return nil, err
@@ -155,12 +166,21 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 		Inputs: inputs, Refs: refs, Metadata: t.Metadata, Notes: map[string]string{},
 		Memo:     wk.Cache.Memo(t.Stage, t.Memo.Base),
 		Progress: progress.set,
+		Shard:    req.Shard,
 	}
 	if err := wk.Exec(payload).Execute(ctx, &pipeline.Stage{Name: t.Stage}, env); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, &stageError{fmt.Errorf("%s@%s on %s: %w", t.Stage, t.Version, wk.Name, err)}
+	}
+	used := env.Memo.Used()
+	if err := wk.Remote.PushMemo(ctx, wk.Cache, t.Stage, used); err != nil {
+		return nil, err
+	}
+	if req.Shard != nil {
+		// A part's result is its memo entries; its files are discarded.
+		return &Result{Stage: t.Stage, Version: t.Version, Memo: used, Worker: wk.Name}, nil
 	}
 	files, err := pipeline.Collect(ctx, staging)
 	if err != nil {
@@ -171,10 +191,6 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 		uploads[f.SHA256] = filepath.Join(staging, filepath.FromSlash(f.Path))
 	}
 	if _, err := wk.Remote.UploadFiles(ctx, uploads); err != nil {
-		return nil, err
-	}
-	used := env.Memo.Used()
-	if err := wk.Remote.PushMemo(ctx, wk.Cache, t.Stage, used); err != nil {
 		return nil, err
 	}
 	return &Result{Stage: t.Stage, Version: t.Version, Files: files, Notes: env.Notes, Memo: used, Worker: wk.Name}, nil
@@ -215,6 +231,37 @@ func (wk *Worker) pullInputs(ctx context.Context, t pipeline.Task) (inputs, refs
 		return nil, nil, err
 	}
 	return inputs, refs, nil
+}
+
+// pullParts brings the memo entries of the parts whose Results are named
+// into the cache, so that the stage finds them.
+func (wk *Worker) pullParts(ctx context.Context, stage string, results []string) error {
+	var keys []string
+	for _, d := range results {
+		b, err := wk.Remote.GetBlob(ctx, d, maxRecord)
+		if err != nil {
+			return fmt.Errorf("a part of %s: %w", stage, err)
+		}
+		res, err := decode[Result](b, "a part's result")
+		if err != nil {
+			return err
+		}
+		if res.Stage != stage {
+			return fmt.Errorf("a part's result %.16s is %s's, not %s's", d, res.Stage, stage)
+		}
+		keys = append(keys, res.Memo...)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	wk.cacheMu.Lock()
+	defer wk.cacheMu.Unlock()
+	unlock, err := wk.Cache.Lock(ctx, "mlsched worker", true, nil)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return wk.Remote.PullMemo(ctx, wk.Cache, stage, keys)
 }
 
 // fetchExtern puts each file outside the store at its relative path

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule/policy"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 	"github.com/mlsched/mlsched/stages/schedule/service"
 	"github.com/mlsched/mlsched/stages/schedule/sim"
 )
@@ -60,7 +62,16 @@ type Output struct {
 	// Warn, if not nil, is told what the user should know before reading
 	// the results (that warning), as it is found.
 	Warn func(msg string)
+	// Shard, if not nil, asks for one part of the load sweep alone (see
+	// Shards): its memo entries are the part's result, and no file is
+	// written.
+	Shard *Shard
 }
+
+// Shard is one part of the load sweep (schedulespec.Shards): the runs
+// (policy, replication) whose index in the config's order is Index modulo
+// Count.
+type Shard struct{ Index, Count int }
 
 // NoteRejected is the manifest note that warns of a workload of which
 // more than RejectedWarnShare fits on no device.
@@ -123,6 +134,9 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			defer notesMu.Unlock()
 			out.Notes[k] = v
 		}
+	}
+	if out.Shard != nil {
+		return runShard(ctx, cfg, cl, seed, in.Jobs, out)
 	}
 	// The real runs go first, alone on the cores.
 	if err := runReal(ctx, cfg, samples, table, seed, in, out, note); err != nil {
@@ -242,6 +256,61 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		return fmt.Errorf("schedule: write %s: %w", StudiesFile, err)
 	}
 	prog.finish()
+	return nil
+}
+
+// runShard simulates one part of the load sweep into the memo: the grid
+// points and the capacity search of the runs (policy, replication) that
+// belong to it, exactly as Run would, so that Run then finds them there.
+func runShard(ctx context.Context, cfg Config, cl *cluster, seed int64, jobsPath string, out Output) error {
+	if out.Memo == nil {
+		return errors.New("schedule: a part of the sweep needs a memo to leave its simulations in")
+	}
+	if sh := out.Shard; sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return fmt.Errorf("schedule: part %d of %d", sh.Index, sh.Count)
+	}
+	sw, err := newSweeper(ctx, cfg, cl, seed, jobsPath, out.Memo)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: sweep: %w", err)
+	}
+	sw.prog = &progress{report: out.Progress, total: sw.estimate() / int64(max(1, schedulespec.Shards(cfg))) * int64(out.Shard.Count)}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	i := 0
+	for _, spec := range cfg.Policies {
+		for k := 1; k <= cfg.Replications; k++ {
+			mine := i%out.Shard.Count == out.Shard.Index
+			i++
+			if !mine {
+				continue
+			}
+			g.Go(func() error {
+				// The grid first, every load of it (the search stops at
+				// the first failed one), then the search from it.
+				pg, pctx := errgroup.WithContext(gctx)
+				for _, u := range cfg.Sweep.Loads {
+					pg.Go(func() error {
+						_, err := sw.point(pctx, pointOf{spec, k, u}, false)
+						return err
+					})
+				}
+				if err := pg.Wait(); err != nil {
+					return err
+				}
+				_, err := sw.capacity(gctx, spec, k)
+				return err
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("schedule: sweep: %w", err)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
 )
 
 // TestSearchCapacity: against a known threshold, the search ends with the
@@ -284,5 +286,57 @@ func TestSweepConfigErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, RunsFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestShardsFillTheMemoForTheStage checks the sweep's parts: the parts of
+// every count together simulate each point once, write no file, and leave
+// the stage itself, run after them on their memo, nothing to simulate in
+// the sweep; its sweep and capacity files are those of a run without
+// parts, byte for byte.
+func TestShardsFillTheMemoForTheStage(t *testing.T) {
+	prof := writeSamples(t, noisyProfile())
+	jobs := generateJobs(t, mlpWorkload(6000), 3)
+	cfg := sweepConfig()
+	whole := t.TempDir()
+	if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: whole, Metadata: testMeta}); err != nil {
+		t.Fatal(err)
+	}
+	if n := schedulespec.Shards(cfg); n != 4 {
+		t.Fatalf("Shards = %d, want 4 (2 policies × 2 replications)", n)
+	}
+	for _, count := range []int{1, 3, 4, 6} {
+		t.Run(fmt.Sprint(count, " parts"), func(t *testing.T) {
+			memo := &countingMemo{Memo: pipeline.NewMemo(t.TempDir(), "schedule", pipeline.KeyInputs{Code: "test"})}
+			for i := range count {
+				dir := t.TempDir()
+				out := Output{Dir: dir, Metadata: testMeta, Memo: memo, Shard: &Shard{Index: i, Count: count}}
+				if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, out); err != nil {
+					t.Fatalf("part %d of %d: %v", i, count, err)
+				}
+				if files, _ := os.ReadDir(dir); len(files) != 0 {
+					t.Errorf("part %d of %d wrote %d files", i, count, len(files))
+				}
+			}
+			built := memo.builds.Load()
+			dir := t.TempDir()
+			if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: dir, Metadata: testMeta, Memo: memo}); err != nil {
+				t.Fatal(err)
+			}
+			if again := memo.builds.Load() - built; again != 0 {
+				t.Errorf("the stage simulated %d sweep points its parts had not", again)
+			}
+			points, _ := readSweep(t, dir)
+			if int(built) != len(points) {
+				t.Errorf("the parts simulated %d points, the sweep has %d: a point was simulated twice or never", built, len(points))
+			}
+			for _, f := range []string{SweepFile, CapacityFile} {
+				a, _ := os.ReadFile(filepath.Join(whole, f))
+				b, _ := os.ReadFile(filepath.Join(dir, f))
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s differs from a run without parts", f)
+				}
+			}
+		})
 	}
 }

@@ -535,3 +535,14 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Shards is how many independent parts the schedule stage's load sweep
+// splits into: one per policy and replication (each part simulates that
+// run's grid and its capacity search), or 0 when the config sweeps
+// nothing.
+func Shards(cfg Config) int {
+	if len(cfg.Sweep.Loads) == 0 && cfg.Sweep.Tolerance == 0 {
+		return 0
+	}
+	return len(cfg.Policies) * cfg.Replications
+}
