@@ -4,6 +4,7 @@
 GO      ?= go
 BIN     := bin/mlsched
 WORKER  := bin/mlsched-worker
+DIST    := bin/mlsched-dist
 CONFIG  ?= pipeline.yaml
 # Benchmarks: which packages and how long each runs.
 BENCH   ?= .
@@ -167,12 +168,16 @@ onnx-proto:
 fingerprints: setup
 	$(GO) generate ./stages
 
-# build makes the two programs: mlsched, the command line and the runner,
+# build makes three programs: mlsched, the command line and the runner,
 # which links none of the stages' code and no C library (CGO_ENABLED=0: a
-# static binary starts without the dynamic loader), and mlsched-worker,
-# beside it, which runs the stages' code when a stage must run.
+# static binary starts without the dynamic loader); mlsched-dist, the same
+# with the S3 client and Temporal's SDK (-tags lean leaves them out of
+# mlsched, which hands it what needs them: they tripled its start-up
+# time); and mlsched-worker, beside them, which runs the stages' code when
+# a stage must run.
 build: fingerprints
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/mlsched
+	CGO_ENABLED=0 $(GO) build -tags lean -o $(BIN) ./cmd/mlsched
+	CGO_ENABLED=0 $(GO) build -o $(DIST) ./cmd/mlsched
 	$(GO) build -o $(WORKER) ./cmd/mlsched-worker
 
 run: build

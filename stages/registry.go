@@ -17,7 +17,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/config"
-	"github.com/mlsched/mlsched/pipeline/remote"
+	"github.com/mlsched/mlsched/pipeline/remoteurl"
 	"github.com/mlsched/mlsched/pipeline/userfile"
 	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/evaluate/evaluatespec"
@@ -81,7 +81,7 @@ func (c Config) Validate() error {
 		errs = append(errs, &config.Error{Key: "store", Msg: "must name a directory", Err: config.ErrInvalidValue})
 	}
 	if c.Remote != "" {
-		if _, err := remote.ParseURL(c.Remote); err != nil {
+		if _, err := remoteurl.Parse(c.Remote); err != nil {
 			errs = append(errs, &config.Error{Key: "remote", Msg: err.Error(), Err: config.ErrInvalidValue})
 		}
 	}

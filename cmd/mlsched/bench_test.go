@@ -30,7 +30,7 @@ profile:
 		b.Fatal(err)
 	}
 	run := func() {
-		cmd := exec.Command(mlschedBin, "run")
+		cmd := exec.Command(leanBin, "run") // bin/mlsched, as make build makes it
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("mlsched run: %v\n%s", err, out)

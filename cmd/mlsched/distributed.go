@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -18,14 +20,9 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/remote"
+	"github.com/mlsched/mlsched/pipeline/remoteurl"
 	"github.com/mlsched/mlsched/pipeline/temporalexec"
 	"github.com/mlsched/mlsched/stages"
-)
-
-// The executors run can use.
-const (
-	executorLocal    = "local"
-	executorTemporal = "temporal"
 )
 
 // temporalFlags are the flags that reach a Temporal service.
@@ -88,7 +85,7 @@ func (l *lazyTemporal) Finish(ctx context.Context, cancelled bool) error {
 
 // temporalExecutor makes the pipeline of l run its stages on Temporal
 // workers, its inputs and outputs moving through the config's remote.
-func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (*temporalexec.Executor, error) {
+func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (distributedExecutor, error) {
 	if l.remote == nil {
 		return nil, usageError{fmt.Errorf("--executor temporal: the workers exchange artifacts through a shared remote, and %s names none (remote: s3://bucket/prefix?endpoint=…)", a.configPath)}
 	}
@@ -144,7 +141,7 @@ from the standard AWS environment, as for run.`,
 					return usageError{fmt.Errorf("no remote: give --remote URL, or name one in %s", a.configPath)}
 				}
 			}
-			if _, err := remote.ParseURL(remoteURL); err != nil {
+			if _, err := remoteurl.Parse(remoteURL); err != nil {
 				return usageError{fmt.Errorf("--remote: %w", err)}
 			}
 			ctx := cmd.Context()

@@ -114,25 +114,10 @@ func waitFor(t testing.TB, what string, within time.Duration, ready func() error
 // children returns the pids of the processes whose parent is pid and
 // whose command line starts with prefix.
 func children(pid int, prefix string) []int {
-	entries, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.HasPrefix(strings.ReplaceAll(string(cmdline), "\x00", " "), prefix) {
-			out = append(out, child)
+	for _, p := range processes() {
+		if p.ppid == pid && strings.HasPrefix(p.cmdline, prefix) {
+			out = append(out, p.pid)
 		}
 	}
 	return out

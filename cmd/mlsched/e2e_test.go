@@ -20,6 +20,10 @@ import (
 // build builds it: static, with mlsched-worker beside it.
 var mlschedBin string
 
+// leanBin is the lean build (-tags lean), which hands what needs a remote
+// or Temporal to mlschedBin beside it.
+var leanBin string
+
 func TestMain(m *testing.M) {
 	if os.Getenv(stuckEnv) != "" {
 		runStuck()
@@ -40,6 +44,21 @@ func TestMain(m *testing.M) {
 		cmd.Env = append(os.Environ(), b.env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.Stderr.Write(out)
+			panic(err)
+		}
+	}
+	// The lean build, as make build makes bin/mlsched, with the full one
+	// beside it as mlsched-dist and the worker.
+	leanDir := filepath.Join(dir, "lean")
+	leanBin = filepath.Join(leanDir, "mlsched")
+	cmd := exec.Command("go", "build", "-tags", "lean", "-o", leanBin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	for name, target := range map[string]string{"mlsched-dist": mlschedBin, workerName: filepath.Join(dir, workerName)} {
+		if err := os.Symlink(target, filepath.Join(leanDir, name)); err != nil {
 			panic(err)
 		}
 	}

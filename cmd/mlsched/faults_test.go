@@ -31,7 +31,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,28 +164,13 @@ func (c *child) survivors(grace time.Duration) ([]string, time.Duration) {
 	start := time.Now()
 	for deadline := start.Add(grace); ; time.Sleep(20 * time.Millisecond) {
 		var alive []string
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid pgrp ...; comm may hold spaces.
-			f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-			if len(f) < 3 || f[0] == "Z" || f[2] != strconv.Itoa(pgid) {
-				continue
-			}
+		for _, p := range processes() {
 			// Only the test's binaries: the group's id may have been
 			// taken by another group since its leader was reaped.
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if !bytes.HasPrefix(cmdline, []byte(filepath.Dir(mlschedBin)+string(filepath.Separator))) {
+			if p.state == "Z" || p.pgrp != pgid || !strings.HasPrefix(p.cmdline, filepath.Dir(mlschedBin)+string(filepath.Separator)) {
 				continue
 			}
-			alive = append(alive, fmt.Sprintf("pid %d (%s)", pid, bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte(" "))))
+			alive = append(alive, fmt.Sprintf("pid %d (%s)", p.pid, p.cmdline))
 		}
 		if len(alive) == 0 || time.Now().After(deadline) {
 			return alive, time.Since(start)

@@ -249,7 +249,10 @@ func (a *app) load() (*loaded, error) {
 	p.Waiting = a.waiting(st.Location())
 	var rem *lazyRemote
 	if cfg.Remote != "" {
-		rem = &lazyRemote{url: cfg.Remote}
+		// The lean build hands the command to the full one here.
+		if rem, err = a.openRemote(cfg.Remote); err != nil {
+			return nil, err
+		}
 		p.Remote = rem
 	}
 	// A reference to a stored version the store lacks is the user's

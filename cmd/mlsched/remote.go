@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/remote"
+	"github.com/mlsched/mlsched/pipeline/remoteurl"
 )
 
 // lazyRemote is the config's remote, opened on first use: a run that finds
@@ -32,7 +35,7 @@ func (l *lazyRemote) open(ctx context.Context) (*remote.Remote, error) {
 
 // Location implements pipeline.Remote.
 func (l *lazyRemote) Location() string {
-	if u, err := remote.ParseURL(l.url); err == nil {
+	if u, err := remoteurl.Parse(l.url); err == nil {
 		return u.Redacted()
 	}
 	return "(remote)"
@@ -55,6 +58,9 @@ func (l *lazyRemote) Push(ctx context.Context, st pipeline.Store, m *pipeline.Ma
 	}
 	return r.Push(ctx, st, m)
 }
+
+// openRemote returns the config's remote, opened on first use.
+func (a *app) openRemote(url string) (*lazyRemote, error) { return &lazyRemote{url: url}, nil }
 
 // remoteFor returns the loaded config's remote, or a usage error when it
 // names none.

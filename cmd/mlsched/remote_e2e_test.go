@@ -1,37 +1,17 @@
 package main
 
 import (
-	"fmt"
-	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/mlsched/mlsched/pipeline/remote/remotetest"
 )
 
-// s3Server starts an S3 server on 127.0.0.1 (gofakes3, in this process)
-// with one bucket and returns the remote URL of a prefix in it.
-func s3Server(t *testing.T) string {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("team"); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(gofakes3.New(backend).Server())
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return fmt.Sprintf("s3://team/mlsched?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", srv.URL)
-}
+// s3Server starts an S3 server on 127.0.0.1 and returns the remote URL
+// of a prefix in its bucket.
+func s3Server(t *testing.T) string { return remotetest.S3(t, "team", "mlsched") }
 
 // awsEnv is the standard AWS environment the remote's credentials come
 // from, with a secret the tests look for where it must never appear.
@@ -149,5 +129,32 @@ func TestRemoteBadInput(t *testing.T) {
 		if strings.Contains(out+errs, testSecret) {
 			t.Errorf("mlsched %s shows the secret: %s%s", strings.Join(c.args, " "), out, errs)
 		}
+	}
+}
+
+// TestLeanBuildHandsOver checks the lean build (bin/mlsched): it runs a
+// pipeline without a remote itself, and hands a config with a remote, and
+// the commands that need one, to mlsched-dist beside it.
+func TestLeanBuildHandsOver(t *testing.T) {
+	url := s3Server(t)
+	p := newProject(t, "tiny.yaml")
+	p.env = awsEnv(t)
+	if _, errs, code := p.cliOf(leanBin, "run"); code != 0 {
+		t.Fatalf("lean run: exit %d\n%s", code, errs)
+	}
+	if out, errs, code := p.cliOf(leanBin, "run"); code != 0 || outcomes(out)["evaluate"] != "cached" {
+		t.Fatalf("lean run: exit %d\n%s%s", code, out, errs)
+	}
+	p.env = append(p.env, "MLSCHED_REMOTE="+url)
+	if out, errs, code := p.cliOf(leanBin, "push"); code != 0 || strings.Count(out, "pushed ") != 5 {
+		t.Errorf("lean push: exit %d\n%s%s", code, out, errs)
+	}
+	q := newProject(t, "tiny.yaml")
+	q.env = p.env
+	if out, errs, code := q.cliOf(leanBin, "run", "--no-push"); code != 0 || outcomes(out)["schedule"] != "fetched" {
+		t.Errorf("lean run with a remote: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code := q.cliOf(leanBin, "worker", "--help"); code != 0 || !strings.Contains(out, "--concurrency") {
+		t.Errorf("lean worker --help: exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mlsched/mlsched/pipeline"
-	"github.com/mlsched/mlsched/pipeline/temporalexec"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -47,7 +46,7 @@ again ("fetched"); each version the run computes is pushed there.`,
 				l.p.Remote = nil
 			}
 			l.p.ReadOnlyRemote = noPush
-			var distributed *temporalexec.Executor
+			var distributed distributedExecutor
 			switch executor {
 			case executorLocal:
 			case executorTemporal:
@@ -95,6 +94,19 @@ again ("fetched"); each version the run computes is pushed there.`,
 	f.StringVar(&executor, "executor", executorLocal, "where stages run: `local` (here), or temporal (on 'mlsched worker' machines, through the remote)")
 	tflags.add(f)
 	return cmd
+}
+
+// The executors run can use.
+const (
+	executorLocal    = "local"
+	executorTemporal = "temporal"
+)
+
+// distributedExecutor runs stages elsewhere and ends what it started
+// there when the run is over.
+type distributedExecutor interface {
+	pipeline.Executor
+	Finish(ctx context.Context, cancelled bool) error
 }
 
 // runReporter prints one line per finished stage on stdout and, on

@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -56,6 +55,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/remoteurl"
 )
 
 // Object names under the remote's prefix.
@@ -84,7 +84,7 @@ var _ pipeline.Remote = (*Remote)(nil)
 // prefix under which everything is kept), file:///dir, or mem:// (in this
 // process, for tests). Opening reaches no server.
 func Open(ctx context.Context, rawURL string) (*Remote, error) {
-	u, err := ParseURL(rawURL)
+	u, err := remoteurl.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -107,36 +107,6 @@ func Open(ctx context.Context, rawURL string) (*Remote, error) {
 		return nil, fmt.Errorf("remote %s: %w", where, err)
 	}
 	return &Remote{bucket: b, where: where}, nil
-}
-
-// ParseURL checks a remote's URL without opening it: a scheme this
-// package serves, no credentials, and a bucket or an absolute directory.
-func ParseURL(rawURL string) (*url.URL, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("remote: %w", err)
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("remote %s://%s…: the URL carries credentials; take them out and give them in the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials)", u.Scheme, u.Host)
-	}
-	where := u.Redacted()
-	switch u.Scheme {
-	case "s3":
-		if u.Host == "" {
-			return nil, fmt.Errorf("remote %s: an S3 remote is s3://bucket/prefix", where)
-		}
-		if u.Query().Get("prefix") != "" && strings.Trim(u.Path, "/") != "" {
-			return nil, fmt.Errorf("remote %s: give the prefix as the URL's path or as prefix=, not both", where)
-		}
-	case "file":
-		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
-			return nil, fmt.Errorf("remote %s: a file remote is file:///absolute/path", where)
-		}
-	case "mem":
-	default:
-		return nil, fmt.Errorf("remote %s: unknown scheme %q (use s3://bucket/prefix, or file:///path for a shared file system)", where, u.Scheme)
-	}
-	return u, nil
 }
 
 // Location implements pipeline.Remote.

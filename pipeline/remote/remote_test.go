@@ -3,20 +3,16 @@ package remote
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/remote/remotetest"
 )
 
 // world is a two-stage pipeline (make writes two files and a memo entry;
@@ -127,29 +123,15 @@ func open(t *testing.T, u string) *Remote {
 	return r
 }
 
-// fakeS3 starts an in-process S3 server on 127.0.0.1 with a bucket, and
-// returns the remote URL of prefix in that bucket; credentials come from
-// the environment, as in production.
+// fakeS3 starts an S3 server on 127.0.0.1 and returns the remote URL of
+// prefix in its bucket, with credentials in the AWS environment.
 func fakeS3(t *testing.T, prefix string) string {
 	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("shared"); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(gofakes3.New(backend).Server())
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test-key")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	return fmt.Sprintf("s3://shared/%s?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", prefix, srv.URL)
+	return remotetest.S3(t, "shared", prefix)
 }
 
 func TestPushFetchAcrossStores(t *testing.T) {
