@@ -181,7 +181,7 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 	}
 
 	// The pipeline: tiny, with a schedule stage long enough to be killed in.
-	sets := []string{"--set", "generate.eval.jobs=20000"}
+	sets := []string{"--set", "generate.eval.jobs=100000"}
 	dist := newProject(t, "tiny.yaml")
 	dist.env = append(aws, "MLSCHED_REMOTE="+remoteURL)
 	local := newProject(t, "tiny.yaml")
