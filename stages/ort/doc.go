@@ -39,7 +39,8 @@
 // shared library for this machine, hashes it against libonnxruntime.sha256
 // when it comes from the make setup folder (a byte changed in the middle
 // passes every other check), opens it itself and asks OrtGetApiBase for the
-// version, and refuses anything but 1.24.x; only then does it call
+// version, and refuses anything older than 1.24 or of another major
+// version (see SupportedVersion); only then does it call
 // onnxruntime_go. Each failure is an *Error naming the path and its Source.
 //
 // # Execution providers
@@ -52,9 +53,12 @@
 // and CUDA or TensorRT where their libraries and a GPU are present. WebGPU is
 // not probed, because attaching it starts Dawn, after which onnxruntime's exit
 // handlers deadlock in any process that exits through C exit (a go test -race
-// binary hangs after PASS). Sessions here run on CPU alone either way; the
-// providers are reported so that the profile can say why there are no GPU
-// numbers.
+// binary hangs after PASS). A session runs on the CPU unless
+// SessionOptions.Provider asks for CUDA, which the profile does to measure
+// a GPU; a GPU session binds its host input again before every Run,
+// since onnxruntime copies a host input to the device when it is bound,
+// not when the graph runs (without that, every run read the input as it
+// was at binding).
 //
 // # Threads
 //

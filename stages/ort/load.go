@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -19,13 +20,31 @@ import (
 	"github.com/mlsched/mlsched/pipeline/userfile"
 )
 
-// SupportedVersion is the onnxruntime release line this package loads:
+// SupportedVersion is the oldest onnxruntime release this package loads:
 // github.com/yalue/onnxruntime_go v1.27.0 is written against onnxruntime
-// 1.24's C API, and make setup installs 1.24.1. A library of another release
-// is refused, even a newer one that would offer the same C API, so that the
-// numbers the profile records always come from the runtime the code was
-// tested with.
+// 1.24's C API (ORT_API_VERSION 24), and make setup installs 1.24.1. A later
+// 1.x release is loaded too: onnxruntime only appends to its C API, and
+// GetApi(24) on a newer library returns 1.24's function table, which is how
+// a GPU build of another release (the CUDA provider of 1.29, say) can be
+// measured with the same code. An older release, or another major version,
+// is refused. The profile records the version it ran on, so numbers from
+// another release are never passed off as 1.24's.
 const SupportedVersion = "1.24"
+
+// supportedMinor is SupportedVersion's minor version.
+const supportedMinor = 24
+
+// supported reports whether an onnxruntime version string ("1.24.1") is
+// SupportedVersion or a later 1.x release.
+func supported(v string) bool {
+	major, rest, ok := strings.Cut(v, ".")
+	if !ok || major != "1" {
+		return false
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	return err == nil && n >= supportedMinor
+}
 
 // loaded is the library this process loaded; onnxruntime_go keeps one
 // environment per process, so there is at most one.
@@ -90,8 +109,8 @@ func Init(path string, src Source) (version string, err error) {
 	if err != nil {
 		return fail(err)
 	}
-	if !strings.HasPrefix(v, SupportedVersion+".") {
-		return fail(fmt.Errorf("is onnxruntime %s, and this build needs %s.x (github.com/yalue/onnxruntime_go v1.27.0)", v, SupportedVersion))
+	if !supported(v) {
+		return fail(fmt.Errorf("is onnxruntime %s, and this build needs %s or a later 1.x (github.com/yalue/onnxruntime_go v1.27.0)", v, SupportedVersion))
 	}
 	// The file itself is fine; only now is another library in the way. The
 	// checks above come first so that a bad file is reported as such.

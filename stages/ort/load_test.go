@@ -148,9 +148,15 @@ func TestInitRejectsBadLibraries(t *testing.T) {
 		{"no OrtGetApiBase", func(t *testing.T) string { return buildFake(t, "libnotort.so", "-DFAKE_NO_API") }, SourceEnv,
 			literal("not an onnxruntime library (no OrtGetApiBase symbol)")},
 		{"other release", func(t *testing.T) string { return buildFake(t, "libonnxruntime.so.1", `-DFAKE_VERSION="1.18.0"`) }, SourceConfig,
-			literal("is onnxruntime 1.18.0, and this build needs 1.24.x")},
-		{"newer release", func(t *testing.T) string { return buildFake(t, "libonnxruntime.so.1", `-DFAKE_VERSION="1.25.0"`) }, SourceFlag,
-			literal("is onnxruntime 1.25.0, and this build needs 1.24.x")},
+			literal("is onnxruntime 1.18.0, and this build needs 1.24 or a later 1.x")},
+		{"other major version", func(t *testing.T) string { return buildFake(t, "libonnxruntime.so.1", `-DFAKE_VERSION="2.24.0"`) }, SourceFlag,
+			literal("is onnxruntime 2.24.0, and this build needs 1.24 or a later 1.x")},
+		{"unparsable version", func(t *testing.T) string { return buildFake(t, "libonnxruntime.so.1", `-DFAKE_VERSION="1.x.0"`) }, SourceFlag,
+			literal("is onnxruntime 1.x.0, and this build needs 1.24 or a later 1.x")},
+		// A later 1.x release passes the version check (its C API includes
+		// 1.24's) and reaches onnxruntime_go, like the case below.
+		{"later release", func(t *testing.T) string { return buildFake(t, "libonnxruntime.so.1", `-DFAKE_VERSION="1.29.0"`) }, SourceFlag,
+			regexp.MustCompile(`(initialise onnxruntime 1\.29\.0: .*Error setting ORT API base|onnxruntime is already loaded from)`)},
 		// Passes the version check and reaches onnxruntime_go, which finds no
 		// C API table; once a real library is loaded, that comes first.
 		{"right version, no C API", func(t *testing.T) string { return buildFake(t, "libonnxruntime.so.1", `-DFAKE_VERSION="1.24.9"`) }, SourceFlag,

@@ -144,11 +144,11 @@ func (e *Error) Unwrap() error { return e.Err }
 func (s Source) hint() string {
 	switch s {
 	case SourceFlag:
-		return "run make setup and drop --ort-lib, or pass an onnxruntime " + SupportedVersion + ".x library"
+		return "run make setup and drop --ort-lib, or pass an onnxruntime " + SupportedVersion + " (or later 1.x) library"
 	case SourceEnv:
-		return "run make setup and unset " + EnvVar + ", or point it at an onnxruntime " + SupportedVersion + ".x library"
+		return "run make setup and unset " + EnvVar + ", or point it at an onnxruntime " + SupportedVersion + " (or later 1.x) library"
 	case SourceConfig:
-		return "run make setup and remove profile.ort_lib, or point it at an onnxruntime " + SupportedVersion + ".x library"
+		return "run make setup and remove profile.ort_lib, or point it at an onnxruntime " + SupportedVersion + " (or later 1.x) library"
 	default:
 		return "run make setup"
 	}

@@ -113,5 +113,5 @@ func probe(name string) error {
 	// WebGPU starts Dawn, which looks for a GPU adapter and leaves state
 	// behind that deadlocks onnxruntime's exit handlers in a process that
 	// exits through C exit (a go test -race binary hangs after PASS).
-	return errors.New("not probed: mlsched sessions attach only CPU, and CUDA and TensorRT are the only providers it can check without initialising them")
+	return errors.New("not probed: mlsched sessions attach only CPU or CUDA, and CUDA and TensorRT are the only providers it can check without initialising them")
 }

@@ -3,14 +3,35 @@ package ort
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"sync/atomic"
 
 	onnx "github.com/yalue/onnxruntime_go"
 )
 
-// SessionOptions sets how a session uses the CPU.
+// The execution providers a session can run on.
+const (
+	// CPU is onnxruntime's default provider, always usable.
+	CPU = cpuProvider
+	// CUDA runs the graph on an NVIDIA GPU through cuDNN and cuBLAS. It
+	// needs onnxruntime's libonnxruntime_providers_cuda.so beside the
+	// library, a CUDA runtime the provider was built for, and a GPU;
+	// ProbeProvider says whether this machine has them.
+	CUDA = "CUDAExecutionProvider"
+)
+
+// SessionOptions sets how a session uses the machine.
 type SessionOptions struct {
+	// Provider is the execution provider the graph runs on: CPU (also
+	// when empty) or CUDA. onnxruntime places the nodes a GPU provider
+	// has no kernel for on the CPU, as a deployment would; inputs and
+	// outputs stay in host memory, so a CUDA Run's time includes copying
+	// them to the GPU and back.
+	Provider string
+	// Device is the GPU's ordinal for a GPU provider (CUDA's device_id).
+	Device int
 	// IntraOpThreads is how many threads one operator may use, the calling
 	// goroutine's thread included: 1 runs everything on the caller's thread
 	// and creates no thread pool. 0 leaves it to onnxruntime, which uses one
@@ -36,8 +57,12 @@ type SessionOptions struct {
 type Session struct {
 	sess          *onnx.DynamicAdvancedSession
 	input, output string
-	first         *Binding // NewSession's shapes, which Input, Output and Run use
-	bindings      []*Binding
+	// rebind is set for a GPU provider, which copies a host input to the
+	// device when the input is bound rather than when the graph runs:
+	// Run binds it again, so that each run reads what Input holds then.
+	rebind   bool
+	first    *Binding // NewSession's shapes, which Input, Output and Run use
+	bindings []*Binding
 	// busy is set while a Run, Bind or Close is in progress, so that a
 	// second goroutine using the session gets an error rather than a data
 	// race on the tensors or a use after free.
@@ -75,6 +100,8 @@ func NewSession(model []byte, input string, inShape []int64, output string, outS
 		return fail(errors.New("empty input or output name"))
 	case opts.IntraOpThreads < 0 || opts.InterOpThreads < 0:
 		return fail(fmt.Errorf("negative thread count (intra-op %d, inter-op %d)", opts.IntraOpThreads, opts.InterOpThreads))
+	case opts.Device < 0:
+		return fail(fmt.Errorf("negative device %d", opts.Device))
 	}
 	if err := checkShapes(inShape, outShape); err != nil {
 		return fail(err)
@@ -84,7 +111,7 @@ func NewSession(model []byte, input string, inShape []int64, output string, outS
 		return fail(err)
 	}
 	defer so.Destroy()
-	s := &Session{input: input, output: output}
+	s := &Session{input: input, output: output, rebind: opts.Provider != "" && opts.Provider != CPU}
 	if s.sess, err = onnx.NewDynamicAdvancedSessionWithONNXData(model, []string{input}, []string{output}, so); err != nil {
 		return fail(err)
 	}
@@ -206,6 +233,17 @@ func sessionOptions(opts SessionOptions) (*onnx.SessionOptions, error) {
 		{keyIntraOpSpinning, func() error { return so.AddSessionConfigEntry(keyIntraOpSpinning, spin) }},
 		{keyInterOpSpinning, func() error { return so.AddSessionConfigEntry(keyInterOpSpinning, spin) }},
 	}
+	switch opts.Provider {
+	case "", CPU:
+	case CUDA:
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"CUDA execution provider", func() error { return appendCUDA(so, opts.Device) }})
+	default:
+		so.Destroy()
+		return nil, fmt.Errorf("session options: unknown execution provider %q; want %s or %s", opts.Provider, CPU, CUDA)
+	}
 	for _, st := range steps {
 		if err := st.do(); err != nil {
 			so.Destroy()
@@ -213,6 +251,30 @@ func sessionOptions(opts SessionOptions) (*onnx.SessionOptions, error) {
 		}
 	}
 	return so, nil
+}
+
+// cudaOptions are the CUDA provider's settings that the timing depends
+// on, stated rather than left to defaults that change between releases:
+// cuDNN picks each convolution's algorithm by trying them all on its
+// first run (a warm-up absorbs that), as a tuned deployment would.
+var cudaOptions = map[string]string{
+	"cudnn_conv_algo_search":    "EXHAUSTIVE",
+	"do_copy_in_default_stream": "1",
+}
+
+// appendCUDA attaches the CUDA provider on GPU device to so.
+func appendCUDA(so *onnx.SessionOptions, device int) error {
+	o, err := onnx.NewCUDAProviderOptions()
+	if err != nil {
+		return err
+	}
+	defer o.Destroy()
+	opts := maps.Clone(cudaOptions)
+	opts["device_id"] = strconv.Itoa(device)
+	if err := o.Update(opts); err != nil {
+		return err
+	}
+	return so.AppendExecutionProviderCUDA(o)
 }
 
 // Input returns the input tensor's data of NewSession's shapes,
@@ -257,6 +319,13 @@ func (b *Binding) Run() error {
 	defer s.busy.Store(false)
 	if s.closed {
 		return fmt.Errorf("ort: run (%s): session is closed", b.desc)
+	}
+	if s.rebind {
+		// The copy to the device belongs in the run's time: a served
+		// request's input arrives in host memory too.
+		if err := b.io.BindInput(s.input, b.in); err != nil {
+			return fmt.Errorf("ort: run (%s): bind input: %w", b.desc, err)
+		}
 	}
 	if err := s.sess.RunWithBinding(b.io); err != nil {
 		return fmt.Errorf("ort: run (%s): %w", b.desc, err)

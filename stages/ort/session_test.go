@@ -115,6 +115,41 @@ func TestSessionRun(t *testing.T) {
 	}
 }
 
+// TestSessionRunCUDA runs the tiny model on the CUDA provider where this
+// machine has it (a GPU, the provider library beside onnxruntime and the
+// CUDA libraries it needs), and checks the output as TestSessionRun does;
+// elsewhere it checks that asking for CUDA fails at NewSession, saying so,
+// rather than quietly running on the CPU.
+func TestSessionRunCUDA(t *testing.T) {
+	requireLibrary(t)
+	m := loadTiny(t)
+	const rows = 6
+	opts := SessionOptions{Provider: CUDA, IntraOpThreads: 1}
+	s, err := NewSession(m.onnx, m.Input, []int64{rows, int64(m.Features)}, m.Output, []int64{rows, 1}, opts)
+	if probe := ProbeProvider(CUDA); probe != nil {
+		if err == nil {
+			s.Close()
+			t.Fatalf("NewSession on CUDA succeeded where ProbeProvider says %v", probe)
+		}
+		if !strings.Contains(err.Error(), "CUDA execution provider") {
+			t.Errorf("NewSession on CUDA: %v; want it to name the CUDA execution provider", err)
+		}
+		t.Logf("no CUDA here (%v); NewSession refused: %v", probe, err)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for seed := range 2 {
+		m.fill(s.Input(), seed)
+		if err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		m.check(t, s)
+	}
+}
+
 // TestRunAllocs checks the promise a timing loop relies on: Run allocates
 // nothing in Go, so the garbage collector does not run inside a sample.
 func TestRunAllocs(t *testing.T) {
@@ -200,6 +235,9 @@ func TestNewSessionErrors(t *testing.T) {
 		{name: "negative dimension", model: m.onnx, inShape: []int64{-1, int64(m.Features)}, want: "shape [-1 10]"},
 		{name: "scalar", model: m.onnx, inShape: []int64{}, want: "shape []"},
 		{name: "negative threads", model: m.onnx, inShape: in, opts: SessionOptions{IntraOpThreads: -1}, want: "negative thread count"},
+		{name: "negative device", model: m.onnx, inShape: in, opts: SessionOptions{Provider: CUDA, Device: -1}, want: "negative device -1"},
+		{name: "unknown provider", model: m.onnx, inShape: in, opts: SessionOptions{Provider: "ROCMExecutionProvider"},
+			want: `unknown execution provider "ROCMExecutionProvider"; want CPUExecutionProvider or CUDAExecutionProvider`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
