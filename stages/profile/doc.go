@@ -20,7 +20,9 @@
 // by package zoo, with weights drawn from the global seed, in each
 // precision of profile.precisions, and run through onnxruntime's CPU
 // execution provider at each batch size of profile.batch_sizes and each
-// intra-op thread count of profile.threads (one inter-op thread). Inputs
+// intra-op thread count of profile.threads (one inter-op thread), or, with
+// profile.provider cuda, through the CUDA execution provider on GPU
+// profile.gpu (see Profiling a GPU below). Inputs
 // are seeded values in [-1, 1): latency does not depend on them, but zeros
 // or denormals could take odd paths. Each model is measured at the batch
 // sizes profile.model_batch_sizes gives it, else profile.batch_sizes. One
@@ -60,11 +62,30 @@
 // busy lanes (the median of each count's pooled runs over the median
 // alone).
 //
-// Every run goes through the CPU execution provider; no GPU numbers are
-// measured or invented. The summary has a row (kind provider) for each GPU
-// execution provider the loaded onnxruntime library cannot use, saying
-// whether it is absent from the build or compiled in but unusable here,
-// rather than leaving readers to assume; import a GPU's profile instead.
+// No GPU numbers are ever invented. The summary has a row (kind provider)
+// for each GPU execution provider the loaded onnxruntime library cannot
+// use, saying whether it is absent from the build or compiled in but
+// unusable here, rather than leaving readers to assume.
+//
+// # Profiling a GPU
+//
+// With profile.provider cuda every session runs on onnxruntime's CUDA
+// execution provider, on GPU profile.gpu, and the rows carry the provider
+// and the device name profile.device (default "gpu"). The library must be
+// a CUDA-capable onnxruntime with its provider beside it (make cuda-ort
+// installs one); a library or machine that cannot attach CUDA is an error
+// before anything is measured, never a CPU profile under the GPU's name.
+// Inputs and outputs stay in host memory, so a run's time includes
+// copying them to the GPU and back, as a served request's does. Each batch
+// size gets a session of its own, always run at its one shape: the CUDA
+// convolutions set themselves up again whenever a session's input shape
+// changes (on an H200, interleaved ResNet-18 runs of one session took 80 ms
+// instead of 0.8), and a GPU deployment keeps an engine per batch size.
+// gonum's products are left out (they would time the host's cores under
+// the GPU's name); the onnxruntime products run on the GPU. The machine's
+// description gains the GPU (nvidia-smi's name, memory, driver and compute
+// capability). Such a profile is meant to be imported by the machines
+// that schedule for that GPU; data/examples holds one of an H200.
 //
 // # Why it runs alone
 //

@@ -53,7 +53,16 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 		if err != nil {
 			return err
 		}
+		tg := targetOf(cfg)
+		if tg.provider != ort.CPU && !slices.Contains(providers, tg.provider) {
+			return fmt.Errorf("profile.provider is %s, but onnxruntime %s at %s cannot use it: %v "+
+				"(it needs libonnxruntime_providers_cuda.so beside the library, the CUDA libraries that provider was built for, and a GPU; README: Profiling a GPU)",
+				cfg.Provider, version, lib.Path, ort.ProbeProvider(tg.provider))
+		}
 		m := describeMachine(version, providers)
+		if tg.provider == ort.CUDA {
+			m.GPU = describeGPU(ctx, tg.gpu)
+		}
 		maps.Copy(meta, m.Metadata())
 		if out.Notes != nil {
 			for k, v := range m.Metadata() {
@@ -75,7 +84,7 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 			unsupported = append(unsupported, Summary{Kind: KindProvider, Backend: backendORT, Provider: p, Device: "gpu",
 				Source: SourceMeasured, Note: why + "; usable providers: " + strings.Join(providers, ", ") + "; no GPU numbers are measured"})
 		}
-		measured, skipped, err := measure(ctx, cfg, seed, out)
+		measured, skipped, err := measure(ctx, cfg, tg, seed, out)
 		if err != nil {
 			return err
 		}
@@ -100,10 +109,18 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 
 // measure runs every local measurement, one at a time so that none
 // disturbs another (contention is measured on purpose, alone too).
-func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample, []Summary, error) {
+func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output) ([]Sample, []Summary, error) {
 	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats,
 		minTime: cfg.MinTime, maxTime: cfg.MaxTime}
-	total := int64(len(cfg.MatMul.Sizes)*(1+len(cfg.Threads)) + len(cfg.Contention.Sessions)*cfg.Contention.Rounds)
+	// gonum's products run on this machine's cores, which are not the
+	// device a GPU profile measures: its rows would pass for the cores of
+	// whichever machine imports the profile.
+	gonumMatMul := tg.provider == ort.CPU
+	perSize := len(cfg.Threads)
+	if gonumMatMul {
+		perSize++
+	}
+	total := int64(len(cfg.MatMul.Sizes)*perSize + len(cfg.Contention.Sessions)*cfg.Contention.Rounds)
 	for _, name := range cfg.Models {
 		total += int64(len(cfg.Precisions) * len(cfg.BatchSizesOf(name)) * len(cfg.Threads))
 	}
@@ -130,7 +147,7 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 	contention := func(upTo int) error {
 		for ; round < upTo; round++ {
 			for _, k := range order {
-				rows, err := measureContention(ctx, contended, cfg.Contention, k, round, cfg.Warmup)
+				rows, err := measureContention(ctx, tg, contended, cfg.Contention, k, round, cfg.Warmup)
 				if err != nil {
 					return fmt.Errorf("measure contention of %d sessions, round %d: %w", k, round+1, err)
 				}
@@ -152,7 +169,7 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 			}
 			batches := cfg.BatchSizesOf(name)
 			for _, threads := range cfg.Threads {
-				rows, failed, err := measureSeries(ctx, t, model, name, prec, batches, threads)
+				rows, failed, err := measureSeries(ctx, tg, t, model, name, prec, batches, threads)
 				if err != nil {
 					return nil, nil, fmt.Errorf("measure %s %s threads %d: %w", name, prec, threads, err)
 				}
@@ -166,8 +183,8 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 					}
 					// The CPU provider lacks fp16 kernels for some ops:
 					// that is a finding to report, not a failure.
-					skipped = append(skipped, Summary{Kind: KindInference, Backend: backendORT, Provider: providerCPU,
-						Device: deviceCPU, Model: name, Precision: prec, Batch: int32(batch), Threads: int32(threads),
+					skipped = append(skipped, Summary{Kind: KindInference, Backend: backendORT, Provider: tg.provider,
+						Device: tg.device, Model: name, Precision: prec, Batch: int32(batch), Threads: int32(threads),
 						Concurrency: 1, Source: SourceMeasured, Note: "unsupported: " + firstLine(err.Error())})
 				}
 				samples = append(samples, rows...)
@@ -180,14 +197,16 @@ func measure(ctx context.Context, cfg Config, seed int64, out Output) ([]Sample,
 		}
 	}
 	for _, n := range cfg.MatMul.Sizes {
-		rows, err := measureGonumMatMul(ctx, n, cfg.MatMul.Repeats)
-		if err != nil {
-			return nil, nil, fmt.Errorf("measure gonum matmul %d: %w", n, err)
+		if gonumMatMul {
+			rows, err := measureGonumMatMul(ctx, n, cfg.MatMul.Repeats)
+			if err != nil {
+				return nil, nil, fmt.Errorf("measure gonum matmul %d: %w", n, err)
+			}
+			samples = append(samples, rows...)
+			step(1)
 		}
-		samples = append(samples, rows...)
-		step(1)
 		for _, threads := range cfg.Threads {
-			rows, err := measureORTMatMul(ctx, n, threads, cfg.MatMul.Repeats)
+			rows, err := measureORTMatMul(ctx, tg, n, threads, cfg.MatMul.Repeats)
 			if err != nil {
 				return nil, nil, fmt.Errorf("measure onnxruntime matmul %d threads %d: %w", n, threads, err)
 			}

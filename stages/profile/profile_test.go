@@ -12,6 +12,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/ort/orttest"
 )
 
@@ -33,6 +34,11 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"no contention rounds", func(c *Config) { c.Contention.Rounds = 0 }, "profile.contention.rounds: must be 1 to 100, got 0"},
 		{"empty profile", func(c *Config) { c.Measure = false }, "profile.measure"},
 		{"import type", func(c *Config) { c.Import = "gpu.json" }, "profile.import"},
+		{"unknown provider", func(c *Config) { c.Provider = "rocm" }, `profile.provider: unknown execution provider "rocm"; want cpu or cuda`},
+		{"cpu named otherwise", func(c *Config) { c.Device = "h100" }, `profile.device: must be cpu (or empty) for provider cpu, got "h100"`},
+		{"gpu named cpu", func(c *Config) { c.Provider, c.Device = ProviderCUDA, "cpu" }, "profile.device: names this machine's cores"},
+		{"gpu name not an identifier", func(c *Config) { c.Provider, c.Device = ProviderCUDA, "a|b" }, `profile.device: "a|b" is not a valid name`},
+		{"negative gpu", func(c *Config) { c.Provider, c.GPU = ProviderCUDA, -1 }, "profile.gpu: must be in [0, 255], got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +228,89 @@ func library(t *testing.T) Library {
 	t.Helper()
 	path, src := orttest.Library(t)
 	return Library{Path: path, Source: src}
+}
+
+func TestDeviceName(t *testing.T) {
+	for _, tt := range []struct {
+		provider, device, want string
+	}{
+		{ProviderCPU, "", "cpu"},
+		{ProviderCPU, "cpu", "cpu"},
+		{ProviderCUDA, "", "gpu"},
+		{ProviderCUDA, "h200", "h200"},
+	} {
+		c := DefaultConfig()
+		c.Provider, c.Device = tt.provider, tt.device
+		if got := c.DeviceName(); got != tt.want {
+			t.Errorf("DeviceName() of provider %s, device %q = %q, want %q", tt.provider, tt.device, got, tt.want)
+		}
+	}
+}
+
+// TestProfileOnCUDA measures a tiny profile on the CUDA provider where
+// this machine has one (a GPU machine with the CUDA build of onnxruntime's
+// provider beside the library), and checks that every row is the GPU's;
+// elsewhere it checks that the stage refuses, naming the provider and the
+// library, rather than measuring the CPU under the GPU's name.
+func TestProfileOnCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures inference")
+	}
+	lib := library(t)
+	cfg := DefaultConfig()
+	cfg.Provider, cfg.Device = ProviderCUDA, "gpu0"
+	cfg.Models = []string{"mlp", "resnet18"}
+	cfg.BatchSizes = []int{1, 8}
+	cfg.ModelBatchSizes = map[string][]int{"mlp": {1, 8}}
+	cfg.Threads = []int{1}
+	cfg.Warmup, cfg.Repeats, cfg.MinRepeats, cfg.MinTime, cfg.MaxRepeats, cfg.MaxTime = 2, 5, 3, 0, 5, time.Second
+	cfg.MatMul = MatMul{Sizes: []int{256}, Repeats: 3}
+	cfg.Contention = Contention{Model: "resnet18", Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 1}
+	dir := t.TempDir()
+	notes := map[string]string{}
+	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
+	if _, terr := ort.Init(lib.Path, lib.Source); terr != nil {
+		t.Fatal(terr)
+	}
+	if probe := ort.ProbeProvider(ort.CUDA); probe != nil {
+		want := "profile.provider is cuda, but onnxruntime " + ort.Version() + " at " + lib.Path + " cannot use it"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Run on CUDA without it = %v, want an error containing %q", err, want)
+		}
+		if _, serr := os.Stat(filepath.Join(dir, SamplesFile)); serr == nil {
+			t.Errorf("a refused CUDA profile wrote %s", SamplesFile)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := parquetio.ReadAll[Sample](filepath.Join(dir, SamplesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, s := range samples {
+		kinds[s.Kind]++
+		if s.Device != "gpu0" || s.Provider != ort.CUDA || s.Backend != backendORT {
+			t.Fatalf("row %+v: want device gpu0 on %s through onnxruntime", s, ort.CUDA)
+		}
+	}
+	if kinds[KindInference] == 0 || kinds[KindMatMul] == 0 || kinds[KindContention] == 0 {
+		t.Errorf("rows per kind %v: want inference, matmul and contention rows", kinds)
+	}
+	sums, err := parquetio.ReadAll[Summary](filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sums {
+		if s.Kind == KindInference && !s.Supported {
+			t.Errorf("%s %s batch %d unsupported on CUDA: %s", s.Model, s.Precision, s.Batch, s.Note)
+		}
+	}
+	if notes["gpu"] == "" || notes["gpu"] == "unknown" {
+		t.Errorf("notes[gpu] = %q, want nvidia-smi's description", notes["gpu"])
+	}
 }
 
 // TestMeasuredLatenciesFollowPhysics runs a tiny real profile and checks

@@ -15,6 +15,9 @@ type (
 const (
 	FP32 = profilespec.FP32
 	FP16 = profilespec.FP16
+
+	ProviderCPU  = profilespec.ProviderCPU
+	ProviderCUDA = profilespec.ProviderCUDA
 )
 
 // DefaultConfig is profilespec.DefaultConfig.

@@ -24,7 +24,7 @@ func TestEveryZooModelRunsInOnnxruntime(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := newModelSession(model, name, 2, 1)
+				s, err := newModelSession(targetOf(DefaultConfig()), model, name, 2, 1)
 				if err != nil {
 					t.Fatal(err)
 				}

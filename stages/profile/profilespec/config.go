@@ -11,6 +11,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/ident"
 )
 
 // Config is the profile section of pipeline.yaml.
@@ -49,6 +50,18 @@ type Config struct {
 	MatMul MatMul `koanf:"matmul"`
 	// Contention measures k sessions running at once on the cores.
 	Contention Contention `koanf:"contention"`
+	// Provider is the onnxruntime execution provider the models run on:
+	// ProviderCPU (this machine's cores) or ProviderCUDA (an NVIDIA GPU,
+	// through onnxruntime's CUDA provider library, which must sit beside
+	// the library profile.ort_lib names).
+	Provider string `koanf:"provider"`
+	// Device names the device measured in the samples' device column,
+	// which the schedule stage's cluster refers to (profile_device);
+	// empty means "cpu" for the CPU provider and "gpu" for CUDA. A GPU
+	// profile imported on another machine keeps this name.
+	Device string `koanf:"device"`
+	// GPU is the ordinal of the GPU that CUDA runs on.
+	GPU int `koanf:"gpu"`
 	// Import is a Parquet or CSV file of samples in the samples.parquet
 	// schema, measured elsewhere (say on a GPU), added to the profile and
 	// marked by their source. Relative to the config file.
@@ -92,6 +105,24 @@ const (
 	MaxImportLine  = 64 << 10
 )
 
+// The execution providers the profile can measure on.
+const (
+	ProviderCPU  = "cpu"
+	ProviderCUDA = "cuda"
+)
+
+// DeviceName returns the name of the measured device in the samples:
+// Device, or the provider's default name.
+func (c Config) DeviceName() string {
+	switch {
+	case c.Device != "":
+		return c.Device
+	case c.Provider == ProviderCUDA:
+		return "gpu"
+	}
+	return "cpu"
+}
+
 // The precisions a model can be built in.
 const (
 	FP32 = "fp32"
@@ -105,6 +136,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		Measure:         true,
+		Provider:        ProviderCPU,
 		Models:          catalog.Names(),
 		Precisions:      []string{FP32, FP16},
 		BatchSizes:      []int{1, 2, 4, 8, 16},
@@ -198,6 +230,28 @@ func (c Config) Validate() error {
 	}
 	if c.Contention.Rounds < 1 || c.Contention.Rounds > 100 {
 		bad("contention.rounds", "must be 1 to 100, got %d", c.Contention.Rounds)
+	}
+	switch c.Provider {
+	case ProviderCPU:
+		if c.Device != "" && c.Device != "cpu" {
+			// The cluster's measured devices, and the real runs, take
+			// this machine's cores to be "cpu".
+			bad("device", "must be cpu (or empty) for provider cpu, got %q", c.Device)
+		}
+	case ProviderCUDA:
+		if c.Device == "cpu" {
+			bad("device", "names this machine's cores; name the GPU otherwise (say gpu or h100)")
+		}
+	default:
+		bad("provider", "unknown execution provider %q; want %s or %s", c.Provider, ProviderCPU, ProviderCUDA)
+	}
+	if c.Device != "" {
+		if err := ident.Check(c.Device); err != nil {
+			bad("device", "%v", err)
+		}
+	}
+	if c.GPU < 0 || c.GPU > 255 {
+		bad("gpu", "must be in [0, 255], got %d", c.GPU)
 	}
 	if !c.Measure && c.Import == "" {
 		bad("measure", "is off and nothing is imported: the profile would be empty")
