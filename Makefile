@@ -73,6 +73,50 @@ ort-lib:
 	fi; \
 	mv -f libonnxruntime.so.1 $(CURDIR)/$(ORT_LIB)
 
+# cuda-ort installs, for a machine with an NVIDIA GPU, the onnxruntime that
+# profile.provider: cuda measures with (README: "Profiling a GPU"):
+# onnxruntime $(CUDA_ORT_VERSION)'s library from the npm package
+# onnxruntime-node (built with the bridge that loads GPU providers) and the
+# CUDA 13 build of its CUDA provider, which Microsoft publishes on NuGet
+# (unreachable here) and the npm package
+# com.github.asus4.onnxruntime.linux-x64-gpu@$(CUDA_EP_PACKAGE_VERSION)
+# ships. Every file's sha256 is pinned in $(CUDA_ORT_SUM); the files are
+# checked in a temporary folder and renamed into place only then. The
+# machine must have CUDA 13's runtime, cuBLAS and cuRAND, and cuDNN 9 where
+# the loader finds them (LD_LIBRARY_PATH). Not part of setup: it is 180 MB
+# of downloads that only a GPU can use.
+CUDA_ORT_VERSION        := 1.29.0
+CUDA_EP_PACKAGE         := com.github.asus4.onnxruntime.linux-x64-gpu
+CUDA_EP_PACKAGE_VERSION := 0.4.9
+CUDA_ORT_DIR            := .tools/onnxruntime-cuda
+CUDA_ORT_SUM            := stages/ort/cuda.sha256
+CUDA_EP_MEMBERS         := $(addprefix package/Plugins/Linux/x64/,libonnxruntime_providers_cuda.so libonnxruntime_providers_shared.so)
+
+.PHONY: cuda-ort
+cuda-ort:
+	@set -e; \
+	if [ -d $(CUDA_ORT_DIR) ] && (cd $(CUDA_ORT_DIR) && sha256sum --check --status $(abspath $(CUDA_ORT_SUM))); then \
+	  echo "make cuda-ort: $(CUDA_ORT_DIR) holds onnxruntime $(CUDA_ORT_VERSION) with its CUDA provider"; exit 0; \
+	fi; \
+	echo "make cuda-ort: fetching onnxruntime $(CUDA_ORT_VERSION) (npm onnxruntime-node) and its CUDA 13 provider (npm $(CUDA_EP_PACKAGE)@$(CUDA_EP_PACKAGE_VERSION)) into $(CUDA_ORT_DIR)"; \
+	mkdir -p $(dir $(CUDA_ORT_DIR)); \
+	rm -rf $(CUDA_ORT_DIR).fetch.*; \
+	tmp=$$(mktemp -d $(CURDIR)/$(CUDA_ORT_DIR).fetch.XXXXXX); \
+	trap 'rm -rf "$$tmp"' EXIT; \
+	trap 'exit 130' INT TERM HUP; \
+	cd "$$tmp"; \
+	$(NPM) pack --silent --ignore-scripts onnxruntime-node@$(CUDA_ORT_VERSION) $(CUDA_EP_PACKAGE)@$(CUDA_EP_PACKAGE_VERSION) >/dev/null; \
+	tar --no-same-owner -xzf onnxruntime-node-$(CUDA_ORT_VERSION).tgz $(ORT_MEMBER); \
+	tar --no-same-owner -xzf $(CUDA_EP_PACKAGE)-$(CUDA_EP_PACKAGE_VERSION).tgz $(CUDA_EP_MEMBERS); \
+	mkdir lib; mv $(ORT_MEMBER) $(CUDA_EP_MEMBERS) lib/; \
+	if ! (cd lib && sha256sum --check --quiet $(abspath $(CUDA_ORT_SUM))); then \
+	  echo "make cuda-ort: the packages gave files whose sha256 is not the one in $(CUDA_ORT_SUM); nothing installed" >&2; \
+	  exit 1; \
+	fi; \
+	rm -rf $(CURDIR)/$(CUDA_ORT_DIR); \
+	mv lib $(CURDIR)/$(CUDA_ORT_DIR); \
+	echo "make cuda-ort: profile with --ort-lib $(CUDA_ORT_DIR)/libonnxruntime.so.1 --set profile.provider=cuda"
+
 # test-tools installs what only the tests need; idempotent. Debian's
 # python3-onnx holds the ONNX checker the model zoo is validated with.
 test-tools: $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json debian-test-packages

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,5 +117,37 @@ func TestWarnings(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Warnings() = %v\nwant it to contain %q", err, want)
 		}
+	}
+}
+
+// TestExampleConfigs keeps the configurations in data/examples loadable and
+// valid, with every file they name where they name it.
+func TestExampleConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		imports string // profile.import, relative to the file's folder
+	}{
+		{"../data/examples/profile-cuda.yaml", ""},
+		{"../data/examples/h200/pipeline.yaml", "../profile-h200-cuda.parquet"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			cfg := DefaultConfig()
+			if err := config.Load(config.Options{File: tc.file}, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Profile.Import != tc.imports {
+				t.Errorf("profile.import = %q, want %q", cfg.Profile.Import, tc.imports)
+			}
+			if tc.imports == "" {
+				return
+			}
+			rt := Runtime{ConfigDir: filepath.Dir(tc.file)}
+			if _, err := profileStage(cfg, rt); err != nil {
+				t.Errorf("profile stage: %v", err)
+			}
+		})
 	}
 }
