@@ -26,7 +26,7 @@ var codeVersions = map[string]string{
 	"stages/schedule/service":      "51fd30ed2222cf0646d6c5d4537ef10d8e3000487638f5c099cf9f47193f7425",
 	"stages/schedule/serving":      "fa92f27c1dd20180a697ed8fd0ef96a5d2a47d561346fee01d6c1ad60601d759",
 	"stages/schedule/sim":          "516fb1a4ca573f264eba3afefe05f01d22089faba97e491ab327537763888abc",
-	"stages/train":                 "cfed3b81dcd7c603fcf3ff9be791a7c8a8f0dd1c67fc297a54edf9691b25d3df",
+	"stages/train":                 "1204f77455118d1bd0ab7b7e7ff0caa16be170d58f754afb59a0be28bc6231f7",
 	"stages/train/label":           "8f81df0e829dfdeeee410f10dd72297d16882357ca7fb7e76e6bf999f8b0bbd7",
 	"stages/train/placement":       "0ce49d1874d22fb82e7b3f34d300bcb157eec73d03f79387f1c9f470e8bcbe36",
 	"stages/train/predictor":       "f1846904b44267e03cb3ea3d1b23eff61d696dd7de74dd29e7d157670c14b565",

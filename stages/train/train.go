@@ -99,7 +99,10 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	points, st, err := label.Run(ctx, label.Source{Jobs: w.Jobs, SimConfig: w.SimConfig}, label.Options{
 		Decisions: pc.Decisions, Horizon: pc.Horizon.Seconds(), Objective: pc.Objective, Tie: pc.Tie,
 		Explore: pc.Explore, Seed: derive(seed, 2),
-		Progress: func(done, _ int) { progress(1 + int64(done)) },
+		// Labelling may play out more decisions than it keeps (it
+		// subsamples them to Decisions): the bar stops short of the
+		// network's step rather than run past 100%.
+		Progress: func(done, _ int) { progress(1 + int64(min(done, pc.Decisions))) },
 	})
 	if err != nil {
 		return fmt.Errorf("train: %w", err)

@@ -50,10 +50,22 @@ func run(t testing.TB, cfg Config, jobs string) string {
 	t.Helper()
 	dir := t.TempDir()
 	notes := map[string]string{}
+	// The progress bar: never past its total, never backwards, full at
+	// the end.
+	var last, total int64
+	progress := func(done, all int64) {
+		if done > all || done < last || (total != 0 && all != total) {
+			t.Errorf("progress %d of %d after %d of %d", done, all, last, total)
+		}
+		last, total = done, all
+	}
 	err := Run(context.Background(), cfg, trainspec.SimulationOf(schedulespec.DefaultConfig()), 7,
-		Inputs{Samples: samplesPath, Jobs: jobs}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes})
+		Inputs{Samples: samplesPath, Jobs: jobs}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if last != total || total == 0 {
+		t.Errorf("progress ended at %d of %d", last, total)
 	}
 	for _, k := range []string{"predictor", "rollouts", "network_training"} {
 		if notes[k] == "" {
