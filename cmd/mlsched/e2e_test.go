@@ -24,6 +24,12 @@ var mlschedBin string
 // or Temporal to mlschedBin beside it.
 var leanBin string
 
+// binsEnv names a folder holding another build's mlsched and
+// mlsched-worker, which the end-to-end tests then run instead of building
+// this package's: E2E_MLSCHED_BINS=/tmp/old go test ./cmd/mlsched runs
+// them against, say, the commit before a fix, to see them fail there.
+const binsEnv = "E2E_MLSCHED_BINS"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(stuckEnv) != "" {
 		runStuck()
@@ -40,6 +46,14 @@ func TestMain(m *testing.M) {
 		{mlschedBin, ".", []string{"CGO_ENABLED=0"}},
 		{filepath.Join(dir, workerName), "../mlsched-worker", nil},
 	} {
+		if bins := os.Getenv(binsEnv); bins != "" {
+			// Another build's programs, such as the commit before a fix:
+			// the end-to-end tests then show what they catch.
+			if err := os.Symlink(filepath.Join(bins, filepath.Base(b.out)), b.out); err != nil {
+				panic(err)
+			}
+			continue
+		}
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
 		cmd.Env = append(os.Environ(), b.env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -51,11 +65,20 @@ func TestMain(m *testing.M) {
 	// beside it as mlsched-dist and the worker.
 	leanDir := filepath.Join(dir, "lean")
 	leanBin = filepath.Join(leanDir, "mlsched")
-	cmd := exec.Command("go", "build", "-tags", "lean", "-o", leanBin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
+	if err := os.MkdirAll(leanDir, 0o755); err != nil {
 		panic(err)
+	}
+	if os.Getenv(binsEnv) != "" {
+		if err := os.Symlink(mlschedBin, leanBin); err != nil {
+			panic(err)
+		}
+	} else {
+		cmd := exec.Command("go", "build", "-tags", "lean", "-o", leanBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.Stderr.Write(out)
+			panic(err)
+		}
 	}
 	for name, target := range map[string]string{"mlsched-dist": mlschedBin, workerName: filepath.Join(dir, workerName)} {
 		if err := os.Symlink(target, filepath.Join(leanDir, name)); err != nil {
