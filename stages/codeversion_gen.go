@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "51beb8a081173edd1f3623c8e27340ed1da112ae65a42c1d26b3efb7333e4c65",
+	"stages/evaluate":              "78e4361b9a10bd96da01cfc95d4b0bd7b72b614a75502b7a6c1dd12d004e0e0b",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
 	"stages/evaluate/evaluatespec": "0a5fdd64973c09676f0beb557f4273b0568365078ea1b8f2f8b718d2bb84e846",
 	"stages/evaluate/metrics":      "83b8693c210919201c22cce11b577c335b65c333ac58566940d19c3ccc481547",

@@ -568,3 +568,29 @@ func checkGolden(t *testing.T, name string, got []byte, what string) {
 		t.Errorf("%s differs from %s; if the change is intended, rerun with -update and read the diff", what, golden)
 	}
 }
+
+// TestProfileSectionNamesDevices: with a GPU's imported profile beside this
+// machine's, the Profile section says which device each row and line is
+// and where its runs came from.
+func TestProfileSectionNamesDevices(t *testing.T) {
+	curve := func(device, source string, p50 float64) profileCurve {
+		return profileCurve{device: device, model: "resnet50", precision: "fp32", source: source, threads: 1,
+			batch: []float64{1, 8}, runs: []int{20, 20}, p5: []float64{p50, 8 * p50}, p50: []float64{p50, 8 * p50}, p95: []float64{p50, 8 * p50}}
+	}
+	d := &reportData{profile: []profileCurve{curve("cpu", "measured", 0.036), curve("h200", "import:profile-h200-cuda.parquet", 0.0027)}}
+	s, err := profileSection(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"one line per device, model and precision",
+		"cpu measured on this machine; h200 imported from `profile-h200-cuda.parquet`",
+		"| device | model |",
+		"| h200 | resnet50 | fp32 | 1 | 8 | 20 |",
+		"| cpu | resnet50 | fp32 | 1 | 1 | 20 |",
+	} {
+		if !strings.Contains(s.Markdown, want) {
+			t.Errorf("Profile section lacks %q:\n%s", want, s.Markdown)
+		}
+	}
+}

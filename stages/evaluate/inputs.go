@@ -90,10 +90,13 @@ func readTimeline(path, policy string, cl metrics.Cluster, from, to float64) (*t
 // profiled device at one thread count.
 type profileCurve struct {
 	device, model, precision string
-	threads                  int32
-	batch                    []float64
-	runs                     []int
-	p5, p50, p95             []float64
+	// source is where the device's runs came from: profile.SourceMeasured
+	// (this machine) or "import:<file>".
+	source       string
+	threads      int32
+	batch        []float64
+	runs         []int
+	p5, p50, p95 []float64
 }
 
 func (c profileCurve) label() string {
@@ -111,6 +114,7 @@ func profileCurves(samplesPath string, devices []schedulespec.ClusterRow) ([]pro
 		device, model, precision string
 		threads, batch           int32
 	}
+	source := map[string]string{} // device → where its runs came from
 	type curveOf struct {
 		device  string
 		threads int32
@@ -126,6 +130,7 @@ func profileCurves(samplesPath string, devices []schedulespec.ClusterRow) ([]pro
 		}
 		k := key{s.Device, s.Model, s.Precision, s.Threads, s.Batch}
 		runs[k] = append(runs[k], s.LatencyS)
+		source[s.Device] = s.Source
 	}
 	keys := slices.SortedFunc(maps.Keys(runs), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.model, b.model), cmp.Compare(a.precision, b.precision),
@@ -136,7 +141,7 @@ func profileCurves(samplesPath string, devices []schedulespec.ClusterRow) ([]pro
 		v := runs[k]
 		slices.Sort(v)
 		if n := len(out); n == 0 || out[n-1].device != k.device || out[n-1].model != k.model || out[n-1].precision != k.precision || out[n-1].threads != k.threads {
-			out = append(out, profileCurve{device: k.device, model: k.model, precision: k.precision, threads: k.threads})
+			out = append(out, profileCurve{device: k.device, model: k.model, precision: k.precision, source: source[k.device], threads: k.threads})
 		}
 		c := &out[len(out)-1]
 		c.batch = append(c.batch, float64(k.batch))

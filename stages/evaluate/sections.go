@@ -584,12 +584,35 @@ func profileSection(d *reportData) (report.Section, error) {
 	if len(d.profile) == 0 {
 		return report.Section{Title: "Profile", Markdown: "The profile holds no inference samples.\n"}, nil
 	}
-	var series []chart.BandSeries
-	t := newTable("model", "precision", ">threads", ">batch", ">runs", ">P5", ">median", ">P95")
+	// Where the cluster's devices' runs come from: this machine, or a
+	// profile imported from another (a GPU's, say).
+	var devices []string
+	from := map[string]string{}
 	for _, c := range d.profile {
-		series = append(series, chart.BandSeries{Name: c.label(), X: c.batch, Y: c.p50, Lo: c.p5, Hi: c.p95})
+		if _, ok := from[c.device]; !ok {
+			devices = append(devices, c.device)
+			from[c.device] = c.source
+		}
+	}
+	several := len(devices) > 1
+	var series []chart.BandSeries
+	cols := []string{"model", "precision", ">threads", ">batch", ">runs", ">P5", ">median", ">P95"}
+	if several {
+		cols = append([]string{"device"}, cols...)
+	}
+	t := newTable(cols...)
+	for _, c := range d.profile {
+		name := c.label()
+		if several {
+			name = c.device + ": " + name
+		}
+		series = append(series, chart.BandSeries{Name: name, X: c.batch, Y: c.p50, Lo: c.p5, Hi: c.p95})
 		for i := range c.batch {
-			t.add(report.Escape(c.model), report.Escape(c.precision), fmt.Sprint(c.threads), fmt.Sprint(c.batch[i]), fmt.Sprint(c.runs[i]), secs(c.p5[i]), secs(c.p50[i]), secs(c.p95[i]))
+			row := []string{report.Escape(c.model), report.Escape(c.precision), fmt.Sprint(c.threads), fmt.Sprint(c.batch[i]), fmt.Sprint(c.runs[i]), secs(c.p5[i]), secs(c.p50[i]), secs(c.p95[i])}
+			if several {
+				row = append([]string{report.Escape(c.device)}, row...)
+			}
+			t.add(row...)
 		}
 	}
 	svg, err := chart.Band("Measured latency vs batch size", "batch size (samples)", "latency (s)", series, true, true)
@@ -597,9 +620,21 @@ func profileSection(d *reportData) (report.Section, error) {
 		return report.Section{}, fmt.Errorf("chart profile: %w", err)
 	}
 	c := report.Chart{Name: "profile.svg", SVG: svg}
+	origins := make([]string, len(devices))
+	for i, dev := range devices {
+		where := "measured on this machine"
+		if file, ok := strings.CutPrefix(from[dev], "import:"); ok {
+			where = "imported from " + report.Code(file)
+		}
+		origins[i] = report.Escape(dev) + " " + where
+	}
+	line := "one line per model and precision"
+	if several {
+		line = "one line per device, model and precision"
+	}
 	md := c.Link("Measured inference latency vs batch size per model: median, with the band from the 5th to the 95th percentile of the runs") +
-		"\n\nThe profile's inference runs on this machine, alone (no concurrent sessions), one line per model and precision at the thread count the cluster's devices use; " +
-		"the simulator draws every service time from these runs.\n\n" + t.String()
+		"\n\nThe profile's inference runs alone (no concurrent sessions), " + line + " at the thread count the cluster's devices use (" +
+		strings.Join(origins, "; ") + "); the simulator draws every service time from these runs.\n\n" + t.String()
 	return report.Section{Title: "Profile", Markdown: md, Charts: []report.Chart{c}}, nil
 }
 
