@@ -289,6 +289,10 @@ func (s *Session) Output() []float32 { return s.first.Output() }
 // Output.
 func (s *Session) Run() error { return s.first.Run() }
 
+// First returns the binding of NewSession's shapes, which Input, Output
+// and Run use.
+func (s *Session) First() *Binding { return s.first }
+
 // Input returns the binding's input tensor's data, row-major; fill it
 // before Run. It is nil after the session's Close.
 func (b *Binding) Input() []float32 {

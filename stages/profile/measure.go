@@ -180,13 +180,15 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 		if c.err != nil {
 			continue
 		}
-		s := shared
-		if s == nil {
-			if s, c.err = open(b); c.err != nil {
-				continue
+		if shared != nil {
+			c.b, c.err = shared.Bind(shapeFor(in, b), shapeFor(out, b))
+		} else {
+			var s *ort.Session
+			if s, c.err = open(b); c.err == nil {
+				c.b = s.First() // a session of this size alone
 			}
 		}
-		if c.b, c.err = s.Bind(shapeFor(in, b), shapeFor(out, b)); c.err != nil {
+		if c.err != nil {
 			continue
 		}
 		fill(c.b.Input(), uint64(b))
