@@ -425,14 +425,16 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 	if err := rec.close(); err != nil {
 		return err
 	}
-	row := RealRunRow{Policy: spec, Jobs: int64(len(jobs)), LateEvents: int64(len(late))}
+	w := r.exec.Warmup()
+	row := RealRunRow{Policy: spec, Jobs: int64(len(jobs)), LateEvents: int64(len(late)),
+		WarmRuns: int64(w.Runs), WarmS: w.Seconds, WarmFaulting: int64(w.Faulting)}
 	var last float64
 	rows := make([]DispatchRow, len(batches))
 	for i, b := range batches {
 		dev := r.cl.cfg[b.Device]
 		rows[i] = DispatchRow{BatchID: b.BatchID, Device: dev.Name, Lane: b.Lane, Model: modelNames[b.Model], Precision: precisionNames[b.Precision],
 			Jobs: b.Jobs, Samples: b.Samples, HandedS: b.Handed, PickedS: b.Picked, RunS: b.Run, EndS: b.End, NoticedS: b.Noticed,
-			Bound: b.Bound, ProfileMeanS: r.cl.Predict(int(b.Device), b.Model, b.Precision, b.Samples)}
+			Bound: b.Bound, Faults: b.Faults, ProfileMeanS: r.cl.Predict(int(b.Device), b.Model, b.Precision, b.Samples)}
 		if b.Bound {
 			row.Bound++
 		}

@@ -2,17 +2,32 @@
 // the simulator into a scheduler of this machine's onnxruntime, so that
 // the simulator can be measured against what it simulates.
 //
-// Each lane of a device is a worker goroutine with its own onnxruntime
-// session per model and precision, at the intra-op threads the cluster
-// configures, and tensors bound once per batch size (ort.Session.Bind).
-// A batch is a real batch: the jobs' inputs, seeded samples of each
-// model's input, are concatenated into the binding's input tensor and the
-// model runs once. The models are the profile's own .onnx files, the very
-// bytes it timed. Executor.Prepare makes the sessions and the tensors of
-// the sizes a run will see before its clock starts (writing each tensor
-// once, so that its pages are mapped before a batch fills it), and runs
-// each session once, untimed; a size not prepared is bound when first needed, and the
-// batch says so (Batch.Bound).
+// Each lane of a device is a worker goroutine locked to its own OS thread
+// for the executor's life, with its own onnxruntime session per model and
+// precision, at the intra-op threads the cluster configures, and tensors
+// bound once per batch size (ort.Session.Bind); the lane makes, warms and
+// runs them all on its thread, as a server's worker would. A batch is a
+// real batch: the jobs' inputs, seeded samples of each model's input, are
+// concatenated into the binding's input tensor and the model runs once.
+// The models are the profile's own .onnx files, the very bytes it timed.
+// Executor.Prepare makes the sessions and the tensors of the sizes a run
+// will see before its clock starts (writing each tensor once, so that its
+// pages are mapped before a batch fills it), and runs each session once;
+// a size not prepared is bound when first needed, and the batch says so
+// (Batch.Bound).
+//
+// A run measures a warm server, as the profile times warm runs. Before
+// its clock starts, Begin runs each session at its largest prepared batch
+// size until a run faults no page in (at most maxWarmRuns runs; Warmup
+// says what it did): onnxruntime faults new memory in on a shape's first
+// run and again on its second, when it lays the shape's memory pattern
+// out, and a smaller shape then reuses that memory. Without it, the
+// default pipeline's first real runs ran 1.45 and 1.32 times the
+// profile's latencies, the lanes' threads faulting in up to 99,000 pages
+// in a batch, some 50,000 a second between them; with it, 0.97 to 1.10
+// in three pipelines' runs, no batch faulting a page in (2026-11-27,
+// this machine). Each batch records the pages its Run still
+// faulted in (Batch.Faults).
 //
 // Every batch keeps its moments on the run's clock: handed to the
 // executor, taken by its lane, inputs concatenated and Run begun, Run

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/schedule/sim"
@@ -58,7 +61,26 @@ type Batch struct {
 	// Bound is true when the batch's size was new to its lane: its
 	// tensors were made during the run.
 	Bound bool
+	// Faults is how many pages the lane's thread faulted in during Run
+	// (minor faults; -1 where the system does not count a thread's):
+	// memory onnxruntime had not used before, which costs time the
+	// profile's warm runs never pay.
+	Faults int64
 }
+
+// Warmup is what Begin did before the clock started: Runs runs of
+// Sessions sessions, each at the largest batch size prepared for it,
+// taking Seconds, after which Faulting sessions still faulted pages in.
+type Warmup struct {
+	Sessions, Runs, Faulting int
+	Seconds                  float64
+}
+
+// maxWarmRuns bounds the runs that warm a session: onnxruntime faults in
+// new memory on the first run at a shape and again on the second, when
+// it lays the shape's memory pattern out in one block; the third ran
+// without a fault in every measurement.
+const maxWarmRuns = 4
 
 // poolSamples is how many distinct input samples each model keeps: a job's
 // samples are taken from them in turn.
@@ -81,7 +103,8 @@ type Executor struct {
 	started bool
 	batches []Batch
 	late    []float64 // how late each due event was handled, seconds
-	wg      sync.WaitGroup
+	warmup  Warmup
+	wg      sync.WaitGroup // the lanes' workers
 	closed  bool
 }
 
@@ -90,13 +113,17 @@ var _ sim.Executor = (*Executor)(nil)
 // pair numbers a (model, precision).
 func pair(model, precision int32) int32 { return model<<8 | precision }
 
-// lane is one worker: its sessions, by pair, and the batches handed to it.
+// lane is one worker, a goroutine locked to its own OS thread for the
+// executor's life: it makes its sessions and bindings, warms them and runs
+// its batches on that thread, so that whatever onnxruntime keeps per
+// thread is made once and reused, as in a server's worker. ops carries
+// what it is asked to do, in order; sessions, by pair, are its alone.
 type lane struct {
 	x        *Executor
 	d, i     int
 	threads  int
 	sessions map[int32]*session
-	work     chan task
+	ops      chan func()
 }
 
 // session is a lane's onnxruntime session of one model and precision, with
@@ -107,6 +134,7 @@ type session struct {
 	elems    int       // input floats per sample
 	pool     []float32 // poolSamples samples of seeded inputs, shared by the lanes
 	bindings map[int32]*ort.Binding
+	warm     int32 // the largest batch size warmed
 }
 
 // task is a batch handed to a lane.
@@ -135,18 +163,54 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("real: no models")
 	}
-	x := &Executor{ctx: ctx, cfg: cfg, pools: map[int32][]float32{}}
 	for d, dev := range cfg.Devices {
 		if dev.Lanes < 1 || dev.Threads < 1 {
 			return nil, fmt.Errorf("real: device %d (%s): want lanes >= 1 and threads >= 1, got %d and %d", d, dev.Name, dev.Lanes, dev.Threads)
 		}
+	}
+	x := &Executor{ctx: ctx, cfg: cfg, pools: map[int32][]float32{}}
+	lanes := 0
+	for d, dev := range cfg.Devices {
 		var ls []*lane
 		for i := range dev.Lanes {
-			ls = append(ls, &lane{x: x, d: d, i: i, threads: dev.Threads, sessions: map[int32]*session{}})
+			l := &lane{x: x, d: d, i: i, threads: dev.Threads, sessions: map[int32]*session{}, ops: make(chan func(), 1)}
+			x.wg.Add(1)
+			go l.work()
+			ls = append(ls, l)
+			lanes++
 		}
 		x.devices = append(x.devices, ls)
 	}
+	x.done = make(chan result, lanes)
 	return x, nil
+}
+
+// work does what the lane is asked, on one OS thread, until Close.
+func (l *lane) work() {
+	defer l.x.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for op := range l.ops {
+		op()
+	}
+}
+
+// call has the lane do f on its thread and returns f's error.
+func (l *lane) call(f func() error) error {
+	errc := make(chan error, 1)
+	l.ops <- func() { errc <- f() }
+	return <-errc
+}
+
+// each has every lane do f on its thread, the lanes at once.
+func (x *Executor) each(f func(l *lane) error) error {
+	var g errgroup.Group
+	for _, ls := range x.devices {
+		for _, l := range ls {
+			g.Go(func() error { return l.call(func() error { return f(l) }) })
+		}
+	}
+	return g.Wait()
 }
 
 // Prepare makes every lane ready to run batches of samples samples of the
@@ -157,16 +221,54 @@ func (x *Executor) Prepare(model, precision, samples int32) error {
 	if x.started {
 		return errors.New("real: prepare while a run is under way")
 	}
-	for _, ls := range x.devices {
-		for _, l := range ls {
-			s, err := l.session(model, precision)
-			if err != nil {
-				return err
+	if x.closed {
+		return errors.New("real: prepare after close")
+	}
+	return x.each(func(l *lane) error {
+		s, err := l.session(model, precision)
+		if err != nil {
+			return err
+		}
+		_, _, err = l.binding(s, samples)
+		return err
+	})
+}
+
+// warm runs each of the lane's sessions at its largest bound batch size,
+// unless an earlier warm-up did, until a run faults no page in (or
+// maxWarmRuns), and adds what it did to w.
+func (l *lane) warm(w *Warmup) error {
+	for _, s := range l.sessions {
+		largest := int32(0)
+		for b := range s.bindings {
+			largest = max(largest, b)
+		}
+		if largest <= s.warm {
+			continue
+		}
+		b := s.bindings[largest]
+		w.Sessions++
+		for n := 1; ; n++ {
+			before := threadFaults()
+			if err := b.Run(); err != nil {
+				return fmt.Errorf("real: warm batch size %d on device %d lane %d: %w", largest, l.d, l.i, err)
 			}
-			if _, _, err := l.binding(s, samples); err != nil {
-				return err
+			w.Runs++
+			if before < 0 { // faults uncounted: as many runs as they took where counted
+				if n == maxWarmRuns-1 {
+					break
+				}
+				continue
+			}
+			if threadFaults() == before {
+				break
+			}
+			if n == maxWarmRuns {
+				w.Faulting++
+				break
 			}
 		}
+		s.warm = largest
 	}
 	return nil
 }
@@ -251,9 +353,12 @@ func shape(io zoo.IO, batch int) []int64 {
 	return s
 }
 
-// Begin starts a run: the clock, at Origin, and the lanes' workers. A
-// run ends with Finish; the executor may begin another after it, its
-// sessions kept.
+// Begin starts a run: it warms every lane's sessions (Warmup), then
+// starts the clock, at origin. A run measures a warm server, as the
+// profile measures warm runs: a lane's first runs at a session's largest
+// size fault in the memory that its smaller sizes then reuse. A run ends
+// with Finish; the executor may begin another after it, its sessions
+// kept.
 func (x *Executor) Begin(origin float64) error {
 	if x.started {
 		return errors.New("real: begin while a run is under way")
@@ -261,21 +366,30 @@ func (x *Executor) Begin(origin float64) error {
 	if x.closed {
 		return errors.New("real: begin after close")
 	}
+	t := time.Now()
+	var mu sync.Mutex
+	var w Warmup
+	err := x.each(func(l *lane) error {
+		var lw Warmup
+		err := l.warm(&lw)
+		mu.Lock()
+		w.Sessions, w.Runs, w.Faulting = w.Sessions+lw.Sessions, w.Runs+lw.Runs, w.Faulting+lw.Faulting
+		mu.Unlock()
+		return err
+	})
+	w.Seconds = time.Since(t).Seconds()
+	x.warmup = w
+	if err != nil {
+		return err
+	}
 	x.started, x.batches, x.late = true, nil, nil
 	x.origin = origin
-	lanes := 0
-	for _, ls := range x.devices {
-		for _, l := range ls {
-			l.work = make(chan task, 1)
-			x.wg.Add(1)
-			go l.serve()
-			lanes++
-		}
-	}
-	x.done = make(chan result, lanes)
 	x.begun = time.Now()
 	return nil
 }
+
+// Warmup returns what the last Begin did before its clock started.
+func (x *Executor) Warmup() Warmup { return x.warmup }
 
 // Finish ends the run that Begin started, once its lanes have finished
 // what they were given, and returns its batches, in the order they
@@ -285,14 +399,14 @@ func (x *Executor) Finish() (batches []Batch, late []float64) {
 	if !x.started {
 		return nil, nil
 	}
-	for _, ls := range x.devices {
-		for _, l := range ls {
-			close(l.work)
+	_ = x.each(func(*lane) error { return nil }) // each lane's earlier ops are done
+	for {
+		select {
+		case <-x.done: // what ran after the scheduler stopped
+			continue
+		default:
 		}
-	}
-	x.wg.Wait()
-	close(x.done)
-	for range x.done { // what ran after the scheduler stopped
+		break
 	}
 	x.started = false
 	return x.batches, x.late
@@ -319,20 +433,15 @@ func (x *Executor) Start(d, lane int, jobs []*sim.Job, samples int32) error {
 		t.jobs[i] = part{id: j.ID, batch: j.Batch}
 	}
 	x.batches = append(x.batches, t.batch)
+	l := x.devices[d][lane]
 	select {
-	case x.devices[d][lane].work <- t:
+	case l.ops <- func() {
+		b, err := l.run(t)
+		x.done <- result{batch: b, err: err}
+	}:
 		return nil
 	default:
 		return fmt.Errorf("real: device %d lane %d is given a batch while it runs one", d, lane)
-	}
-}
-
-// serve runs the lane's batches until its work channel closes.
-func (l *lane) serve() {
-	defer l.x.wg.Done()
-	for t := range l.work {
-		b, err := l.run(t)
-		l.x.done <- result{batch: b, err: err}
 	}
 }
 
@@ -361,11 +470,16 @@ func (l *lane) run(t task) (Batch, error) {
 	if off != len(in) {
 		return b, fmt.Errorf("real: batch %d: its jobs hold %d samples, the batch %d", b.BatchID, off/s.elems, b.Samples)
 	}
+	before := threadFaults()
 	b.Run = x.Now()
 	if err := bind.Run(); err != nil {
 		return b, err
 	}
 	b.End = x.Now()
+	b.Faults = -1
+	if before >= 0 {
+		b.Faults = threadFaults() - before
+	}
 	return b, nil
 }
 
@@ -431,13 +545,22 @@ func (x *Executor) Close() error {
 	}
 	x.Finish()
 	x.closed = true
+	var mu sync.Mutex
 	var errs []error
+	_ = x.each(func(l *lane) error {
+		for _, s := range l.sessions {
+			err := s.s.Close()
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil
+	})
 	for _, ls := range x.devices {
 		for _, l := range ls {
-			for _, s := range l.sessions {
-				errs = append(errs, s.s.Close())
-			}
+			close(l.ops)
 		}
 	}
+	x.wg.Wait()
 	return errors.Join(errs...)
 }

@@ -92,6 +92,26 @@ func TestRealRunIsCausal(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran, _ := x.Finish()
+	// Begin warmed each lane's two sessions at their largest size, 8,
+	// until a run faulted no page in: then no batch of the run should.
+	if w := x.Warmup(); w.Sessions != 4 || w.Runs < 4 || w.Runs > 4*maxWarmRuns || w.Faulting != 0 || !(w.Seconds > 0) {
+		t.Errorf("warm-up: %+v; want 4 sessions warmed in 4 to %d runs, none still faulting", w, 4*maxWarmRuns)
+	}
+	if threadFaults() >= 0 {
+		for _, b := range ran {
+			if b.Faults != 0 {
+				t.Errorf("batch %d of %d samples faulted %d pages in after the warm-up", b.BatchID, b.Samples, b.Faults)
+			}
+		}
+	}
+	// A second run finds the sessions warm.
+	if err := x.Begin(1); err != nil {
+		t.Fatal(err)
+	}
+	x.Finish()
+	if w := x.Warmup(); w.Runs != 0 {
+		t.Errorf("the second run's warm-up: %+v; want none", w)
+	}
 	if len(recs) != len(jobs) || st.Batches != int64(len(ran)) || int(st.Batches) != len(batches) {
 		t.Fatalf("%d records of %d jobs, %d batches, the executor saw %d", len(recs), len(jobs), len(batches), len(ran))
 	}

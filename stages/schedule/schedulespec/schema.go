@@ -86,6 +86,14 @@ type RealRunRow struct {
 	// Bound counts the batches whose size was new to their lane, so that
 	// their tensors were made during the run.
 	Bound int64 `parquet:"bound"`
+	// WarmRuns is how many untimed runs warmed the lanes' sessions before
+	// the run's clock started (each session at its largest batch size,
+	// until a run faulted no page in; none where an earlier run had),
+	// taking WarmS seconds; WarmFaulting counts the sessions still
+	// faulting pages in when they stopped.
+	WarmRuns     int64   `parquet:"warm_runs"`
+	WarmS        float64 `parquet:"warm_s"`
+	WarmFaulting int64   `parquet:"warm_faulting"`
 }
 
 // DispatchRow is one row of a real run's dispatch.parquet: a batch as it
@@ -118,6 +126,10 @@ type DispatchRow struct {
 	// Busy is the number of the device's lanes busy when the batch
 	// started, itself included.
 	Busy int32 `parquet:"busy,dict"`
+	// Faults is how many pages the lane's thread faulted in during the
+	// batch's Run (-1 where the system does not count them): memory
+	// onnxruntime had not used before, which its warm runs did not pay.
+	Faults int64 `parquet:"faults"`
 }
 
 // The studies of StudyRow.
