@@ -112,6 +112,9 @@ type sources struct {
 	factor             float64
 	// latePerJob is runs.parquet's late events per job of the slice.
 	latePerJob float64
+	// faults counts the pages the lanes' threads faulted in during the
+	// batches' runs, -1 where the system did not count them.
+	faults int64
 	// contrib is each source's seconds per completed job, positive when
 	// it makes the real run slower than the simulation; gap is the real
 	// mean end-to-end latency less the simulated.
@@ -301,7 +304,7 @@ func firstApart(a, b []int64) string {
 // own latency, a batch counted once per job in it. Queueing behind a
 // delayed batch is not counted, so the sources need not add up to the gap.
 func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, factors map[string][]float64) (sources, error) {
-	s := sources{batches: len(batches)}
+	s := sources{batches: len(batches), faults: -1}
 	var dispatch, lag, alone, contended, factor []float64
 	var sum [numSources]float64
 	for i, b := range batches {
@@ -312,6 +315,9 @@ func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, 
 		}
 		w := float64(b.Jobs)
 		s.jobs += int(b.Jobs)
+		if b.Faults >= 0 {
+			s.faults = max(s.faults, 0) + b.Faults
+		}
 		dispatch = append(dispatch, b.RunS-b.StartS)
 		lag = append(lag, b.NoticedS-b.EndS)
 		sum[srcDispatch] += w * (b.RunS - b.StartS)
@@ -522,6 +528,8 @@ func fidelityRows(f *fidelity) []MetricRow {
 		add("late_events", float64(r.row.LateEvents))
 		add("late_p50_s", r.row.LateP50S)
 		add("late_p99_s", r.row.LateP99S)
+		add("pages_faulted_in", float64(s.faults))
+		add("warm_runs", float64(r.row.WarmRuns))
 		add("mean_e2e_gap_s", s.gap)
 		for k, info := range sourceInfo {
 			add(info.metric, s.contrib[k])
@@ -833,14 +841,17 @@ func (f *fidelity) sourcesText() string {
 		"the dispatch overhead from the policy's decision to onnxruntime's Run (run_s − start_s) and the lag before the scheduler noticed a batch's end " +
 		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the profile's mean latency for the batch, " +
 		"median over the batches that started alone and over those that started with other lanes of the device busy, the latter beside the real cluster's " +
-		"profiled contention factor (median over the same batches); and how late the scheduler handled events due at a time.\n\n")
+		"profiled contention factor (median over the same batches); how late the scheduler handled events due at a time; the pages the lanes' " +
+		"threads faulted in during the batches' runs (memory onnxruntime had not used before, which the profile's warm runs do not pay); and the " +
+		"untimed runs that warmed the lanes' sessions before the run's clock started, each session at its largest batch size until a run faulted " +
+		"no page in (none where an earlier run had warmed them).\n\n")
 	t := newTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / profile, alone", ">run / profile, lanes busy", ">profiled factor",
-		">late events per job", ">lateness P50 / P99")
+		">late events per job", ">lateness P50 / P99", ">pages faulted in", ">warm-up")
 	for _, r := range f.runs {
 		s := r.src
 		t.add(r.label(), fmt.Sprint(s.batches), secs(s.dispatchP50)+" / "+secs(s.dispatchP99), secs(s.lagP50)+" / "+secs(s.lagP99),
 			ratioOf(s.alone, s.aloneN), ratioOf(s.contended, s.contendedN), factorText(s.factor, s.contendedN),
-			num(s.latePerJob), secs(r.row.LateP50S)+" / "+secs(r.row.LateP99S))
+			num(s.latePerJob), secs(r.row.LateP50S)+" / "+secs(r.row.LateP99S), faultsText(s.faults), warmText(r.row))
 	}
 	b.WriteString(t.String())
 
@@ -938,4 +949,25 @@ func factorText(v float64, n int) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.3f", v)
+}
+
+// faultsText is a run's count of pages faulted in, or why there is none.
+func faultsText(n int64) string {
+	if n < 0 {
+		return "not counted"
+	}
+	return fmt.Sprint(n)
+}
+
+// warmText is a run's warm-up: its runs and time, and the sessions
+// still faulting pages in when it stopped.
+func warmText(row schedulespec.RealRunRow) string {
+	if row.WarmRuns == 0 {
+		return "none"
+	}
+	t := fmt.Sprintf("%d runs, %s", row.WarmRuns, secs(row.WarmS))
+	if row.WarmFaulting > 0 {
+		t += fmt.Sprintf(", %d still faulting", row.WarmFaulting)
+	}
+	return t
 }
