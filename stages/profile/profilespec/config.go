@@ -142,7 +142,7 @@ func DefaultConfig() Config {
 		BatchSizes:      []int{1, 2, 4, 8, 16},
 		ModelBatchSizes: map[string][]int{"mlp": {1, 2, 4, 8, 16, 32, 64}},
 		Threads:         []int{1, 2},
-		Warmup:          1,
+		Warmup:          2,
 		Repeats:         20,
 		MinTime:         50 * time.Millisecond,
 		MaxRepeats:      1000,
