@@ -30,10 +30,10 @@
 // pair of tensors per batch size (ort.Session.Bind), so that the graph is
 // optimised once per series. A configuration runs profile.warmup times
 // untimed (2 by default: onnxruntime faults new memory in on a shape's
-// first run and again on its second, when it lays the shape's memory
-// pattern out in one block; with one warm-up, the first timed ResNet-50
-// run at batch 16 took 649 ms here, the next two 557 and 553), then is timed profile.repeats times and on until its runs have
-// taken profile.min_time, at most profile.max_repeats times (a microsecond
+// first run, and for ResNet-50 on its second; with one warm-up, the
+// first timed ResNet-50 run at batch 16 took 649 ms here, the next two
+// 557 and 553), then is timed profile.repeats times and on until its
+// runs have taken profile.min_time, at most profile.max_repeats times (a microsecond
 // model's median needs hundreds of runs to hold still), stopping early
 // once it has used profile.max_time after at least profile.min_repeats
 // runs (the large models at large batches would otherwise take minutes on

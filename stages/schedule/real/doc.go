@@ -20,14 +20,14 @@
 // its clock starts, Begin runs each session at its largest prepared batch
 // size until a run faults no page in (at most maxWarmRuns runs; Warmup
 // says what it did): onnxruntime faults new memory in on a shape's first
-// run and again on its second, when it lays the shape's memory pattern
-// out, and a smaller shape then reuses that memory. Without it, the
-// default pipeline's first real runs ran 1.45 and 1.32 times the
-// profile's latencies, the lanes' threads faulting in up to 99,000 pages
-// in a batch, some 50,000 a second between them; with it, 0.97 to 1.10
-// in three pipelines' runs, no batch faulting a page in (2026-11-27,
-// this machine). Each batch records the pages its Run still
-// faulted in (Batch.Faults).
+// run (and for some models its second), and a smaller shape then reuses
+// that memory. Without it, the default pipeline's first real runs ran
+// 1.45 and 1.32 times the profile's latencies, the lanes' threads
+// faulting in up to 99,000 pages in a batch, some 50,000 a second between
+// them; with it (and sessions without a memory pattern, see package
+// ort), the real runs' batches took 1.00 to 1.03 times the profile, and
+// no batch faulted in more than 3,000 pages (2026-11-27, this machine).
+// Each batch records the pages its Run still faulted in (Batch.Faults).
 //
 // Every batch keeps its moments on the run's clock: handed to the
 // executor, taken by its lane, inputs concatenated and Run begun, Run

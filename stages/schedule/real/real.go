@@ -77,9 +77,8 @@ type Warmup struct {
 }
 
 // maxWarmRuns bounds the runs that warm a session: onnxruntime faults in
-// new memory on the first run at a shape and again on the second, when
-// it lays the shape's memory pattern out in one block; the third ran
-// without a fault in every measurement.
+// new memory on the first run at a shape, and for some models on the
+// second; the third ran without a fault in every measurement.
 const maxWarmRuns = 4
 
 // poolSamples is how many distinct input samples each model keeps: a job's
