@@ -143,12 +143,43 @@ func TestRealRunEndToEnd(t *testing.T) {
 			}
 		}
 	}
+	// Each slice ran again, after both first runs: the same jobs.
+	repeats, err := parquetio.ReadAll[schedulespec.RealRepeatRow](filepath.Join(sched, schedulespec.RealRepeatsFile))
+	if err != nil || len(repeats) != len(runs) {
+		t.Fatalf("%d repeated runs of %d runs: %v", len(repeats), len(runs), err)
+	}
+	for i, rep := range repeats {
+		first := runs[i]
+		if rep.Policy != first.Policy || rep.Load != first.Load || rep.Repeat != 2 || rep.Jobs != first.Jobs {
+			t.Errorf("repeat %d: %+v, of the run %s at %v with %d jobs", i+1, rep, first.Policy, first.Load, first.Jobs)
+		}
+		ids := func(rel string) []int64 {
+			trace, err := parquetio.ReadAll[schedulespec.TraceRow](filepath.Join(sched, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, x := range trace {
+				if x.StartS < x.ArrivalS {
+					t.Errorf("%s: job %d starts at %v, before it arrives at %v", rel, x.JobID, x.StartS, x.ArrivalS)
+				}
+				out = append(out, x.JobID)
+			}
+			slices.Sort(out) // a trace lists its jobs as they end
+			return out
+		}
+		if a, b := ids(first.Trace), ids(rep.Trace); !slices.Equal(a, b) {
+			t.Errorf("%s ran %d jobs, the first run %d, not the same", rep.Trace, len(b), len(a))
+		}
+	}
 	report, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(report), "## Fidelity") {
-		t.Error("report.md has no Fidelity section")
+	for _, want := range []string{"## Fidelity", "### Real against real"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md has no %q", want)
+		}
 	}
 	if got := outcomes(p.mustCLI("run", "--force", "evaluate")); got["schedule"] != "cached" {
 		t.Errorf("rerun: %v; the real runs must not run again", got)

@@ -65,6 +65,9 @@ type realRun struct {
 	// replay is the replay's summary (the simulator's decisions with the
 	// real run's batch times), nil for an artifact without one.
 	replay *metrics.Summary
+	// repeats are the summaries of the same jobs run for real again
+	// (schedule.real.repeats), in order.
+	repeats []metrics.Summary
 }
 
 // jobErrors summarize the per-job relative errors (sim − real)/real of
@@ -188,8 +191,80 @@ func readFidelity(dir string, devices []schedulespec.ClusterRow) (*fidelity, err
 		}
 		f.runs = append(f.runs, r)
 	}
+	if err := f.readRepeats(dir, cl); err != nil {
+		return nil, err
+	}
 	f.rank()
 	return f, nil
+}
+
+// readRepeats reads real/repeats.parquet, where there is one: the runs of
+// each real run's jobs beyond its first, which must be the same jobs.
+func (f *fidelity) readRepeats(dir string, cl metrics.Cluster) error {
+	file := schedulespec.RealRepeatsFile
+	rows, err := parquetio.ReadAll[schedulespec.RealRepeatRow](filepath.Join(dir, filepath.FromSlash(file)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read repeated real runs: %w", err)
+	}
+	for i, row := range rows {
+		var r *realRun
+		for _, c := range f.runs {
+			if c.row.Policy == row.Policy && c.row.Load == row.Load {
+				r = c
+			}
+		}
+		switch {
+		case r == nil:
+			return fmt.Errorf("read %s: row %d: %s at load %g was not run first (%s lists no such run)", file, i+1, row.Policy, row.Load, schedulespec.RealRunsFile)
+		case int(row.Repeat) != len(r.repeats)+2:
+			return fmt.Errorf("read %s: row %d: %s at load %g: run %d, want run %d", file, i+1, row.Policy, row.Load, row.Repeat, len(r.repeats)+2)
+		}
+		t, s, _, err := readSide(dir, row.Trace, row.Devices, cl)
+		if err != nil {
+			return err
+		}
+		first, err := metrics.ReadTrace(filepath.Join(dir, filepath.FromSlash(r.row.Trace)), cl.Devices)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(first.JobID, t.JobID) {
+			return fmt.Errorf("read %s: %d jobs, and the first run's %s %d: %s; a repeated run runs the first run's jobs",
+				row.Trace, t.Len(), r.row.Trace, first.Len(), firstApart(first.JobID, t.JobID))
+		}
+		r.repeats = append(r.repeats, s)
+	}
+	return nil
+}
+
+// readSide reads a trace and its devices file (of a real run, its
+// simulation or its replay) and summarizes them, with the cluster's
+// utilization: its busy lane-seconds over its lanes × the makespan.
+func readSide(dir, trace, devices string, cl metrics.Cluster) (*metrics.Trace, metrics.Summary, float64, error) {
+	path := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	t, err := metrics.ReadTrace(path(trace), cl.Devices)
+	if err != nil {
+		return nil, metrics.Summary{}, 0, err
+	}
+	busy, err := metrics.ReadBusy(path(devices), cl.Devices)
+	if err != nil {
+		return nil, metrics.Summary{}, 0, err
+	}
+	// No bounds, no workload, no resamples: the section needs none of
+	// what they give.
+	s := metrics.Summarize(t, busy, cl, metrics.Bounds{}, nil, metrics.Bootstrap{})
+	var all, lanes float64
+	for d, b := range busy {
+		all += b
+		lanes += float64(cl.Lanes[d])
+	}
+	util := math.NaN()
+	if s.Makespan > 0 {
+		util = all / (lanes * s.Makespan)
+	}
+	return t, s, util, nil
 }
 
 // readRealRun reads one real run's trace, devices and dispatch files and
@@ -198,27 +273,7 @@ func readRealRun(dir string, row schedulespec.RealRunRow, cl metrics.Cluster, fa
 	path := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
 	r := &realRun{row: row}
 	read := func(trace, devices string) (*metrics.Trace, metrics.Summary, float64, error) {
-		t, err := metrics.ReadTrace(path(trace), cl.Devices)
-		if err != nil {
-			return nil, metrics.Summary{}, 0, err
-		}
-		busy, err := metrics.ReadBusy(path(devices), cl.Devices)
-		if err != nil {
-			return nil, metrics.Summary{}, 0, err
-		}
-		// No bounds, no workload, no resamples: the section needs none of
-		// what they give.
-		s := metrics.Summarize(t, busy, cl, metrics.Bounds{}, nil, metrics.Bootstrap{})
-		var all, lanes float64
-		for d, b := range busy {
-			all += b
-			lanes += float64(cl.Lanes[d])
-		}
-		util := math.NaN()
-		if s.Makespan > 0 {
-			util = all / (lanes * s.Makespan)
-		}
-		return t, s, util, nil
+		return readSide(dir, trace, devices, cl)
 	}
 	rt, rs, ru, err := read(row.Trace, row.Devices)
 	if err != nil {
@@ -491,6 +546,18 @@ func fidelityRows(f *fidelity) []MetricRow {
 		}
 		add("jobs", float64(r.row.Jobs))
 		add("jobs_compared", float64(len(r.pairedReal)))
+		if len(r.repeats) > 0 {
+			p50, p99 := r.realPercentiles()
+			m50, s50, _ := repeatStats(p50, r.sim.E2E.P50)
+			m99, s99, _ := repeatStats(p99, r.sim.E2E.P99)
+			add("real_runs", float64(len(p50)))
+			add("real_median_p50_e2e_s", m50)
+			add("real_median_p99_e2e_s", m99)
+			add("real_spread_p50_e2e", s50)
+			add("real_spread_p99_e2e", s99)
+			add("error_vs_real_median_p50_e2e", relErr(r.sim.E2E.P50, m50))
+			add("error_vs_real_median_p99_e2e", relErr(r.sim.E2E.P99, m99))
+		}
 		for _, q := range []struct {
 			name      string
 			real, sim float64
@@ -565,6 +632,7 @@ func fidelitySection(d *reportData) (report.Section, error) {
 	md.WriteString(f.introText())
 	md.WriteString(f.targetText())
 	md.WriteString(f.errorText())
+	md.WriteString(f.repeatText())
 	md.WriteString(f.rankingText())
 	md.WriteString(f.replayText())
 	text, charts, err := f.charts()
@@ -677,6 +745,73 @@ func (f *fidelity) errorText() string {
 	b.WriteString(t.String())
 	return b.String()
 }
+
+// realPercentiles are the end-to-end P50s and P99s of a run's real runs:
+// the first, then its repeats.
+func (r *realRun) realPercentiles() (p50, p99 []float64) {
+	p50, p99 = []float64{r.real.E2E.P50}, []float64{r.real.E2E.P99}
+	for _, s := range r.repeats {
+		p50, p99 = append(p50, s.E2E.P50), append(p99, s.E2E.P99)
+	}
+	return p50, p99
+}
+
+// repeatStats are a percentile's values over a run's real runs: the
+// median, the spread (largest over smallest, less one) and whether the
+// simulated value lies within their range.
+func repeatStats(real []float64, sim float64) (median, spread float64, within bool) {
+	s := slices.Sorted(slices.Values(real))
+	return quantileOf(s, 0.5), s[len(s)-1]/s[0] - 1, s[0] <= sim && sim <= s[len(s)-1]
+}
+
+// repeatText sets the simulation against every real run of its jobs, when
+// schedule.real.repeats ran them more than once: how far real runs of the
+// same jobs fall apart is how close a simulation can be expected to come
+// to any one of them.
+func (f *fidelity) repeatText() string {
+	var b strings.Builder
+	t := newTable("run", ">real runs", ">P50 real, each run", ">P50 sim", ">sim − median real", ">P99 real, each run", ">P99 sim", ">sim − median real")
+	var spread50, spread99 float64
+	in50, in99, n := 0, 0, 0
+	for _, r := range f.runs {
+		if len(r.repeats) == 0 {
+			continue
+		}
+		n++
+		p50, p99 := r.realPercentiles()
+		m50, s50, w50 := repeatStats(p50, r.sim.E2E.P50)
+		m99, s99, w99 := repeatStats(p99, r.sim.E2E.P99)
+		spread50, spread99 = max(spread50, s50), max(spread99, s99)
+		if w50 {
+			in50++
+		}
+		if w99 {
+			in99++
+		}
+		each := func(v []float64) string {
+			out := make([]string, len(v))
+			for i, x := range v {
+				out[i] = secs(x)
+			}
+			return strings.Join(out, ", ")
+		}
+		t.add(r.label(), fmt.Sprint(len(p50)), each(p50), secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, m50)),
+			each(p99), secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, m99)))
+	}
+	if n == 0 {
+		return ""
+	}
+	b.WriteString("\n### Real against real\n\nEach slice was run for real more than once (schedule.real.repeats), the same jobs under the same policy on the same " +
+		"devices, one run of every slice before any second: how far two real runs of the same jobs fall apart is how close a simulation can be expected " +
+		"to come to any one of them. The target above holds the simulation to each slice's first run; here it is set against the median of the real runs.\n\n")
+	b.WriteString(t.String())
+	fmt.Fprintf(&b, "\nReal runs of the same jobs differed by up to %s at P50 and %s at P99 (the largest over the smallest, less one). "+
+		"The simulation lies within the real runs' range at P50 in %d of %d runs and at P99 in %d of %d.\n", pctSpread(spread50), pctSpread(spread99), in50, n, in99, n)
+	return b.String()
+}
+
+// pctSpread formats a spread as a percentage.
+func pctSpread(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 
 // rankingText compares the real and simulated order of the policies at
 // each load.

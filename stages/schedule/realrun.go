@@ -126,22 +126,43 @@ func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *s
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, RealDir, ClusterFile), cl.rows(), out.Metadata); err != nil {
 		return fmt.Errorf("write %s/%s: %w", RealDir, ClusterFile, err)
 	}
-	var rows []RealRunRow
-	for _, u := range cfg.Real.Loads {
-		jobs, err := r.slice(ctx, u)
-		if err != nil {
+	sliced := make([][]*sim.Job, len(cfg.Real.Loads))
+	for i, u := range cfg.Real.Loads {
+		if sliced[i], err = r.slice(ctx, u); err != nil {
 			return err
 		}
-		for _, spec := range cfg.Real.Policies {
-			row, err := r.run(ctx, spec, u, jobs, out)
-			if err != nil {
-				return fmt.Errorf("schedule.real: %s at load %v: %w", spec, u, err)
+	}
+	// Every slice's first runs, then every slice's second, and so on: a
+	// drift of the machine then falls between a run and its repeat rather
+	// than on one load's runs alone.
+	var rows []RealRunRow
+	var repeats []RealRepeatRow
+	for k := 1; k <= cfg.Real.Repeats; k++ {
+		for i, u := range cfg.Real.Loads {
+			for _, spec := range cfg.Real.Policies {
+				if k == 1 {
+					row, err := r.run(ctx, spec, u, sliced[i], out)
+					if err != nil {
+						return fmt.Errorf("schedule.real: %s at load %v: %w", spec, u, err)
+					}
+					rows = append(rows, row)
+					continue
+				}
+				row, err := r.repeat(ctx, spec, u, k, sliced[i], out)
+				if err != nil {
+					return fmt.Errorf("schedule.real: %s at load %v, run %d: %w", spec, u, k, err)
+				}
+				repeats = append(repeats, row)
 			}
-			rows = append(rows, row)
 		}
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, RealRunsFile), rows, out.Metadata); err != nil {
 		return fmt.Errorf("write %s: %w", RealRunsFile, err)
+	}
+	if len(repeats) > 0 {
+		if err := parquetio.WriteFile(filepath.Join(out.Dir, RealRepeatsFile), repeats, out.Metadata); err != nil {
+			return fmt.Errorf("write %s: %w", RealRepeatsFile, err)
+		}
 	}
 	return nil
 }
@@ -180,13 +201,10 @@ func (r *realRunner) slice(ctx context.Context, u float64) ([]*sim.Job, error) {
 	return jobs, nil
 }
 
-// run returns the real run of spec at load u on jobs, from the memo or
-// run now, and simulates the same jobs; both go into out.Dir.
-func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*sim.Job, out Output) (RealRunRow, error) {
-	dir := filepath.Join(out.Dir, filepath.FromSlash(RealRunDir(spec, u)))
-	rel := func(parts ...string) string {
-		return strings.Join(append([]string{RealRunDir(spec, u)}, parts...), "/")
-	}
+// measured runs the k'th real run of spec at load u on jobs, or takes it
+// from the memo, and returns the directory that holds its files; done
+// removes the directory where it is not the memo's.
+func (r *realRunner) measured(ctx context.Context, spec string, u float64, k int, jobs []*sim.Job) (entry string, done func(), err error) {
 	lines := [][2]string{
 		{"real", "v1"},
 		{"spec", spec},
@@ -195,21 +213,79 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 		{"sweep_jobs", strconv.FormatInt(r.cfg.Sweep.Jobs, 10)},
 		{"jobs", strconv.Itoa(len(jobs))},
 	}
+	if k > 1 { // the first run keeps the key it had before repeats were
+		lines = append(lines, [2]string{"repeat", strconv.Itoa(k)})
+	}
 	build := func(entry string) error { return r.measure(ctx, spec, jobs, entry) }
-	var entry string
-	var err error
 	if r.memo != nil {
 		entry, err = r.memo.Get("real", unitConfig(r.cfg), lines, build)
-	} else {
-		entry, err = os.MkdirTemp("", "mlsched-real")
-		if err == nil {
-			defer os.RemoveAll(entry)
-			err = build(entry)
-		}
+		return entry, func() {}, err
 	}
+	if entry, err = os.MkdirTemp("", "mlsched-real"); err != nil {
+		return "", nil, err
+	}
+	done = func() { os.RemoveAll(entry) }
+	if err := build(entry); err != nil {
+		done()
+		return "", nil, err
+	}
+	return entry, done, nil
+}
+
+// runOf reads the summary of the real run of spec on jobs that entry
+// holds.
+func runOf(entry, spec string, jobs []*sim.Job) (RealRunRow, error) {
+	got, err := parquetio.ReadAll[RealRunRow](filepath.Join(entry, runFile))
 	if err != nil {
 		return RealRunRow{}, err
 	}
+	if len(got) != 1 || got[0].Policy != spec || got[0].Jobs != int64(len(jobs)) {
+		return RealRunRow{}, fmt.Errorf("the memo entry %s holds another run: %+v", entry, got)
+	}
+	return got[0], nil
+}
+
+// repeat returns the k'th (2 and on) real run of spec at load u on
+// jobs, its files in out.Dir.
+func (r *realRunner) repeat(ctx context.Context, spec string, u float64, k int, jobs []*sim.Job, out Output) (RealRepeatRow, error) {
+	rel := RealRepeatDir(spec, u, k)
+	dir := filepath.Join(out.Dir, filepath.FromSlash(rel))
+	row := RealRepeatRow{Policy: spec, Load: u, Repeat: int32(k), Jobs: int64(len(jobs)),
+		Trace: rel + "/" + TraceFile, Devices: rel + "/" + DevicesFile, Dispatch: rel + "/" + DispatchFile}
+	entry, done, err := r.measured(ctx, spec, u, k, jobs)
+	if err != nil {
+		return row, err
+	}
+	defer done()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return row, err
+	}
+	if _, err := restamp[TraceRow](entry, dir, TraceFile, out.Metadata); err != nil {
+		return row, err
+	}
+	if _, err := restamp[BatchRow](entry, dir, DevicesFile, out.Metadata); err != nil {
+		return row, err
+	}
+	if _, err := restamp[DispatchRow](entry, dir, DispatchFile, out.Metadata); err != nil {
+		return row, err
+	}
+	run, err := runOf(entry, spec, jobs)
+	row.WallS = run.WallS
+	return row, err
+}
+
+// run returns the real run of spec at load u on jobs, from the memo or
+// run now, and simulates the same jobs; both go into out.Dir.
+func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*sim.Job, out Output) (RealRunRow, error) {
+	dir := filepath.Join(out.Dir, filepath.FromSlash(RealRunDir(spec, u)))
+	rel := func(parts ...string) string {
+		return strings.Join(append([]string{RealRunDir(spec, u)}, parts...), "/")
+	}
+	entry, done, err := r.measured(ctx, spec, u, 1, jobs)
+	if err != nil {
+		return RealRunRow{}, err
+	}
+	defer done()
 	if err := os.MkdirAll(filepath.Join(dir, SimDir), 0o755); err != nil {
 		return RealRunRow{}, err
 	}
@@ -225,14 +301,10 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	if _, err := restamp[DispatchRow](entry, dir, DispatchFile, out.Metadata); err != nil {
 		return RealRunRow{}, err
 	}
-	got, err := parquetio.ReadAll[RealRunRow](filepath.Join(entry, runFile))
+	row, err := runOf(entry, spec, jobs)
 	if err != nil {
 		return RealRunRow{}, err
 	}
-	if len(got) != 1 || got[0].Policy != spec || got[0].Jobs != int64(len(jobs)) {
-		return RealRunRow{}, fmt.Errorf("the memo entry %s holds another run: %+v", entry, got)
-	}
-	row := got[0]
 	row.Load, row.ScheduleLoad, row.SpanS = u, u*r.perUnit, r.cfg.Real.Duration.Seconds()
 	row.Trace, row.Devices, row.Dispatch = rel(TraceFile), rel(DevicesFile), rel(DispatchFile)
 	row.SimTrace, row.SimDevices = rel(SimDir, TraceFile), rel(SimDir, DevicesFile)

@@ -10,26 +10,27 @@ import (
 // schedulespec, which the command line links without the simulator; these
 // are the same types and constants, as os.FileMode is fs.FileMode.
 type (
-	Config      = schedulespec.Config
-	Device      = schedulespec.Device
-	Memory      = schedulespec.Memory
-	Batching    = schedulespec.Batching
-	Splitting   = schedulespec.Splitting
-	Migration   = schedulespec.Migration
-	Sweep       = schedulespec.Sweep
-	TraceRow    = schedulespec.TraceRow
-	BatchRow    = schedulespec.BatchRow
-	ClusterRow  = schedulespec.ClusterRow
-	BoundsRow   = schedulespec.BoundsRow
-	RunRow      = schedulespec.RunRow
-	SweepRow    = schedulespec.SweepRow
-	ServingRow  = schedulespec.ServingRow
-	StudyRow    = schedulespec.StudyRow
-	Studies     = schedulespec.Studies
-	CapacityRow = schedulespec.CapacityRow
-	Real        = schedulespec.Real
-	RealRunRow  = schedulespec.RealRunRow
-	DispatchRow = schedulespec.DispatchRow
+	Config        = schedulespec.Config
+	Device        = schedulespec.Device
+	Memory        = schedulespec.Memory
+	Batching      = schedulespec.Batching
+	Splitting     = schedulespec.Splitting
+	Migration     = schedulespec.Migration
+	Sweep         = schedulespec.Sweep
+	TraceRow      = schedulespec.TraceRow
+	BatchRow      = schedulespec.BatchRow
+	ClusterRow    = schedulespec.ClusterRow
+	BoundsRow     = schedulespec.BoundsRow
+	RunRow        = schedulespec.RunRow
+	SweepRow      = schedulespec.SweepRow
+	ServingRow    = schedulespec.ServingRow
+	StudyRow      = schedulespec.StudyRow
+	Studies       = schedulespec.Studies
+	CapacityRow   = schedulespec.CapacityRow
+	Real          = schedulespec.Real
+	RealRunRow    = schedulespec.RealRunRow
+	RealRepeatRow = schedulespec.RealRepeatRow
+	DispatchRow   = schedulespec.DispatchRow
 )
 
 // Device kinds, file names and limits: schedulespec's.
@@ -50,6 +51,7 @@ const (
 	StudiesFile          = schedulespec.StudiesFile
 	RealDir              = schedulespec.RealDir
 	RealRunsFile         = schedulespec.RealRunsFile
+	RealRepeatsFile      = schedulespec.RealRepeatsFile
 	DispatchFile         = schedulespec.DispatchFile
 	SimDir               = schedulespec.SimDir
 	ReplayDir            = schedulespec.ReplayDir
@@ -64,6 +66,11 @@ func DefaultConfig() Config { return schedulespec.DefaultConfig() }
 
 // RealRunDir is schedulespec.RealRunDir.
 func RealRunDir(policy string, u float64) string { return schedulespec.RealRunDir(policy, u) }
+
+// RealRepeatDir is schedulespec.RealRepeatDir.
+func RealRepeatDir(policy string, u float64, repeat int) string {
+	return schedulespec.RealRepeatDir(policy, u, repeat)
+}
 
 // ReplicationFile is schedulespec.ReplicationFile.
 func ReplicationFile(policy string, k int, name string) string {

@@ -93,11 +93,18 @@ type Real struct {
 	// Duration is each run's slice: the eval jobs that arrive within it,
 	// at the load. The run lasts until the last of them ends.
 	Duration time.Duration `koanf:"duration"`
+	// Repeats is how many times each policy runs each slice for real:
+	// the first run is set against the simulation, and every run beside
+	// it shows how far two real runs of the same jobs fall apart.
+	Repeats int `koanf:"repeats"`
 }
 
 // MaxRealDuration bounds schedule.real.duration: a real run holds the
 // machine for that long at least.
 const MaxRealDuration = time.Hour
+
+// MaxRealRepeats bounds schedule.real.repeats.
+const MaxRealRepeats = 20
 
 // Studies ask how the policies fare when what they rely on gets worse,
 // each simulation a memoized Unit on the first Jobs eval jobs at
@@ -342,7 +349,7 @@ func DefaultConfig() Config {
 		Predictor:    PredictorLearned,
 		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
 		Studies:      Studies{Jobs: 50_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
-		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second},
+		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second, Repeats: 1},
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -415,6 +422,9 @@ func (c Config) Validate() error {
 	}
 	if len(r.Policies) > 0 && (r.Duration < 100*time.Millisecond || r.Duration > MaxRealDuration) {
 		bad("real.duration", "must be from 100ms to %s, got %s", MaxRealDuration, r.Duration)
+	}
+	if len(r.Policies) > 0 && (r.Repeats < 1 || r.Repeats > MaxRealRepeats) {
+		bad("real.repeats", "must be from 1 to %d, got %d", MaxRealRepeats, r.Repeats)
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)

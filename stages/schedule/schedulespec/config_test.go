@@ -24,6 +24,8 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"real load", func(c *Config) { c.Real.Loads = []float64{0.5, 0} }, "schedule.real.loads[1]: must be an offered load in [0.01, 16] (a fraction of capacity), got 0"},
 		{"repeated real load", func(c *Config) { c.Real.Loads = []float64{0.5, 0.5} }, "schedule.real.loads[1]: load 0.5 is already listed at real.loads[0]"},
 		{"real duration", func(c *Config) { c.Real.Duration = 0 }, "schedule.real.duration: must be from 100ms to 1h0m0s, got 0s"},
+		{"no real runs", func(c *Config) { c.Real.Repeats = 0 }, "schedule.real.repeats: must be from 1 to 20, got 0"},
+		{"too many real runs", func(c *Config) { c.Real.Repeats = 21 }, "schedule.real.repeats: must be from 1 to 20, got 21"},
 		{"no replication", func(c *Config) { c.Replications = 0 }, "schedule.replications: must be from 1 to 100, got 0"},
 		{"too many replications", func(c *Config) { c.Replications = 101 }, "schedule.replications: must be from 1 to 100, got 101"},
 		{"no name", func(c *Config) { c.Cluster[1].Name = "" }, "schedule.cluster[1].name: must name the device"},

@@ -26,6 +26,9 @@ const (
 	// cluster's ClusterFile, and each run's directory (RealRunDir).
 	RealDir      = "real"
 	RealRunsFile = "real/runs.parquet"
+	// RealRepeatsFile lists the runs of schedule.real.repeats beyond each
+	// slice's first (RealRepeatRow), when there are any.
+	RealRepeatsFile = "real/repeats.parquet"
 	// DispatchFile is beside a real run's trace: its batches as they ran
 	// (DispatchRow).
 	DispatchFile = "dispatch.parquet"
@@ -42,6 +45,12 @@ const (
 // run of policy at offered load u: real/<policy>/load-<u>.
 func RealRunDir(policy string, u float64) string {
 	return path.Join(RealDir, policy, "load-"+strconv.FormatFloat(u, 'g', -1, 64))
+}
+
+// RealRepeatDir is the directory of the repeat'th real run of the policy
+// at load u (2 and on; the first is RealRunDir's).
+func RealRepeatDir(policy string, u float64, repeat int) string {
+	return path.Join(RealRunDir(policy, u), "repeat-"+strconv.Itoa(repeat))
 }
 
 // RealRunRow is one row of real/runs.parquet: a policy run for real on a
@@ -103,6 +112,26 @@ type RealRunRow struct {
 // the lane's worker took it, RunS when the jobs' inputs were concatenated
 // into one tensor and onnxruntime's Run began, EndS when Run returned (the
 // trace's end), NoticedS when the scheduler heard of it.
+// RealRepeatRow is a real run of a slice beyond its first: the same jobs,
+// policy and devices run again (schedule.real.repeats). Its files share
+// the first run's schemas; it has no simulation of its own, the first
+// run's being the same jobs'.
+type RealRepeatRow struct {
+	Policy string  `parquet:"policy"`
+	Load   float64 `parquet:"load"`
+	// Repeat numbers the run: 2 and on.
+	Repeat int32 `parquet:"repeat"`
+	Jobs   int64 `parquet:"jobs"`
+	// WallS is how long the run took, from its first arrival to its last
+	// job's end.
+	WallS float64 `parquet:"wall_s"`
+	// Trace, Devices and Dispatch are the run's files, relative to the
+	// artifact.
+	Trace    string `parquet:"trace"`
+	Devices  string `parquet:"devices"`
+	Dispatch string `parquet:"dispatch"`
+}
+
 type DispatchRow struct {
 	BatchID   int64   `parquet:"batch_id,delta"`
 	Device    string  `parquet:"device,dict"`
