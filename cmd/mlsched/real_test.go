@@ -71,7 +71,10 @@ func TestRealRunEndToEnd(t *testing.T) {
 		if r.Jobs < 10 || r.Jobs > 200 {
 			t.Errorf("%s: %d jobs in the slice, want a few dozen", r.Policy, r.Jobs)
 		}
-		for _, f := range []string{r.Trace, r.SimTrace, r.ReplayTrace} {
+		if r.Sensitivity != 0.02 || r.FasterTrace == "" || r.SlowerTrace == "" {
+			t.Errorf("%s: sensitivity %v, faster %q, slower %q; want the default's two simulations", r.Policy, r.Sensitivity, r.FasterTrace, r.SlowerTrace)
+		}
+		for _, f := range []string{r.Trace, r.SimTrace, r.ReplayTrace, r.FasterTrace, r.SlowerTrace} {
 			if s := schemaOf(t, filepath.Join(sched, f)); s != simSchema {
 				t.Errorf("%s has another schema than the simulator's trace:\n%s\nwant\n%s", f, s, simSchema)
 			}
@@ -176,7 +179,7 @@ func TestRealRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Fidelity", "### Real against real"} {
+	for _, want := range []string{"## Fidelity", "### Real against real", "### Sensitivity"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md has no %q", want)
 		}

@@ -68,6 +68,10 @@ type realRun struct {
 	// repeats are the summaries of the same jobs run for real again
 	// (schedule.real.repeats), in order.
 	repeats []metrics.Summary
+	// faster and slower are the summaries of the simulation with every
+	// service time shorter and longer by row.Sensitivity, nil for an
+	// artifact without them.
+	faster, slower *metrics.Summary
 }
 
 // jobErrors summarize the per-job relative errors (sim − real)/real of
@@ -300,6 +304,21 @@ func readRealRun(dir string, row schedulespec.RealRunRow, cl metrics.Cluster, fa
 			return nil, err
 		}
 		r.replay = &ps
+	}
+	if row.Sensitivity > 0 {
+		if !(row.Sensitivity < 1) || row.FasterTrace == "" || row.SlowerTrace == "" {
+			return nil, fmt.Errorf("read %s: %s at load %g: sensitivity %v with faster trace %q and slower trace %q; want a fraction below 1 and both",
+				schedulespec.RealRunsFile, row.Policy, row.Load, row.Sensitivity, row.FasterTrace, row.SlowerTrace)
+		}
+		_, fs, _, err := readBeside(row.FasterTrace, row.FasterDevices, "a simulation")
+		if err != nil {
+			return nil, err
+		}
+		_, ls, _, err := readBeside(row.SlowerTrace, row.SlowerDevices, "a simulation")
+		if err != nil {
+			return nil, err
+		}
+		r.faster, r.slower = &fs, &ls
 	}
 	var abs []float64
 	for i := range rt.JobID {
@@ -546,6 +565,13 @@ func fidelityRows(f *fidelity) []MetricRow {
 		}
 		add("jobs", float64(r.row.Jobs))
 		add("jobs_compared", float64(len(r.pairedReal)))
+		if r.faster != nil {
+			add("sensitivity", r.row.Sensitivity)
+			add("sim_faster_p50_e2e_s", r.faster.E2E.P50)
+			add("sim_faster_p99_e2e_s", r.faster.E2E.P99)
+			add("sim_slower_p50_e2e_s", r.slower.E2E.P50)
+			add("sim_slower_p99_e2e_s", r.slower.E2E.P99)
+		}
 		if len(r.repeats) > 0 {
 			p50, p99 := r.realPercentiles()
 			m50, s50, _ := repeatStats(p50, r.sim.E2E.P50)
@@ -633,6 +659,7 @@ func fidelitySection(d *reportData) (report.Section, error) {
 	md.WriteString(f.targetText())
 	md.WriteString(f.errorText())
 	md.WriteString(f.repeatText())
+	md.WriteString(f.sensitivityText())
 	md.WriteString(f.rankingText())
 	md.WriteString(f.replayText())
 	text, charts, err := f.charts()
@@ -807,6 +834,48 @@ func (f *fidelity) repeatText() string {
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\nReal runs of the same jobs differed by up to %s at P50 and %s at P99 (the largest over the smallest, less one). "+
 		"The simulation lies within the real runs' range at P50 in %d of %d runs and at P99 in %d of %d.\n", pctSpread(spread50), pctSpread(spread99), in50, n, in99, n)
+	return b.String()
+}
+
+// sensitivityText shows how far each simulation moves when every
+// service time is shorter or longer by schedule.real.sensitivity: where a
+// small error in the service-time model moves a percentile much, no
+// simulator can be held to that percentile of one real run.
+func (f *fidelity) sensitivityText() string {
+	var s float64
+	t := newTable("run", ">P50 real", ">P50 sim, faster", ">P50 sim", ">P50 sim, slower", ">real within", ">P99 real", ">P99 sim, faster", ">P99 sim", ">P99 sim, slower", ">real within")
+	var worst float64
+	worstRun := ""
+	for _, r := range f.runs {
+		if r.faster == nil {
+			continue
+		}
+		s = r.row.Sensitivity
+		band := func(real, lo, mid, hi float64) string {
+			if min(lo, mid, hi) <= real && real <= max(lo, mid, hi) {
+				return "yes"
+			}
+			return "no"
+		}
+		p50 := [3]float64{r.faster.E2E.P50, r.sim.E2E.P50, r.slower.E2E.P50}
+		p99 := [3]float64{r.faster.E2E.P99, r.sim.E2E.P99, r.slower.E2E.P99}
+		for _, v := range []float64{p50[0], p50[2]} {
+			if e := math.Abs(relErr(v, p50[1])); e > worst {
+				worst, worstRun = e, r.name()
+			}
+		}
+		t.add(r.label(), secs(r.real.E2E.P50), secs(p50[0]), secs(p50[1]), secs(p50[2]), band(r.real.E2E.P50, p50[0], p50[1], p50[2]),
+			secs(r.real.E2E.P99), secs(p99[0]), secs(p99[1]), secs(p99[2]), band(r.real.E2E.P99, p99[0], p99[1], p99[2]))
+	}
+	if worstRun == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### Sensitivity\n\nEach slice simulated again with every service time %s shorter (faster) and %s longer (slower) than the profile's "+
+		"(schedule.real.sensitivity), as if the device ran that much faster or slower: how far the simulation moves for a service-time model off by "+
+		"that much either way, and whether the real run lies within that band.\n\n", pct(s), pct(s))
+	b.WriteString(t.String())
+	fmt.Fprintf(&b, "\nService times %s off move the simulated P50 by up to %s (%s).\n", pct(s), pctSpread(worst), report.Escape(worstRun))
 	return b.String()
 }
 

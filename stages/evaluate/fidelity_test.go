@@ -3,6 +3,7 @@ package evaluate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,6 +40,10 @@ type fidelityFixture struct {
 	runs []fidelityRun
 	// repeats are runs of a run's jobs beyond its first.
 	repeats []fidelityRepeat
+	// faster and slower are the simulations, with service times shorter
+	// and longer by sensitivity, of the runs they name (policy@load).
+	sensitivity    float64
+	faster, slower map[string][]float64
 	// main is the simulated cluster, real the real one.
 	main, real []schedulespec.ClusterRow
 }
@@ -80,6 +85,11 @@ func newFidelityFixture() fidelityFixture {
 	// fifo at 50% ran twice more, 10% slower and 5% faster: the
 	// simulation, 5% slower than the first run, lies within the three.
 	f.repeats = []fidelityRepeat{{"fifo", 0.5, 2, scaled(10, 0.11)}, {"fifo", 0.5, 3, scaled(10, 0.095)}}
+	// fifo at 50% simulated 5% faster and slower: the simulation moves
+	// up more than down, and the real run lies outside the band.
+	f.sensitivity = 0.05
+	f.faster = map[string][]float64{"fifo@0.5": scaled(10, 0.104)}
+	f.slower = map[string][]float64{"fifo@0.5": scaled(10, 0.12)}
 	return f
 }
 
@@ -142,6 +152,23 @@ func (f fidelityFixture) write(t *testing.T) string {
 		if len(rows) == 0 { // the first run warmed the sessions, one of them in vain
 			row.WarmRuns, row.WarmS, row.WarmFaulting = 9, 4.5, 1
 		}
+		key := fmt.Sprintf("%s@%g", r.policy, r.load)
+		var extra []struct {
+			trace, devices string
+			e2e            []float64
+		}
+		if fe, ok := f.faster[key]; ok {
+			row.Sensitivity = f.sensitivity
+			row.FasterTrace, row.FasterDevices = run+"/sim-faster/trace.parquet", run+"/sim-faster/devices.parquet"
+			row.SlowerTrace, row.SlowerDevices = run+"/sim-slower/trace.parquet", run+"/sim-slower/devices.parquet"
+			extra = append(extra, struct {
+				trace, devices string
+				e2e            []float64
+			}{row.FasterTrace, row.FasterDevices, fe}, struct {
+				trace, devices string
+				e2e            []float64
+			}{row.SlowerTrace, row.SlowerDevices, f.slower[key]})
+		}
 		sides := []struct {
 			trace, devices string
 			e2e            []float64
@@ -154,7 +181,7 @@ func (f fidelityFixture) write(t *testing.T) string {
 			}{row.ReplayTrace, row.ReplayDevices, r.replay})
 		}
 		rows = append(rows, row)
-		for _, side := range sides {
+		for _, side := range append(sides, extra...) {
 			trace, batches := traceOf(r.policy, side.e2e)
 			writeRows(t, dir, side.trace, trace)
 			writeRows(t, dir, side.devices, batches)
@@ -472,6 +499,8 @@ func TestFidelitySection(t *testing.T) {
 		"| fifo at 50.0% | 3 | 500 ms, 550 ms, 475 ms | 525 ms | +5.0% | 1 s, 1.1 s, 950 ms | 1.05 s | +5.0% |",
 		"Real runs of the same jobs differed by up to 15.8% at P50 and 15.8% at P99 (the largest over the smallest, less one). " +
 			"The simulation lies within the real runs' range at P50 in 1 of 1 runs and at P99 in 1 of 1.",
+		"| fifo at 50.0% | 500 ms | 520 ms | 525 ms | 600 ms | no | 1 s | 1.04 s | 1.05 s | 1.2 s | no |",
+		"Service times 5.0% off move the simulated P50 by up to 14.3% (fifo at 50.0%).",
 	} {
 		if !strings.Contains(sec.Markdown, want) {
 			t.Errorf("section lacks %q", want)
@@ -575,6 +604,14 @@ func TestReadFidelityErrors(t *testing.T) {
 			trace[3].Device = "accel"
 			writeRows(t, dir, run+"/trace.parquet", trace)
 		}, `device "accel" is not one of the cluster's`},
+		{"a sensitivity without its simulations", func(t *testing.T, dir string) {
+			rows, err := parquetio.ReadAll[schedulespec.RealRunRow](filepath.Join(dir, filepath.FromSlash(schedulespec.RealRunsFile)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows[1].Sensitivity = 0.02
+			writeRows(t, dir, schedulespec.RealRunsFile, rows)
+		}, `read real/runs.parquet: edf at load 0.5: sensitivity 0.02 with faster trace "" and slower trace ""; want a fraction below 1 and both`},
 		{"a repeat of other jobs", func(t *testing.T, dir string) {
 			trace, _ := traceOf("fifo", scaled(9, 0.1))
 			writeRows(t, dir, schedulespec.RealRepeatDir("fifo", 0.5, 2)+"/trace.parquet", trace)

@@ -68,6 +68,9 @@ type realRunner struct {
 	models  string // the profile's directory: its .onnx files
 	exec    *real.Executor
 	perUnit float64
+	// slower multiplies every simulated service time (sensitivity);
+	// 1 or 0 leaves them as the profile has them.
+	slower float64
 }
 
 // runReal runs every policy of schedule.real at every load, for real
@@ -311,6 +314,25 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata, nil); err != nil {
 		return RealRunRow{}, err
 	}
+	if s := r.cfg.Real.Sensitivity; s > 0 {
+		for _, v := range []struct {
+			dir            string
+			factor         float64
+			trace, devices *string
+		}{{FasterDir, 1 - s, &row.FasterTrace, &row.FasterDevices}, {SlowerDir, 1 + s, &row.SlowerTrace, &row.SlowerDevices}} {
+			if err := os.MkdirAll(filepath.Join(dir, v.dir), 0o755); err != nil {
+				return RealRunRow{}, err
+			}
+			r.slower = v.factor
+			err := r.simulate(ctx, spec, jobs, filepath.Join(dir, v.dir), out.Metadata, nil)
+			r.slower = 1
+			if err != nil {
+				return RealRunRow{}, fmt.Errorf("simulate with service times %v times the profile's: %w", v.factor, err)
+			}
+			*v.trace, *v.devices = rel(v.dir, TraceFile), rel(v.dir, DevicesFile)
+		}
+		row.Sensitivity = s
+	}
 	x, missed := r.replayOf(trace, batches)
 	if err := os.MkdirAll(filepath.Join(dir, ReplayDir), 0o755); err != nil {
 		return RealRunRow{}, err
@@ -386,6 +408,15 @@ func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor) (sim.
 		return sim.Config{}, nil, err
 	}
 	sc := sim.Config{Devices: r.cl.devices, Service: r.cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch, Predictor: pred}
+	if r.slower > 0 && r.slower != 1 {
+		// The simulator divides a batch's time by its device's speed:
+		// the same draws, every one slower by the factor.
+		devs := slices.Clone(r.cl.devices)
+		for i := range devs {
+			devs[i].Speed /= r.slower
+		}
+		sc.Devices = devs
+	}
 	st := settings(r.cfg, r.cl)
 	var mig *netMigrator
 	if mk := st.Learned; mk != nil {

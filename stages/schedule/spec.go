@@ -55,6 +55,8 @@ const (
 	DispatchFile         = schedulespec.DispatchFile
 	SimDir               = schedulespec.SimDir
 	ReplayDir            = schedulespec.ReplayDir
+	FasterDir            = schedulespec.FasterDir
+	SlowerDir            = schedulespec.SlowerDir
 	StudyPredictionError = schedulespec.StudyPredictionError
 	StudyDecisionCost    = schedulespec.StudyDecisionCost
 	PredictorLearned     = schedulespec.PredictorLearned

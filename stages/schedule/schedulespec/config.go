@@ -97,6 +97,11 @@ type Real struct {
 	// the first run is set against the simulation, and every run beside
 	// it shows how far two real runs of the same jobs fall apart.
 	Repeats int `koanf:"repeats"`
+	// Sensitivity simulates each slice again with every service time
+	// 1 - Sensitivity and 1 + Sensitivity times the profile's: how far
+	// the simulation moves for a service-time model off by that much
+	// either way. 0 does not.
+	Sensitivity float64 `koanf:"sensitivity"`
 }
 
 // MaxRealDuration bounds schedule.real.duration: a real run holds the
@@ -349,7 +354,7 @@ func DefaultConfig() Config {
 		Predictor:    PredictorLearned,
 		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
 		Studies:      Studies{Jobs: 50_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
-		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second, Repeats: 1},
+		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02},
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -425,6 +430,9 @@ func (c Config) Validate() error {
 	}
 	if len(r.Policies) > 0 && (r.Repeats < 1 || r.Repeats > MaxRealRepeats) {
 		bad("real.repeats", "must be from 1 to %d, got %d", MaxRealRepeats, r.Repeats)
+	}
+	if !(r.Sensitivity >= 0 && r.Sensitivity <= 0.5) {
+		bad("real.sensitivity", "must be a fraction from 0 to 0.5, got %v", r.Sensitivity)
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)

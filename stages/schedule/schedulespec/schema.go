@@ -29,6 +29,11 @@ const (
 	// RealRepeatsFile lists the runs of schedule.real.repeats beyond each
 	// slice's first (RealRepeatRow), when there are any.
 	RealRepeatsFile = "real/repeats.parquet"
+	// FasterDir and SlowerDir, in a real run's directory, hold its slice
+	// simulated with every service time shorter and longer by
+	// schedule.real.sensitivity.
+	FasterDir = "sim-faster"
+	SlowerDir = "sim-slower"
 	// DispatchFile is beside a real run's trace: its batches as they ran
 	// (DispatchRow).
 	DispatchFile = "dispatch.parquet"
@@ -85,6 +90,15 @@ type RealRunRow struct {
 	ReplayTrace   string `parquet:"replay_trace"`
 	ReplayDevices string `parquet:"replay_devices"`
 	ReplayMissed  int64  `parquet:"replay_missed"`
+	// Sensitivity is schedule.real.sensitivity; where it is not 0, the
+	// slice was simulated again with every service time 1 - Sensitivity
+	// times the profile's (FasterTrace, FasterDevices) and 1 +
+	// Sensitivity times (SlowerTrace, SlowerDevices).
+	Sensitivity   float64 `parquet:"sensitivity"`
+	FasterTrace   string  `parquet:"faster_trace"`
+	FasterDevices string  `parquet:"faster_devices"`
+	SlowerTrace   string  `parquet:"slower_trace"`
+	SlowerDevices string  `parquet:"slower_devices"`
 	// LateEvents counts the events due at a time (arrivals, batching
 	// timers) the real scheduler handled, and LateP50S, LateP99S and
 	// LateMaxS say how late it handled them.
