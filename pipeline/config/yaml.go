@@ -199,6 +199,11 @@ func (c *converter) newMapping(n *yaml.Node) any {
 	if strKeys {
 		out := map[string]any{}
 		c.mapping(n, func(k *yaml.Node) (any, bool) {
+			if k.ShortTag() == "!!null" {
+				// Only a merge source brings a null key here, and yaml.v3
+				// leaves it out of a map of strings.
+				return nil, false
+			}
 			var s string
 			if err := k.Decode(&s); err != nil {
 				c.errs = append(c.errs, fmt.Sprintf("line %d: cannot use key %s: %v", k.Line, shortValue(k), err))
