@@ -1105,6 +1105,17 @@ func (f *fidelity) sourcesText() string {
 	fmt.Fprintf(&b, "\n**The main remaining source of error is %s**: %s per job, over the %d completed real jobs of the %d runs, against a mean gap of %s "+
 		"(%s). The four sources together come to %s per job.\n",
 		sourceName(k, total), signed(total[k], secs), jobs, len(f.runs), signed(gap, secs), gapText(gap), signed(sum, secs))
+	if math.Abs(sum) < math.Abs(gap)/2 {
+		b.WriteString("They come to less than half the gap: the rest is queueing, each job waiting behind batches that took longer or shorter " +
+			"than simulated, which the method does not count")
+		for _, r := range f.runs {
+			if r.faster != nil {
+				b.WriteString(" and which grows with the load (the Sensitivity table)")
+				break
+			}
+		}
+		b.WriteString(".\n")
+	}
 	return b.String()
 }
 

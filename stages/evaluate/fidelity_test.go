@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
@@ -727,5 +728,40 @@ func TestSecsUnit(t *testing.T) {
 		if got := secs(tt.s); got != tt.want {
 			t.Errorf("secs(%v) = %q, want %q", tt.s, got, tt.want)
 		}
+	}
+}
+
+// TestSourcesNameTheQueueing checks that the section says so when the
+// sources come to less than half the gap: the rest is queueing.
+func TestSourcesNameTheQueueing(t *testing.T) {
+	run := func(gap float64, sensitivity bool) *realRun {
+		r := &realRun{row: schedulespec.RealRunRow{Policy: "edf", Load: 0.8}}
+		r.src = sources{batches: 10, jobs: 10, gap: gap, faults: -1}
+		r.src.contrib[srcContention] = 0.001
+		if sensitivity {
+			r.faster, r.slower = &metrics.Summary{}, &metrics.Summary{}
+		}
+		return r
+	}
+	const queueing = "They come to less than half the gap: the rest is queueing"
+	tests := []struct {
+		name          string
+		run           *realRun
+		want, sensing bool
+	}{
+		{"sources explain the gap", run(0.0015, true), false, false},
+		{"a gap the sources do not explain", run(0.05, false), true, false},
+		{"and a sensitivity to point to", run(-0.05, true), true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := (&fidelity{runs: []*realRun{tt.run}}).sourcesText()
+			if got := strings.Contains(text, queueing); got != tt.want {
+				t.Errorf("names the queueing: %v, want %v:\n%s", got, tt.want, text)
+			}
+			if got := strings.Contains(text, "(the Sensitivity table)"); got != tt.sensing {
+				t.Errorf("points to the Sensitivity table: %v, want %v", got, tt.sensing)
+			}
+		})
 	}
 }
