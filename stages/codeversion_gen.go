@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "6cfd38483e7b1bc79f24156beebb0364fbd7158990a1642ed1d29b86e7a87564",
+	"stages/evaluate":              "19cc17185012f9dca0402254f262a0bc52f900b07d13b80d77db25015b3f010c",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
 	"stages/evaluate/evaluatespec": "daa51743bb3104d0ec0239616df2eeee59f9e662fe12ae1b7ab78a6ac19c6e5a",
 	"stages/evaluate/metrics":      "de8deec1c65d9704fb51bba96d30b5b820322d58e1e3d04ff5d81d5e6a99e7a8",

@@ -843,7 +843,7 @@ func (f *fidelity) repeatText() string {
 // simulator can be held to that percentile of one real run.
 func (f *fidelity) sensitivityText() string {
 	var s float64
-	t := newTable("run", ">P50 real", ">P50 sim, faster", ">P50 sim", ">P50 sim, slower", ">real within", ">P99 real", ">P99 sim, faster", ">P99 sim", ">P99 sim, slower", ">real within")
+	t := newTable("run", ">P50 real", ">sim, faster", ">sim", ">sim, slower", ">real within", ">P99 real", ">sim, faster", ">sim", ">sim, slower", ">real within")
 	var worst float64
 	worstRun := ""
 	for _, r := range f.runs {
