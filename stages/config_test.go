@@ -129,6 +129,7 @@ func TestExampleConfigs(t *testing.T) {
 	}{
 		{"../data/examples/profile-cuda.yaml", ""},
 		{"../data/examples/h200/pipeline.yaml", "../profile-h200-cuda.parquet"},
+		{"../data/examples/gpu-real/pipeline.yaml", ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			cfg := DefaultConfig()

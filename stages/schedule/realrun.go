@@ -60,14 +60,17 @@ func realCluster(cfg Config, samples []profile.Sample) (devs []Device, left []st
 
 // realRunner runs the real runs of schedule.real and their simulations.
 type realRunner struct {
-	cfg     Config
-	cl      *cluster // the real cluster
-	seed    int64
-	in      Inputs
-	memo    Memo
-	models  string // the profile's directory: its .onnx files
-	exec    *real.Executor
-	perUnit float64
+	cfg    Config
+	cl     *cluster // the real cluster
+	seed   int64
+	in     Inputs
+	memo   Memo
+	models string // the profile's directory: its .onnx files
+	// providers are the execution providers the profile measured each
+	// profile device through, which its real lanes run on.
+	providers map[string]string
+	exec      *real.Executor
+	perUnit   float64
 	// slower multiplies every simulated service time (sensitivity);
 	// 1 or 0 leaves them as the profile has them.
 	slower float64
@@ -108,7 +111,12 @@ func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *s
 	if _, err := ort.Init(in.ORTLib, in.ORTSource); err != nil {
 		return fmt.Errorf("schedule.real: %w", err)
 	}
-	r := &realRunner{cfg: rcfg, cl: cl, seed: seed, in: in, memo: out.Memo, models: filepath.Dir(in.Samples)}
+	r := &realRunner{cfg: rcfg, cl: cl, seed: seed, in: in, memo: out.Memo, models: filepath.Dir(in.Samples), providers: map[string]string{}}
+	for _, s := range samples {
+		if s.Source == profile.SourceMeasured && s.Kind == profile.KindInference {
+			r.providers[s.Device] = s.Provider
+		}
+	}
 	defer func() {
 		if r.exec != nil {
 			r.exec.Close()
@@ -491,7 +499,9 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 	if r.exec == nil {
 		devs := make([]real.Device, len(r.cl.cfg))
 		for d, dev := range r.cl.cfg {
-			devs[d] = real.Device{Name: dev.Name, Lanes: dev.Lanes, Threads: dev.Threads}
+			// A GPU's lanes run on GPU 0: the profile's samples do not say
+			// which ordinal it measured.
+			devs[d] = real.Device{Name: dev.Name, Lanes: dev.Lanes, Threads: dev.Threads, Provider: r.providers[dev.ProfileDevice]}
 		}
 		x, err := real.New(ctx, real.Config{Devices: devs, Model: r.model, Seed: uint64(r.seed)})
 		if err != nil {

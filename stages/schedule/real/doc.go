@@ -29,6 +29,13 @@
 // no batch faulted in more than 3,000 pages (2026-11-27, this machine).
 // Each batch records the pages its Run still faulted in (Batch.Faults).
 //
+// A device whose profile was measured through onnxruntime's CUDA provider
+// runs on CUDA lanes (Device.Provider), on GPU 0: each keeps a session
+// per model, precision and batch size, as the profile times a GPU, since
+// a CUDA session sets its convolutions up again whenever its input shape
+// changes; Begin runs each new one twice, its first run choosing its
+// convolutions' algorithms.
+//
 // Every batch keeps its moments on the run's clock: handed to the
 // executor, taken by its lane, inputs concatenated and Run begun, Run
 // returned, and heard of by the scheduler; and the executor keeps how

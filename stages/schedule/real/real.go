@@ -24,6 +24,13 @@ type Device struct {
 	Name    string
 	Lanes   int
 	Threads int
+	// Provider is the onnxruntime execution provider the device's lanes
+	// run on: ort.CPU (also when empty) or ort.CUDA, on GPU ordinal GPU.
+	// A CUDA lane keeps a session per batch size, as the profile times a
+	// GPU: a CUDA session sets its convolutions up again whenever its
+	// input shape changes.
+	Provider string
+	GPU      int
 }
 
 // Model is one model at one precision, as the profile built and timed it.
@@ -120,7 +127,7 @@ func pair(model, precision int32) int32 { return model<<8 | precision }
 type lane struct {
 	x        *Executor
 	d, i     int
-	threads  int
+	opts     ort.SessionOptions
 	sessions map[int32]*session
 	ops      chan func()
 }
@@ -134,6 +141,12 @@ type session struct {
 	pool     []float32 // poolSamples samples of seeded inputs, shared by the lanes
 	bindings map[int32]*ort.Binding
 	warm     int32 // the largest batch size warmed
+	// onnx and sized serve a CUDA lane: the model, and a session per
+	// batch size, whose binding is bindings' entry; warmed are the sizes
+	// warmed.
+	onnx   []byte
+	sized  []*ort.Session
+	warmed map[int32]bool
 }
 
 // task is a batch handed to a lane.
@@ -172,7 +185,8 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 	for d, dev := range cfg.Devices {
 		var ls []*lane
 		for i := range dev.Lanes {
-			l := &lane{x: x, d: d, i: i, threads: dev.Threads, sessions: map[int32]*session{}, ops: make(chan func(), 1)}
+			opts := ort.SessionOptions{Provider: dev.Provider, Device: dev.GPU, IntraOpThreads: dev.Threads, InterOpThreads: 1}
+			l := &lane{x: x, d: d, i: i, opts: opts, sessions: map[int32]*session{}, ops: make(chan func(), 1)}
 			x.wg.Add(1)
 			go l.work()
 			ls = append(ls, l)
@@ -237,6 +251,9 @@ func (x *Executor) Prepare(model, precision, samples int32) error {
 // unless an earlier warm-up did, until a run faults no page in (or
 // maxWarmRuns), and adds what it did to w.
 func (l *lane) warm(w *Warmup) error {
+	if l.opts.Provider == ort.CUDA {
+		return l.warmSized(w)
+	}
 	for _, s := range l.sessions {
 		largest := int32(0)
 		for b := range s.bindings {
@@ -287,12 +304,11 @@ func (l *lane) session(model, precision int32) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("real: %w", err)
 	}
-	s := &session{in: in, out: out, elems: 1, bindings: map[int32]*ort.Binding{}}
+	s := &session{in: in, out: out, elems: 1, bindings: map[int32]*ort.Binding{}, onnx: m.ONNX, warmed: map[int32]bool{}}
 	for _, d := range in.Shape[1:] {
 		s.elems *= int(d)
 	}
-	s.s, err = ort.NewSession(m.ONNX, in.Name, shape(in, 1), out.Name, shape(out, 1),
-		ort.SessionOptions{IntraOpThreads: l.threads, InterOpThreads: 1})
+	s.s, err = ort.NewSession(m.ONNX, in.Name, shape(in, 1), out.Name, shape(out, 1), l.opts)
 	if err != nil {
 		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", m.Name, l.d, l.i, err)
 	}
@@ -331,7 +347,14 @@ func (l *lane) binding(s *session, samples int32) (b *ort.Binding, made bool, er
 	if b := s.bindings[samples]; b != nil {
 		return b, false, nil
 	}
-	if b, err = s.s.Bind(shape(s.in, int(samples)), shape(s.out, int(samples))); err != nil {
+	if l.opts.Provider == ort.CUDA {
+		ss, err := ort.NewSession(s.onnx, s.in.Name, shape(s.in, int(samples)), s.out.Name, shape(s.out, int(samples)), l.opts)
+		if err != nil {
+			return nil, false, fmt.Errorf("real: device %d lane %d: batch size %d: %w", l.d, l.i, samples, err)
+		}
+		s.sized = append(s.sized, ss)
+		b = ss.First()
+	} else if b, err = s.s.Bind(shape(s.in, int(samples)), shape(s.out, int(samples))); err != nil {
 		return nil, false, fmt.Errorf("real: device %d lane %d: %w", l.d, l.i, err)
 	}
 	clear(b.Input())
@@ -350,6 +373,27 @@ func shape(io zoo.IO, batch int) []int64 {
 		s[i] = d
 	}
 	return s
+}
+
+// warmSized warms a CUDA lane: each session of a batch size not warmed
+// yet runs twice, the first run choosing its convolutions' algorithms.
+func (l *lane) warmSized(w *Warmup) error {
+	for _, s := range l.sessions {
+		for size, b := range s.bindings {
+			if s.warmed[size] {
+				continue
+			}
+			w.Sessions++
+			for range 2 {
+				if err := b.Run(); err != nil {
+					return fmt.Errorf("real: warm batch size %d on device %d lane %d: %w", size, l.d, l.i, err)
+				}
+				w.Runs++
+			}
+			s.warmed[size] = true
+		}
+	}
+	return nil
 }
 
 // Begin starts a run: it warms every lane's sessions (Warmup), then
@@ -548,10 +592,12 @@ func (x *Executor) Close() error {
 	var errs []error
 	_ = x.each(func(l *lane) error {
 		for _, s := range l.sessions {
-			err := s.s.Close()
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
+			for _, ss := range append(s.sized, s.s) {
+				err := ss.Close()
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
 		}
 		return nil
 	})

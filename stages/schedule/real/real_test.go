@@ -3,8 +3,10 @@ package real
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/ort"
 	"github.com/mlsched/mlsched/stages/ort/orttest"
 	"github.com/mlsched/mlsched/stages/schedule/sim"
 	"github.com/mlsched/mlsched/stages/zoo"
@@ -52,12 +54,37 @@ func models(t *testing.T) func(model, precision int32) (Model, error) {
 // batch's moments come in order, and its jobs' records are its own.
 func TestRealRunIsCausal(t *testing.T) {
 	orttest.Require(t)
+	realRunIsCausal(t, "")
+}
+
+// TestRealRunOnCUDA runs the same jobs on CUDA lanes, a session per batch
+// size, where this machine has a GPU onnxruntime's CUDA provider can use;
+// elsewhere the executor must refuse, naming the provider.
+func TestRealRunOnCUDA(t *testing.T) {
+	orttest.Require(t)
+	if probe := ort.ProbeProvider(ort.CUDA); probe != nil {
+		x, err := New(context.Background(), Config{Devices: []Device{{Name: "gpu", Lanes: 1, Threads: 1, Provider: ort.CUDA}}, Model: models(t), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		err = x.Prepare(0, 0, 1)
+		if err == nil || !strings.Contains(err.Error(), "CUDA execution provider") {
+			t.Fatalf("Prepare on CUDA where ProbeProvider says %v: %v; want an error naming the CUDA execution provider", probe, err)
+		}
+		t.Logf("no CUDA here (%v); Prepare refused: %v", probe, err)
+		return
+	}
+	realRunIsCausal(t, ort.CUDA)
+}
+
+func realRunIsCausal(t *testing.T, provider string) {
 	var jobs []*sim.Job
 	for i := range 40 {
 		a := 0.004 * float64(i)
 		jobs = append(jobs, &sim.Job{ID: int64(i), Arrival: a, Deadline: a + 0.1, Model: int32(i % 3 % 2), Batch: int32(1 + i%4)})
 	}
-	x, err := New(context.Background(), Config{Devices: []Device{{Name: "cpu", Lanes: 2, Threads: 1}}, Model: models(t), Seed: 1})
+	x, err := New(context.Background(), Config{Devices: []Device{{Name: "cpu", Lanes: 2, Threads: 1, Provider: provider}}, Model: models(t), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +119,13 @@ func TestRealRunIsCausal(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran, _ := x.Finish()
+	if provider == ort.CUDA {
+		// Each lane's 16 sessions, one per model and batch size, ran twice.
+		if w := x.Warmup(); w.Sessions != 32 || w.Runs != 64 {
+			t.Errorf("warm-up: %+v; want 32 sessions warmed in 64 runs", w)
+		}
+		return
+	}
 	// Begin warmed each lane's two sessions at their largest size, 8,
 	// until a run faulted no page in: then no batch of the run should.
 	if w := x.Warmup(); w.Sessions != 4 || w.Runs < 4 || w.Runs > 4*maxWarmRuns || w.Faulting != 0 || !(w.Seconds > 0) {
