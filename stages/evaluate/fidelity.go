@@ -65,6 +65,9 @@ type realRun struct {
 	// replay is the replay's summary (the simulator's decisions with the
 	// real run's batch times), nil for an artifact without one.
 	replay *metrics.Summary
+	// jobs are the real trace's job ids, which every trace beside it
+	// must hold.
+	jobs []int64
 	// repeats are the summaries of the same jobs run for real again
 	// (schedule.real.repeats), in order.
 	repeats []metrics.Summary
@@ -230,13 +233,9 @@ func (f *fidelity) readRepeats(dir string, cl metrics.Cluster) error {
 		if err != nil {
 			return err
 		}
-		first, err := metrics.ReadTrace(filepath.Join(dir, filepath.FromSlash(r.row.Trace)), cl.Devices)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(first.JobID, t.JobID) {
+		if !slices.Equal(r.jobs, t.JobID) {
 			return fmt.Errorf("read %s: %d jobs, and the first run's %s %d: %s; a repeated run runs the first run's jobs",
-				row.Trace, t.Len(), r.row.Trace, first.Len(), firstApart(first.JobID, t.JobID))
+				row.Trace, t.Len(), r.row.Trace, len(r.jobs), firstApart(r.jobs, t.JobID))
 		}
 		r.repeats = append(r.repeats, s)
 	}
@@ -276,17 +275,15 @@ func readSide(dir, trace, devices string, cl metrics.Cluster) (*metrics.Trace, m
 func readRealRun(dir string, row schedulespec.RealRunRow, cl metrics.Cluster, factors map[string][]float64) (*realRun, error) {
 	path := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
 	r := &realRun{row: row}
-	read := func(trace, devices string) (*metrics.Trace, metrics.Summary, float64, error) {
-		return readSide(dir, trace, devices, cl)
-	}
-	rt, rs, ru, err := read(row.Trace, row.Devices)
+	rt, rs, ru, err := readSide(dir, row.Trace, row.Devices, cl)
 	if err != nil {
 		return nil, err
 	}
+	r.jobs = rt.JobID
 	// readBeside reads a simulation of the real run's jobs (what names
 	// it: a simulation, a replay), which must hold exactly those jobs.
 	readBeside := func(trace, devices, what string) (*metrics.Trace, metrics.Summary, float64, error) {
-		t, s, u, err := read(trace, devices)
+		t, s, u, err := readSide(dir, trace, devices, cl)
 		if err == nil && !slices.Equal(rt.JobID, t.JobID) {
 			err = fmt.Errorf("read %s: %d jobs, and the real run's %s %d: %s; %s runs the real run's jobs",
 				trace, t.Len(), row.Trace, rt.Len(), firstApart(rt.JobID, t.JobID), what)

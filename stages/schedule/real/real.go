@@ -443,13 +443,8 @@ func (x *Executor) Finish() (batches []Batch, late []float64) {
 		return nil, nil
 	}
 	_ = x.each(func(*lane) error { return nil }) // each lane's earlier ops are done
-	for {
-		select {
-		case <-x.done: // what ran after the scheduler stopped
-			continue
-		default:
-		}
-		break
+	for len(x.done) > 0 {
+		<-x.done // what ran after the scheduler stopped
 	}
 	x.started = false
 	return x.batches, x.late
