@@ -24,7 +24,7 @@ profile:
   threads: [1]
   repeats: 3
   matmul: {sizes: [64], repeats: 2}
-  contention: {model: mlp, sessions: [1], repeats: 3}
+  contention: {models: [mlp], sessions: [1], repeats: 3}
 `
 	if err := os.WriteFile(filepath.Join(dir, "pipeline.yaml"), []byte(yaml), 0o644); err != nil {
 		b.Fatal(err)

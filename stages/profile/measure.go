@@ -281,21 +281,64 @@ func measureORTMatMul(ctx context.Context, tg target, n, threads, repeats int) (
 		Model: "matmul", Precision: FP32, Batch: int32(n), Threads: int32(threads), Concurrency: 1}), nil
 }
 
-// measureContention runs k sessions of one model at once, one intra-op
-// thread each, and times every run of every session: how much lanes that
-// share the cores slow each other down. round numbers the rows' repeats
-// apart from other rounds'.
-func measureContention(ctx context.Context, tg target, model []byte, c Contention, k, round, warmup int) ([]Sample, error) {
-	sessions := make([]*ort.Session, k)
-	defer func() {
-		for _, s := range sessions {
-			if s != nil {
-				s.Close()
-			}
+// contenders are the contention measurement's sessions, made as a round
+// first needs them and kept for the profile's life: session slot i of a
+// model is reused by every round that runs that model in slot i, rather
+// than k sessions being built anew each round.
+type contenders struct {
+	tg       target
+	c        Contention
+	models   map[string][]byte // built, fp32
+	sessions map[contender]*ort.Session
+}
+
+type contender struct {
+	model string
+	slot  int
+}
+
+func newContenders(tg target, c Contention, seed int64) (*contenders, error) {
+	cs := &contenders{tg: tg, c: c, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}}
+	for _, name := range c.Models {
+		b, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: FP32})
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", name, err)
 		}
-	}()
+		cs.models[name] = b
+	}
+	return cs, nil
+}
+
+func (cs *contenders) session(model string, slot int) (*ort.Session, error) {
+	key := contender{model, slot}
+	if s := cs.sessions[key]; s != nil {
+		return s, nil
+	}
+	s, err := newModelSession(cs.tg, cs.models[model], model, cs.c.Batch, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", model, err)
+	}
+	cs.sessions[key] = s
+	return s, nil
+}
+
+func (cs *contenders) close() {
+	for _, s := range cs.sessions {
+		s.Close()
+	}
+}
+
+// measure runs k sessions at once, session i of the round's model
+// Contention.ModelOf(round, i), one intra-op thread each, and times every
+// run of every session: how much lanes that share the cores slow each
+// other down. round numbers the rows' repeats apart from other rounds'.
+func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Sample, error) {
+	c := cs.c
+	sessions := make([]*ort.Session, k)
+	names := make([]string, k)
 	for i := range sessions {
-		s, err := newModelSession(tg, model, c.Model, c.Batch, 1)
+		names[i] = c.ModelOf(round, i)
+		s, err := cs.session(names[i], i)
 		if err != nil {
 			return nil, err
 		}
@@ -318,10 +361,10 @@ func measureContention(ctx context.Context, tg target, model []byte, c Contentio
 	var out []Sample
 	for i := range sessions {
 		if errs[i] != nil {
-			return nil, fmt.Errorf("session %d of %d: %w", i+1, k, errs[i])
+			return nil, fmt.Errorf("session %d of %d (%s): %w", i+1, k, names[i], errs[i])
 		}
-		rows := samplesOf(lat[i], Sample{Kind: KindContention, Backend: backendORT, Provider: tg.provider, Device: tg.device,
-			Model: c.Model, Precision: FP32, Batch: int32(c.Batch), Threads: 1, Concurrency: int32(k)})
+		rows := samplesOf(lat[i], Sample{Kind: KindContention, Backend: backendORT, Provider: cs.tg.provider, Device: cs.tg.device,
+			Model: names[i], Precision: FP32, Batch: int32(c.Batch), Threads: 1, Concurrency: int32(k)})
 		for j := range rows {
 			rows[j].Repeat = int32((round*k+i)*c.Repeats + j) // distinct across sessions and rounds
 		}

@@ -138,16 +138,17 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 	// the machine's over the profile's minutes, not over a few seconds of
 	// them, and a disturbance or a drift lands on every session count
 	// alike.
-	contended, err := zoo.Build(cfg.Contention.Model, zoo.Options{Seed: seed, Precision: FP32})
+	contenders, err := newContenders(tg, cfg.Contention, seed)
 	if err != nil {
-		return nil, nil, fmt.Errorf("build %s: %w", cfg.Contention.Model, err)
+		return nil, nil, err
 	}
+	defer contenders.close()
 	order := slices.Clone(cfg.Contention.Sessions)
 	round := 0
 	contention := func(upTo int) error {
 		for ; round < upTo; round++ {
 			for _, k := range order {
-				rows, err := measureContention(ctx, tg, contended, cfg.Contention, k, round, cfg.Warmup)
+				rows, err := contenders.measure(ctx, k, round, cfg.Warmup)
 				if err != nil {
 					return fmt.Errorf("measure contention of %d sessions, round %d: %w", k, round+1, err)
 				}

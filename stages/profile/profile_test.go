@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"no threads", func(c *Config) { c.Threads = nil }, "profile.threads"},
 		{"min over repeats", func(c *Config) { c.MinRepeats = 50 }, "profile.min_repeats"},
 		{"no time", func(c *Config) { c.MaxTime = 0 }, "profile.max_time"},
-		{"contention model", func(c *Config) { c.Contention.Model = "x" }, "profile.contention.model"},
+		{"contention model", func(c *Config) { c.Contention.Models = []string{"vit", "x"} }, `profile.contention.models[1]: unknown model "x"`},
+		{"no contention models", func(c *Config) { c.Contention.Models = nil }, "profile.contention.models: must list at least one model"},
+		{"duplicate contention model", func(c *Config) { c.Contention.Models = []string{"vit", "mlp", "vit"} }, "profile.contention.models[2]: lists vit twice"},
 		{"no contention rounds", func(c *Config) { c.Contention.Rounds = 0 }, "profile.contention.rounds: must be 1 to 100, got 0"},
 		{"empty profile", func(c *Config) { c.Measure = false }, "profile.measure"},
 		{"import type", func(c *Config) { c.Import = "gpu.json" }, "profile.import"},
@@ -265,7 +268,7 @@ func TestProfileOnCUDA(t *testing.T) {
 	cfg.Threads = []int{1}
 	cfg.Warmup, cfg.Repeats, cfg.MinRepeats, cfg.MinTime, cfg.MaxRepeats, cfg.MaxTime = 2, 5, 3, 0, 5, time.Second
 	cfg.MatMul = MatMul{Sizes: []int{256}, Repeats: 3}
-	cfg.Contention = Contention{Model: "resnet18", Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 1}
+	cfg.Contention = Contention{Models: []string{"resnet18"}, Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 1}
 	dir := t.TempDir()
 	notes := map[string]string{}
 	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
@@ -333,7 +336,7 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	// batch 1 needed a fourth run).
 	cfg.MinTime, cfg.MaxRepeats = 10*time.Millisecond, 40
 	cfg.MatMul = MatMul{Sizes: []int{64, 256}, Repeats: 3}
-	cfg.Contention = Contention{Model: "mlp", Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 2}
+	cfg.Contention = Contention{Models: []string{"mlp"}, Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 2}
 	dir := t.TempDir()
 	notes := map[string]string{}
 	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
@@ -431,6 +434,29 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	for _, f := range []string{"mlp.onnx", "resnet18.onnx", "resnet50.onnx"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("model file: %v", err)
+		}
+	}
+}
+
+// TestContentionModels checks how the contention rounds mix the models:
+// over n² rounds, two sessions meet every ordered pair of n models once.
+func TestContentionModels(t *testing.T) {
+	for _, models := range [][]string{{"resnet18"}, {"mlp", "vit"}, {"resnet18", "resnet50", "vit"}, {"mlp", "resnet18", "resnet50", "vit"}} {
+		c := Contention{Models: models}
+		n := len(models)
+		pairs := map[[2]string]int{}
+		for r := range n * n {
+			pairs[[2]string{c.ModelOf(r, 0), c.ModelOf(r, 1)}]++
+		}
+		for _, a := range models {
+			for _, b := range models {
+				if got := pairs[[2]string{a, b}]; got != 1 {
+					t.Errorf("%v: sessions 0 and 1 run %s and %s in %d of %d rounds, want 1", models, a, b, got, n*n)
+				}
+			}
+		}
+		if got := c.ModelOf(5, 3); !slices.Contains(models, got) {
+			t.Errorf("%v: ModelOf(5, 3) = %q", models, got)
 		}
 	}
 }

@@ -79,18 +79,29 @@ type MatMul struct {
 	Repeats int `koanf:"repeats"`
 }
 
-// Contention configures the contention measurement: Sessions[i] sessions of
-// Model at batch Batch, one intra-op thread each, run at once for Repeats
-// runs each, in Rounds rounds that interleave the session counts (each
-// round in the order opposite to the one before), so that a disturbance
-// of the machine or a drift of its speed lands on every count alike
-// rather than on one.
+// Contention configures the contention measurement: Sessions[i] sessions,
+// each of one of Models at batch Batch, one intra-op thread each, run at
+// once for Repeats runs each, in Rounds rounds that interleave the session
+// counts (each round in the order opposite to the one before), so that a
+// disturbance of the machine or a drift of its speed lands on every count
+// alike rather than on one. Session i of round r runs ModelOf(r, i): the
+// sessions of a round mix the models, as a server's lanes do, since a model
+// beside another can slow more than beside itself.
 type Contention struct {
-	Model    string `koanf:"model"`
-	Batch    int    `koanf:"batch"`
-	Sessions []int  `koanf:"sessions"`
-	Repeats  int    `koanf:"repeats"`
-	Rounds   int    `koanf:"rounds"`
+	Models   []string `koanf:"models"`
+	Batch    int      `koanf:"batch"`
+	Sessions []int    `koanf:"sessions"`
+	Repeats  int      `koanf:"repeats"`
+	Rounds   int      `koanf:"rounds"`
+}
+
+// ModelOf is the model session i of round r runs: Models[(r + i·s) mod n],
+// n models, with the step s = 1 + r/n. Over n² rounds two sessions meet
+// every ordered pair of models once, the same model with itself included;
+// with one model every session runs it.
+func (c Contention) ModelOf(r, i int) string {
+	n := len(c.Models)
+	return c.Models[(r+i*(1+r/n))%n]
 }
 
 // Bounds of an imported profile (profile.import): a profile holds
@@ -130,17 +141,16 @@ const (
 )
 
 // DefaultConfig returns the profile that `make run` measures: every model
-// at batch sizes 1 to 16 (the mlp to 64), one and two threads, in under two
-// minutes on a two-core machine. Raise batch_sizes and max_time when there
-// is time.
+// at batch sizes 1 to 64, the range of the default workload's jobs, one and
+// two threads, in about three minutes on a two-core machine.
 func DefaultConfig() Config {
 	return Config{
 		Measure:         true,
 		Provider:        ProviderCPU,
 		Models:          catalog.Names(),
 		Precisions:      []string{FP32, FP16},
-		BatchSizes:      []int{1, 2, 4, 8, 16},
-		ModelBatchSizes: map[string][]int{"mlp": {1, 2, 4, 8, 16, 32, 64}},
+		BatchSizes:      []int{1, 2, 4, 8, 16, 32, 64},
+		ModelBatchSizes: map[string][]int{},
 		Threads:         []int{1, 2},
 		Warmup:          2,
 		Repeats:         20,
@@ -149,7 +159,7 @@ func DefaultConfig() Config {
 		MinRepeats:      3,
 		MaxTime:         time.Second,
 		MatMul:          MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
-		Contention:      Contention{Model: "resnet18", Batch: 2, Sessions: []int{1, 2, 4}, Repeats: 4, Rounds: 3},
+		Contention:      Contention{Models: []string{"resnet18", "resnet50", "vit"}, Batch: 2, Sessions: []int{1, 2, 4}, Repeats: 4, Rounds: 9},
 	}
 }
 
@@ -219,8 +229,16 @@ func (c Config) Validate() error {
 	if c.MatMul.Repeats < 1 {
 		bad("matmul.repeats", "must be at least 1, got %d", c.MatMul.Repeats)
 	}
-	if _, ok := catalog.Lookup(c.Contention.Model); !ok {
-		bad("contention.model", "unknown model %q; the catalog has %s", c.Contention.Model, strings.Join(catalog.Names(), ", "))
+	if len(c.Contention.Models) == 0 {
+		bad("contention.models", "must list at least one model")
+	}
+	for i, m := range c.Contention.Models {
+		if _, ok := catalog.Lookup(m); !ok {
+			bad(fmt.Sprintf("contention.models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		}
+		if slices.Index(c.Contention.Models, m) < i {
+			bad(fmt.Sprintf("contention.models[%d]", i), "lists %s twice", m)
+		}
 	}
 	if c.Contention.Batch < 1 {
 		bad("contention.batch", "must be at least 1, got %d", c.Contention.Batch)

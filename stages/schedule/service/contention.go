@@ -2,13 +2,15 @@ package service
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
 
 // Contention is how much lanes sharing one device slow each other down, as
-// the profile measured it: the median latency of each of k sessions running
-// at once over the median of one session alone. A Contention is immutable
+// the profile measured it: the median, over the runs of k sessions running
+// at once, of a run's latency over the median of its model's session
+// alone. A Contention is immutable
 // and safe for concurrent use.
 type Contention struct {
 	device string
@@ -74,20 +76,28 @@ func (c *Contention) Factor(k int) float64 {
 	return (1-w)*f[i-1] + w*f[i]
 }
 
-// newContention computes a device's factors from the per-session-count
-// latencies of one contention configuration; byK must hold k = 1, the
-// baseline.
-func newContention(device, basis string, byK map[int][]float64) *Contention {
+// newContention computes a device's factors from one contention
+// measurement's latencies, by model and session count; every model must
+// have k = 1, its baseline. The factor at k is the median, over every run
+// of every model at k, of the run's latency over its model's median alone:
+// with one model, the median at k over the median alone.
+func newContention(device, basis string, byModel map[string]map[int][]float64) *Contention {
 	c := &Contention{device: device, basis: basis}
-	for k := range byK {
-		c.sessions = append(c.sessions, k)
+	ratios := map[int][]float64{}
+	for _, m := range slices.Sorted(maps.Keys(byModel)) {
+		byK := byModel[m]
+		base := median(byK[1])
+		for _, k := range slices.Sorted(maps.Keys(byK)) {
+			for _, l := range byK[k] {
+				ratios[k] = append(ratios[k], l/base)
+			}
+		}
 	}
-	slices.Sort(c.sessions)
-	base := median(byK[1])
+	c.sessions = slices.Sorted(maps.Keys(ratios))
 	for _, k := range c.sessions {
 		// A ratio below 1 is timing noise around "no slowdown": k sessions
 		// cannot finish sooner than one alone on the same cores.
-		c.factors = append(c.factors, max(1, median(byK[k])/base))
+		c.factors = append(c.factors, max(1, median(ratios[k])))
 	}
 	c.factors[0] = 1 // exactly, whatever the rounding of base/base
 	return c

@@ -301,6 +301,15 @@ func TestContentionFactor(t *testing.T) {
 	samples = append(samples, contention("base", 4, 5)...)
 	// tpu: latencies, no contention rows.
 	samples = append(samples, inference("tpu", "m", profile.FP32, 1, 1, 1)...)
+	// mix: sessions of two models, each run over its own model's median
+	// alone: a 1 1 1 (1) and 1.2 1.4 at k=2; b 10 (10), 10 11 at k=2, and
+	// 30 at k=4: ratios 1.2 1.4 1 1.1 at k=2, median 1.15; 3 at k=4. The
+	// ratio of the pooled medians would be 5.5/1 instead.
+	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "a", profile.FP32, 2, 1, 1, 1, 1, 1)...)
+	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "a", profile.FP32, 2, 1, 2, 1.2, 1.4)...)
+	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "b", profile.FP32, 2, 1, 1, 10)...)
+	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "b", profile.FP32, 2, 1, 2, 10, 11)...)
+	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "b", profile.FP32, 2, 1, 4, 30)...)
 	tab := mustTable(t, samples)
 
 	tests := []struct {
@@ -330,6 +339,9 @@ func TestContentionFactor(t *testing.T) {
 		{"base", true, 4, 2.5},
 		{"tpu", false, 1, 1},
 		{"tpu", false, 8, 1},
+		{"mix", true, 2, 1.15},
+		{"mix", true, 3, (1.15 + 3) / 2},
+		{"mix", true, 4, 3},
 	}
 	for _, tc := range tests {
 		c, err := tab.Contention(tc.device)
@@ -350,6 +362,10 @@ func TestContentionFactor(t *testing.T) {
 	c, _ = tab.Contention("base")
 	if got := c.String(); !strings.Contains(got, "baseline from its inference rows") || !strings.Contains(got, "k=4×2.500") {
 		t.Errorf("Contention(base).String() = %q, want the fallback baseline and the factors named", got)
+	}
+	c, _ = tab.Contention("mix")
+	if got := c.String(); !strings.Contains(got, "sessions of a+b/fp32 batch 2") {
+		t.Errorf("Contention(mix).String() = %q, want both models named", got)
 	}
 }
 
@@ -405,7 +421,7 @@ func TestLookupErrors(t *testing.T) {
 	// Contention without a baseline, and two contention measurements on one device.
 	samples = append(samples, rows(profile.KindContention, "import:x.csv", "nobase", "m", profile.FP32, 1, 1, 2, 3)...)
 	samples = append(samples, rows(profile.KindContention, "import:x.csv", "two", "m", profile.FP32, 1, 1, 1, 3)...)
-	samples = append(samples, rows(profile.KindContention, "import:x.csv", "two", "n", profile.FP32, 1, 1, 1, 3)...)
+	samples = append(samples, rows(profile.KindContention, "import:x.csv", "two", "n", profile.FP32, 2, 1, 1, 3)...)
 	tab := mustTable(t, samples)
 
 	curve := []struct {
@@ -446,7 +462,7 @@ func TestLookupErrors(t *testing.T) {
 	}{
 		{"nowhere", true, []string{"device nowhere", "not measured", "devices cpu, nobase, two"}},
 		{"nobase", false, []string{"device nobase", "without a one-session baseline", "profile.contention.sessions"}},
-		{"two", false, []string{"device two has 2 contention measurements", "m/fp32 batch 1 threads 1 from import:x.csv", "n/fp32 batch 1"}},
+		{"two", false, []string{"device two has 2 contention measurements", "m/fp32 batch 1 threads 1 from import:x.csv", "n/fp32 batch 2"}},
 	}
 	for _, tc := range cont {
 		t.Run("contention "+tc.device, func(t *testing.T) {

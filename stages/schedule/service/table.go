@@ -84,13 +84,15 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 	}
 	inference := map[group]map[int][]float64{}
 	// contentionRun identifies one contention measurement: its latencies
-	// are comparable across session counts only within it.
+	// are comparable across session counts only within it. Its sessions
+	// may run several models (profile.contention.models), each keyed by
+	// model within it.
 	type contentionRun struct {
-		device, model, precision string
-		batch, threads           int
-		o                        origin
+		device, precision string
+		batch, threads    int
+		o                 origin
 	}
-	contention := map[contentionRun]map[int][]float64{}
+	contention := map[contentionRun]map[string]map[int][]float64{}
 	for n, s := range samples {
 		isInference := s.Kind == profile.KindInference && s.Concurrency == 1
 		if !isInference && s.Kind != profile.KindContention {
@@ -106,8 +108,11 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 			addSample(inference, g, int(s.Batch), s.LatencyS)
 			continue
 		}
-		run := contentionRun{s.Device, s.Model, s.Precision, int(s.Batch), int(s.Threads), o}
-		addSample(contention, run, int(s.Concurrency), s.LatencyS)
+		run := contentionRun{s.Device, s.Precision, int(s.Batch), int(s.Threads), o}
+		if contention[run] == nil {
+			contention[run] = map[string]map[int][]float64{}
+		}
+		addSample(contention[run], s.Model, int(s.Concurrency), s.LatencyS)
 	}
 	if len(inference) == 0 {
 		return nil, fmt.Errorf("service: profile samples: no %q rows of concurrency 1 among %d rows: nothing to draw service times from",
@@ -143,7 +148,7 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 		if len(rs) > 1 {
 			descs := make([]string, len(rs))
 			for i, r := range rs {
-				descs[i] = fmt.Sprintf("%s/%s batch %d threads %d from %s", r.model, r.precision, r.batch, r.threads, r.o)
+				descs[i] = fmt.Sprintf("%s/%s batch %d threads %d from %s", strings.Join(slices.Sorted(maps.Keys(contention[r])), "+"), r.precision, r.batch, r.threads, r.o)
 			}
 			slices.Sort(descs)
 			t.contentionErr[device] = fmt.Errorf("device %s has %d contention measurements (%s): the slowdown must come from one",
@@ -151,23 +156,31 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 			continue
 		}
 		r := rs[0]
-		byK := contention[r]
-		basis := fmt.Sprintf("%d-thread sessions of %s/%s batch %d from %s", r.threads, r.model, r.precision, r.batch, r.o)
-		if _, ok := byK[1]; !ok {
+		byModel := contention[r]
+		models := slices.Sorted(maps.Keys(byModel))
+		basis := fmt.Sprintf("%d-thread sessions of %s/%s batch %d from %s", r.threads, strings.Join(models, "+"), r.precision, r.batch, r.o)
+		var missing []string
+		for _, m := range models {
+			if _, ok := byModel[m][1]; ok {
+				continue
+			}
 			// The baseline is one such session timed alone, which is
 			// what an inference row of the same configuration and origin
 			// is, measured in the same profile run.
-			alone := inference[group{Key{device, r.model, r.precision, r.threads}, r.o}][r.batch]
+			alone := inference[group{Key{device, m, r.precision, r.threads}, r.o}][r.batch]
 			if len(alone) == 0 {
-				t.contentionErr[device] = fmt.Errorf("device %s: contention of %s was measured without a one-session baseline, and no inference rows of that configuration stand in for one; add 1 to profile.contention.sessions",
-					device, basis)
+				missing = append(missing, m)
 				continue
 			}
-			byK = maps.Clone(byK)
-			byK[1] = alone
-			basis += ", baseline from its inference rows"
+			byModel[m][1] = alone
+			basis += ", " + m + "'s baseline from its inference rows"
 		}
-		t.contention[device] = newContention(device, basis, byK)
+		if len(missing) > 0 {
+			t.contentionErr[device] = fmt.Errorf("device %s: contention of %s was measured without a one-session baseline of %s, and no inference rows of that configuration stand in for one; add 1 to profile.contention.sessions",
+				device, basis, strings.Join(missing, ", "))
+			continue
+		}
+		t.contention[device] = newContention(device, basis, byModel)
 	}
 	seen := map[string]bool{}
 	for _, k := range t.keys {
