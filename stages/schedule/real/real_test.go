@@ -3,6 +3,7 @@ package real
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +119,15 @@ func realRunIsCausal(t *testing.T, provider string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ran, _ := x.Finish()
+	ran, late := x.Finish()
+	// Arrivals and batching timers come due 40 times or more; Wait must
+	// handle them on time, not at a Go timer's millisecond (whose median
+	// lateness here was 601 µs).
+	if len(late) < len(jobs) {
+		t.Errorf("%d events handled at their time, want one per arrival at least (%d)", len(late), len(jobs))
+	} else if m := slices.Sorted(slices.Values(late))[len(late)/2]; !(m >= 0 && m < 300e-6) {
+		t.Errorf("events handled %v s late at the median; want under 300 µs", m)
+	}
 	if provider == ort.CUDA {
 		// Each lane's 16 sessions, one per model and batch size, ran twice.
 		if w := x.Warmup(); w.Sessions != 32 || w.Runs != 64 {
