@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "5c86b9bfd76d6bbdc75ee9f4868d1025e42e031aa42709691e7b5e2928c21024",
+	"stages/evaluate":              "4acec5bb097925df274156031fdecf776091da8765e152a647d5a49afa87688f",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
 	"stages/evaluate/evaluatespec": "daa51743bb3104d0ec0239616df2eeee59f9e662fe12ae1b7ab78a6ac19c6e5a",
 	"stages/evaluate/metrics":      "de8deec1c65d9704fb51bba96d30b5b820322d58e1e3d04ff5d81d5e6a99e7a8",

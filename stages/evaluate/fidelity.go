@@ -113,10 +113,11 @@ type sources struct {
 	// Dispatch overhead (run_s − start_s) and notice lag (noticed_s −
 	// end_s), median and P99 over the batches.
 	dispatchP50, dispatchP99, lagP50, lagP99 float64
-	// The median of the measured run time (end_s − run_s) over the
-	// profile's mean, of the batches that started alone and of those
-	// that started with other lanes busy, with their counts; factor is the
-	// median profiled contention factor of the latter.
+	// The measured run time (end_s − run_s) over the profile's mean,
+	// summed over the batches that started alone and over those that
+	// started with other lanes busy (a batch weighs by its time), with
+	// their counts; factor is the profiled contention factor of the
+	// latter, weighed the same way.
 	alone, contended   float64
 	aloneN, contendedN int
 	factor             float64
@@ -376,7 +377,11 @@ func firstApart(a, b []int64) string {
 // delayed batch is not counted, so the sources need not add up to the gap.
 func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, factors map[string][]float64) (sources, error) {
 	s := sources{batches: len(batches), faults: -1}
-	var dispatch, lag, alone, contended, factor []float64
+	var dispatch, lag []float64
+	// Run time and profiled time, summed: a median over batches would let
+	// the mlp's microsecond batches, all fixed cost at 10 to 20 times the
+	// profile's mean, outvote the batches that hold the time.
+	var aloneRun, aloneProf, busyRun, busyProf, busyFactored float64
 	var sum [numSources]float64
 	for i, b := range batches {
 		for _, v := range []float64{b.StartS, b.RunS, b.EndS, b.NoticedS, b.ProfileMeanS} {
@@ -397,23 +402,28 @@ func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, 
 		}
 		run := b.EndS - b.RunS
 		if b.Busy <= 1 {
-			alone = append(alone, run/b.ProfileMeanS)
+			s.aloneN++
+			aloneRun, aloneProf = aloneRun+run, aloneProf+b.ProfileMeanS
 			sum[srcAlone] += w * (run - b.ProfileMeanS)
 			continue
 		}
 		f := contentionFactor(factors[b.Device], b.Busy)
-		contended = append(contended, run/b.ProfileMeanS)
-		factor = append(factor, f)
+		s.contendedN++
+		busyRun, busyProf, busyFactored = busyRun+run, busyProf+b.ProfileMeanS, busyFactored+b.ProfileMeanS*f
 		sum[srcContention] += w * (run - b.ProfileMeanS*f)
 	}
-	for _, v := range [][]float64{dispatch, lag, alone, contended, factor} {
+	for _, v := range [][]float64{dispatch, lag} {
 		slices.Sort(v)
 	}
 	s.dispatchP50, s.dispatchP99 = quantileOf(dispatch, 0.5), quantileOf(dispatch, 0.99)
 	s.lagP50, s.lagP99 = quantileOf(lag, 0.5), quantileOf(lag, 0.99)
-	s.alone, s.aloneN = quantileOf(alone, 0.5), len(alone)
-	s.contended, s.contendedN = quantileOf(contended, 0.5), len(contended)
-	s.factor = quantileOf(factor, 0.5)
+	s.alone, s.contended, s.factor = math.NaN(), math.NaN(), math.NaN()
+	if aloneProf > 0 {
+		s.alone = aloneRun / aloneProf
+	}
+	if busyProf > 0 {
+		s.contended, s.factor = busyRun/busyProf, busyFactored/busyProf
+	}
 	s.latePerJob = math.NaN()
 	if row.Jobs > 0 {
 		s.latePerJob = float64(row.LateEvents) / float64(row.Jobs)
@@ -1040,9 +1050,10 @@ func (f *fidelity) sourcesText() string {
 	var b strings.Builder
 	b.WriteString("\n### Where the error comes from\n\nWhat the real runs did that the simulator does not model, from each run's dispatch.parquet and runs.parquet: " +
 		"the dispatch overhead from the policy's decision to onnxruntime's Run (run_s − start_s) and the lag before the scheduler noticed a batch's end " +
-		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the profile's mean latency for the batch, " +
-		"median over the batches that started alone and over those that started with other lanes of the device busy, the latter beside the real cluster's " +
-		"profiled contention factor (median over the same batches); how late the scheduler handled events due at a time; the pages the lanes' " +
+		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the profile's mean latency, " +
+		"each summed over the batches that started alone and over those that started with other lanes of the device busy (so that a batch weighs by its time, " +
+		"and the mlp's microsecond batches, all fixed cost, do not outvote the rest), the latter beside the real cluster's " +
+		"profiled contention factor (weighed the same way); how late the scheduler handled events due at a time; the pages the lanes' " +
 		"threads faulted in during the batches' runs (memory onnxruntime had not used before, which the profile's warm runs do not pay); and the " +
 		"untimed runs that warmed the lanes' sessions before the run's clock started, each session at its largest batch size until a run faulted " +
 		"no page in (none where an earlier run had warmed them).\n\n")
