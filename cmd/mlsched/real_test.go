@@ -74,7 +74,14 @@ func TestRealRunEndToEnd(t *testing.T) {
 		if r.Sensitivity != 0.02 || r.FasterTrace == "" || r.SlowerTrace == "" {
 			t.Errorf("%s: sensitivity %v, faster %q, slower %q; want the default's two simulations", r.Policy, r.Sensitivity, r.FasterTrace, r.SlowerTrace)
 		}
-		for _, f := range []string{r.Trace, r.SimTrace, r.ReplayTrace, r.FasterTrace, r.SlowerTrace} {
+		files := []string{r.Trace, r.SimTrace, r.ReplayTrace, r.FasterTrace, r.SlowerTrace}
+		if r.Draws != 10 {
+			t.Errorf("%s: %d draws, want the default's 10", r.Policy, r.Draws)
+		}
+		for k := 2; k <= int(r.Draws); k++ {
+			files = append(files, schedulespec.RealDrawDir(r.Policy, r.Load, k)+"/"+schedulespec.TraceFile)
+		}
+		for _, f := range files {
 			if s := schemaOf(t, filepath.Join(sched, f)); s != simSchema {
 				t.Errorf("%s has another schema than the simulator's trace:\n%s\nwant\n%s", f, s, simSchema)
 			}
@@ -179,7 +186,7 @@ func TestRealRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Fidelity", "### Real against real", "### Sensitivity"} {
+	for _, want := range []string{"## Fidelity", "### Real against real", "### Sensitivity", "### The simulation's own spread"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md has no %q", want)
 		}

@@ -74,6 +74,9 @@ type realRunner struct {
 	// slower multiplies every simulated service time (sensitivity);
 	// 1 or 0 leaves them as the profile has them.
 	slower float64
+	// draw is the replication whose seeds a simulation draws with
+	// (schedule.real.draws); 0 or 1 is the first.
+	draw int
 }
 
 // runReal runs every policy of schedule.real at every load, for real
@@ -341,6 +344,20 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 		}
 		row.Sensitivity = s
 	}
+	// The same slice with the other seeds of the service-time draws.
+	for k := 2; k <= r.cfg.Real.Draws; k++ {
+		ddir := filepath.Join(out.Dir, filepath.FromSlash(RealDrawDir(spec, u, k)))
+		if err := os.MkdirAll(ddir, 0o755); err != nil {
+			return RealRunRow{}, err
+		}
+		r.draw = k
+		err := r.simulate(ctx, spec, jobs, ddir, out.Metadata, nil)
+		r.draw = 1
+		if err != nil {
+			return RealRunRow{}, fmt.Errorf("simulate with draw %d: %w", k, err)
+		}
+	}
+	row.Draws = int64(r.cfg.Real.Draws)
 	x, missed := r.replayOf(trace, batches)
 	if err := os.MkdirAll(filepath.Join(dir, ReplayDir), 0o755); err != nil {
 		return RealRunRow{}, err
@@ -401,7 +418,7 @@ func restamp[T any](entry, dir, name string, meta map[string]string) ([]T, error
 // simConfig is the simulation, or the real run (x not nil), of spec on
 // the real cluster, its records going to rec.
 func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor) (sim.Config, func(), error) {
-	u := Unit{Spec: spec, Replication: 1, Predictor: r.cfg.Predictor}
+	u := Unit{Spec: spec, Replication: max(1, r.draw), Predictor: r.cfg.Predictor}
 	simSeed, policySeed := u.seeds(r.seed)
 	ps, err := policy.ParseSpec(spec)
 	if err != nil {

@@ -57,6 +57,7 @@ const (
 	ReplayDir            = schedulespec.ReplayDir
 	FasterDir            = schedulespec.FasterDir
 	SlowerDir            = schedulespec.SlowerDir
+	DrawsDir             = schedulespec.DrawsDir
 	StudyPredictionError = schedulespec.StudyPredictionError
 	StudyDecisionCost    = schedulespec.StudyDecisionCost
 	PredictorLearned     = schedulespec.PredictorLearned
@@ -68,6 +69,11 @@ func DefaultConfig() Config { return schedulespec.DefaultConfig() }
 
 // RealRunDir is schedulespec.RealRunDir.
 func RealRunDir(policy string, u float64) string { return schedulespec.RealRunDir(policy, u) }
+
+// RealDrawDir is schedulespec.RealDrawDir.
+func RealDrawDir(policy string, u float64, draw int) string {
+	return schedulespec.RealDrawDir(policy, u, draw)
+}
 
 // RealRepeatDir is schedulespec.RealRepeatDir.
 func RealRepeatDir(policy string, u float64, repeat int) string {

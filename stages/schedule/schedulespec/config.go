@@ -102,6 +102,11 @@ type Real struct {
 	// the simulation moves for a service-time model off by that much
 	// either way. 0 does not.
 	Sensitivity float64 `koanf:"sensitivity"`
+	// Draws simulates each slice with this many seeds of the service-time
+	// draws (the sweep's replications 1 to Draws), the first the plain
+	// simulation held to the target: how far the simulation moves with
+	// its own randomness. 1 simulates only the first.
+	Draws int `koanf:"draws"`
 }
 
 // MaxRealDuration bounds schedule.real.duration: a real run holds the
@@ -110,6 +115,9 @@ const MaxRealDuration = time.Hour
 
 // MaxRealRepeats bounds schedule.real.repeats.
 const MaxRealRepeats = 20
+
+// MaxRealDraws bounds schedule.real.draws.
+const MaxRealDraws = 100
 
 // Studies ask how the policies fare when what they rely on gets worse,
 // each simulation a memoized Unit on the first Jobs eval jobs at
@@ -354,7 +362,7 @@ func DefaultConfig() Config {
 		Predictor:    PredictorLearned,
 		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
 		Studies:      Studies{Jobs: 50_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
-		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02},
+		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02, Draws: 10},
 		Replications: 1,
 		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 50_000, Target: 0.99, Tolerance: 0.01},
 	}
@@ -430,6 +438,9 @@ func (c Config) Validate() error {
 	}
 	if len(r.Policies) > 0 && (r.Repeats < 1 || r.Repeats > MaxRealRepeats) {
 		bad("real.repeats", "must be from 1 to %d, got %d", MaxRealRepeats, r.Repeats)
+	}
+	if len(r.Policies) > 0 && (r.Draws < 1 || r.Draws > MaxRealDraws) {
+		bad("real.draws", "must be from 1 to %d, got %d", MaxRealDraws, r.Draws)
 	}
 	if !(r.Sensitivity >= 0 && r.Sensitivity <= 0.5) {
 		bad("real.sensitivity", "must be a fraction from 0 to 0.5, got %v", r.Sensitivity)

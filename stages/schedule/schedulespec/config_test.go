@@ -26,6 +26,8 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"real duration", func(c *Config) { c.Real.Duration = 0 }, "schedule.real.duration: must be from 100ms to 1h0m0s, got 0s"},
 		{"no real runs", func(c *Config) { c.Real.Repeats = 0 }, "schedule.real.repeats: must be from 1 to 20, got 0"},
 		{"too many real runs", func(c *Config) { c.Real.Repeats = 21 }, "schedule.real.repeats: must be from 1 to 20, got 21"},
+		{"no draws", func(c *Config) { c.Real.Draws = 0 }, "schedule.real.draws: must be from 1 to 100, got 0"},
+		{"too many draws", func(c *Config) { c.Real.Draws = 101 }, "schedule.real.draws: must be from 1 to 100, got 101"},
 		{"negative sensitivity", func(c *Config) { c.Real.Sensitivity = -0.01 }, "schedule.real.sensitivity: must be a fraction from 0 to 0.5, got -0.01"},
 		{"sensitivity no number", func(c *Config) { c.Real.Sensitivity = math.NaN() }, "schedule.real.sensitivity: must be a fraction from 0 to 0.5, got NaN"},
 		{"no replication", func(c *Config) { c.Replications = 0 }, "schedule.replications: must be from 1 to 100, got 0"},

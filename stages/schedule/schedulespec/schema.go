@@ -34,6 +34,10 @@ const (
 	// schedule.real.sensitivity.
 	FasterDir = "sim-faster"
 	SlowerDir = "sim-slower"
+	// DrawsDir, in a real run's directory, holds its slice simulated with
+	// the other seeds of schedule.real.draws, one directory each
+	// (RealDrawDir).
+	DrawsDir = "sim-draws"
 	// DispatchFile is beside a real run's trace: its batches as they ran
 	// (DispatchRow).
 	DispatchFile = "dispatch.parquet"
@@ -56,6 +60,13 @@ func RealRunDir(policy string, u float64) string {
 // at load u (2 and on; the first is RealRunDir's).
 func RealRepeatDir(policy string, u float64, repeat int) string {
 	return path.Join(RealRunDir(policy, u), "repeat-"+strconv.Itoa(repeat))
+}
+
+// RealDrawDir is the directory of the real run of the policy at load u's
+// slice simulated with the draw'th seed (2 and on; the first is the plain
+// simulation's, SimDir).
+func RealDrawDir(policy string, u float64, draw int) string {
+	return path.Join(RealRunDir(policy, u), DrawsDir, strconv.Itoa(draw))
 }
 
 // RealRunRow is one row of real/runs.parquet: a policy run for real on a
@@ -99,6 +110,10 @@ type RealRunRow struct {
 	FasterDevices string  `parquet:"faster_devices"`
 	SlowerTrace   string  `parquet:"slower_trace"`
 	SlowerDevices string  `parquet:"slower_devices"`
+	// Draws is schedule.real.draws; the slice's simulations with the
+	// draws' seeds 2 to Draws are in DrawsDir/<k>/ beside SimTrace
+	// (RealDrawDir), each a trace and a devices file.
+	Draws int64 `parquet:"draws"`
 	// LateEvents counts the events due at a time (arrivals, batching
 	// timers) the real scheduler handled, and LateP50S, LateP99S and
 	// LateMaxS say how late it handled them.
