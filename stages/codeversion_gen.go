@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "c5597ff7a1723ce6dc61192593bb8b4a2ce6bf79749d16ffbe776decc7e4f9ac",
+	"stages/evaluate":              "6a1aa63b5cf12cb389bbd3ec9b2e7052955602c211a26f4d17bb16e7f7977257",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
 	"stages/evaluate/evaluatespec": "daa51743bb3104d0ec0239616df2eeee59f9e662fe12ae1b7ab78a6ac19c6e5a",
 	"stages/evaluate/metrics":      "de8deec1c65d9704fb51bba96d30b5b820322d58e1e3d04ff5d81d5e6a99e7a8",

@@ -962,8 +962,8 @@ func (f *fidelity) drawsText() string {
 		"the sweep's replications), the same jobs, policy and profile: a simulated batch takes a draw from the profile's measured distribution, " +
 		"so the simulated percentiles of a slice this short are themselves samples. The sim columns are the first draw's, which the target holds to.\n\n")
 	b.WriteString(t.String())
-	fmt.Fprintf(&b, "\nThe real P50 lies within the draws' range in %d of %d runs and the real P99 in %d; the draws' highest P50 is %s above their lowest in %s.\n",
-		in50, runs, in99, pctSpread(widest), report.Escape(widestRun))
+	fmt.Fprintf(&b, "\nThe real P50 lies within the draws' range in %d of %d runs, the real P99 in %d of %d; the draws' highest P50 is %s above their lowest in %s.\n",
+		in50, runs, in99, runs, pctSpread(widest), report.Escape(widestRun))
 	return b.String()
 }
 
