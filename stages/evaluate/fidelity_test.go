@@ -780,3 +780,40 @@ func TestSourcesNameTheQueueing(t *testing.T) {
 		})
 	}
 }
+
+// TestDrawsText checks the table of the simulation's own spread: the
+// range over the draws takes in the first draw, and a real percentile
+// counts as within it only between its ends.
+func TestDrawsText(t *testing.T) {
+	sum := func(p50, p99 float64) metrics.Summary {
+		return metrics.Summary{E2E: metrics.Latency{P50: p50, P99: p99}}
+	}
+	run := func(policy string, real, sim metrics.Summary, draws ...metrics.Summary) *realRun {
+		return &realRun{row: schedulespec.RealRunRow{Policy: policy, Load: 0.8}, real: real, sim: sim, draws: draws}
+	}
+	f := &fidelity{runs: []*realRun{
+		// The first draw is the range's low end; the real P50 lies
+		// inside, its P99 above.
+		run("fifo", sum(0.11, 2.5), sum(0.10, 2.0), sum(0.12, 2.1), sum(0.11, 2.2)),
+		// The real P50 on the range's upper end counts as within.
+		run("edf", sum(0.30, 1.0), sum(0.20, 1.1), sum(0.30, 0.9)),
+		// No draws: not in the table.
+		run("greedy", sum(1, 1), sum(1, 1)),
+	}}
+	got := f.drawsText()
+	for _, want := range []string{
+		"| fifo at 80.0% | 3 | 110 ms | 100 ms | 100 ms – 120 ms | yes | 2.5 s | 2 s | 2 s – 2.2 s | no |",
+		"| edf at 80.0% | 2 | 300 ms | 200 ms | 200 ms – 300 ms | yes | 1 s | 1.1 s | 900 ms – 1.1 s | yes |",
+		"in 2 of 2 runs, the real P99 in 1 of 2; the draws' highest P50 is 50.0% above their lowest in edf at 80.0%.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("drawsText lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "greedy") {
+		t.Errorf("drawsText has a run without draws:\n%s", got)
+	}
+	if (&fidelity{runs: []*realRun{run("fifo", sum(1, 1), sum(1, 1))}}).drawsText() != "" {
+		t.Error("drawsText of runs without draws is not empty")
+	}
+}
