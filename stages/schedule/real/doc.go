@@ -69,11 +69,14 @@
 // and the service-time model, the profile's latencies and contention
 // factors (the plain simulation's error beyond the replay's).
 //
-// Two more views bound what the comparison can show. With
+// Three more views bound what the comparison can show. With
 // schedule.real.sensitivity, each slice is simulated again with every
 // service time that fraction shorter and longer: how far the simulation
 // moves for a service-time model off by that much (at 80% of capacity,
 // 2% moved the default pipeline's simulated edf P50 from 177 to 248 ms).
-// With schedule.real.repeats, each slice runs for real again after every
-// slice's first run: how far two real runs of the same jobs fall apart.
+// With schedule.real.draws, each slice is simulated with that many seeds
+// of the service-time draws (the sweep's replications): how far the
+// simulation moves with its own randomness. With schedule.real.repeats,
+// each slice runs for real again after every slice's first run: how far
+// two real runs of the same jobs fall apart.
 package real
