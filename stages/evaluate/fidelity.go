@@ -596,8 +596,8 @@ func fidelityRows(f *fidelity) []MetricRow {
 			add("sim_slower_p99_e2e_s", r.slower.E2E.P99)
 		}
 		if len(r.draws) > 0 {
-			lo50, hi50 := drawSpread(r.sim.E2E.P50, r.draws, func(s metrics.Summary) float64 { return s.E2E.P50 })
-			lo99, hi99 := drawSpread(r.sim.E2E.P99, r.draws, func(s metrics.Summary) float64 { return s.E2E.P99 })
+			lo50, hi50 := r.drawSpread(e2eP50)
+			lo99, hi99 := r.drawSpread(e2eP99)
 			add("draws", float64(len(r.draws)+1))
 			add("sim_draws_min_p50_e2e_s", lo50)
 			add("sim_draws_max_p50_e2e_s", hi50)
@@ -912,11 +912,15 @@ func (f *fidelity) sensitivityText() string {
 	return b.String()
 }
 
-// drawSpread is the range of a percentile over a run's draws, the first
-// (the plain simulation) included.
-func drawSpread(first float64, draws []metrics.Summary, of func(metrics.Summary) float64) (lo, hi float64) {
-	lo, hi = first, first
-	for _, d := range draws {
+// e2eP50 and e2eP99 pick a percentile of a summary's end-to-end latency.
+func e2eP50(s metrics.Summary) float64 { return s.E2E.P50 }
+func e2eP99(s metrics.Summary) float64 { return s.E2E.P99 }
+
+// drawSpread is the range of a percentile (of) over run r's draws, the
+// first (its plain simulation) included.
+func (r *realRun) drawSpread(of func(metrics.Summary) float64) (lo, hi float64) {
+	lo, hi = of(r.sim), of(r.sim)
+	for _, d := range r.draws {
 		v := of(d)
 		lo, hi = min(lo, v), max(hi, v)
 	}
@@ -937,10 +941,8 @@ func (f *fidelity) drawsText() string {
 			continue
 		}
 		runs++
-		p50 := func(s metrics.Summary) float64 { return s.E2E.P50 }
-		p99 := func(s metrics.Summary) float64 { return s.E2E.P99 }
-		lo50, hi50 := drawSpread(r.sim.E2E.P50, r.draws, p50)
-		lo99, hi99 := drawSpread(r.sim.E2E.P99, r.draws, p99)
+		lo50, hi50 := r.drawSpread(e2eP50)
+		lo99, hi99 := r.drawSpread(e2eP99)
 		within := func(v, lo, hi float64, n *int) string {
 			if lo <= v && v <= hi {
 				*n++

@@ -71,12 +71,15 @@ type realRunner struct {
 	providers map[string]string
 	exec      *real.Executor
 	perUnit   float64
-	// slower multiplies every simulated service time (sensitivity);
-	// 1 or 0 leaves them as the profile has them.
+}
+
+// variant is how a simulation of a slice departs from the plain one:
+// every service time slower times the profile's (sensitivity; 0 or 1
+// leaves them as measured), and the draw'th seeds of the service-time
+// draws (schedule.real.draws; 0 or 1 is the first).
+type variant struct {
 	slower float64
-	// draw is the replication whose seeds a simulation draws with
-	// (schedule.real.draws); 0 or 1 is the first.
-	draw int
+	draw   int
 }
 
 // runReal runs every policy of schedule.real at every load, for real
@@ -300,7 +303,7 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 		return RealRunRow{}, err
 	}
 	defer done()
-	if err := os.MkdirAll(filepath.Join(dir, SimDir), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return RealRunRow{}, err
 	}
 	// The measurement's files, with this run's provenance.
@@ -322,7 +325,7 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	row.Load, row.ScheduleLoad, row.SpanS = u, u*r.perUnit, r.cfg.Real.Duration.Seconds()
 	row.Trace, row.Devices, row.Dispatch = rel(TraceFile), rel(DevicesFile), rel(DispatchFile)
 	row.SimTrace, row.SimDevices = rel(SimDir, TraceFile), rel(SimDir, DevicesFile)
-	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata, nil); err != nil {
+	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata, nil, variant{}); err != nil {
 		return RealRunRow{}, err
 	}
 	if s := r.cfg.Real.Sensitivity; s > 0 {
@@ -331,13 +334,7 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 			factor         float64
 			trace, devices *string
 		}{{FasterDir, 1 - s, &row.FasterTrace, &row.FasterDevices}, {SlowerDir, 1 + s, &row.SlowerTrace, &row.SlowerDevices}} {
-			if err := os.MkdirAll(filepath.Join(dir, v.dir), 0o755); err != nil {
-				return RealRunRow{}, err
-			}
-			r.slower = v.factor
-			err := r.simulate(ctx, spec, jobs, filepath.Join(dir, v.dir), out.Metadata, nil)
-			r.slower = 1
-			if err != nil {
+			if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, v.dir), out.Metadata, nil, variant{slower: v.factor}); err != nil {
 				return RealRunRow{}, fmt.Errorf("simulate with service times %v times the profile's: %w", v.factor, err)
 			}
 			*v.trace, *v.devices = rel(v.dir, TraceFile), rel(v.dir, DevicesFile)
@@ -347,22 +344,13 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	// The same slice with the other seeds of the service-time draws.
 	for k := 2; k <= r.cfg.Real.Draws; k++ {
 		ddir := filepath.Join(out.Dir, filepath.FromSlash(RealDrawDir(spec, u, k)))
-		if err := os.MkdirAll(ddir, 0o755); err != nil {
-			return RealRunRow{}, err
-		}
-		r.draw = k
-		err := r.simulate(ctx, spec, jobs, ddir, out.Metadata, nil)
-		r.draw = 1
-		if err != nil {
+		if err := r.simulate(ctx, spec, jobs, ddir, out.Metadata, nil, variant{draw: k}); err != nil {
 			return RealRunRow{}, fmt.Errorf("simulate with draw %d: %w", k, err)
 		}
 	}
 	row.Draws = int64(r.cfg.Real.Draws)
 	x, missed := r.replayOf(trace, batches)
-	if err := os.MkdirAll(filepath.Join(dir, ReplayDir), 0o755); err != nil {
-		return RealRunRow{}, err
-	}
-	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, ReplayDir), out.Metadata, x); err != nil {
+	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, ReplayDir), out.Metadata, x, variant{}); err != nil {
 		return RealRunRow{}, fmt.Errorf("replay: %w", err)
 	}
 	row.ReplayTrace, row.ReplayDevices, row.ReplayMissed = rel(ReplayDir, TraceFile), rel(ReplayDir, DevicesFile), *missed
@@ -417,8 +405,8 @@ func restamp[T any](entry, dir, name string, meta map[string]string) ([]T, error
 
 // simConfig is the simulation, or the real run (x not nil), of spec on
 // the real cluster, its records going to rec.
-func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor) (sim.Config, func(), error) {
-	u := Unit{Spec: spec, Replication: max(1, r.draw), Predictor: r.cfg.Predictor}
+func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor, v variant) (sim.Config, func(), error) {
+	u := Unit{Spec: spec, Replication: max(1, v.draw), Predictor: r.cfg.Predictor}
 	simSeed, policySeed := u.seeds(r.seed)
 	ps, err := policy.ParseSpec(spec)
 	if err != nil {
@@ -433,12 +421,12 @@ func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor) (sim.
 		return sim.Config{}, nil, err
 	}
 	sc := sim.Config{Devices: r.cl.devices, Service: r.cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch, Predictor: pred}
-	if r.slower > 0 && r.slower != 1 {
+	if v.slower > 0 && v.slower != 1 {
 		// The simulator divides a batch's time by its device's speed:
 		// the same draws, every one slower by the factor.
 		devs := slices.Clone(r.cl.devices)
 		for i := range devs {
-			devs[i].Speed /= r.slower
+			devs[i].Speed /= v.slower
 		}
 		sc.Devices = devs
 	}
@@ -484,9 +472,12 @@ func feedJobs(jobs []*sim.Job) func() (*sim.Job, bool) {
 	}
 }
 
-// simulate simulates spec on jobs and the real cluster into dir, its
-// batches timed by x where x is not nil (a replay).
-func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job, dir string, meta map[string]string, x *sim.Replay) error {
+// simulate simulates spec on jobs and the real cluster into dir, which it
+// makes, its batches timed by x where x is not nil (a replay), as v says.
+func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job, dir string, meta map[string]string, x *sim.Replay, v variant) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	rec, err := newRecorder(dir, spec, r.cl, meta)
 	if err != nil {
 		return err
@@ -496,7 +487,7 @@ func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job,
 	if x != nil {
 		ex = x
 	}
-	sc, done, err := r.simConfig(spec, rec, ex)
+	sc, done, err := r.simConfig(spec, rec, ex, v)
 	if err != nil {
 		return err
 	}
@@ -538,7 +529,7 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 		return err
 	}
 	defer rec.abort()
-	sc, done, err := r.simConfig(spec, rec, r.exec)
+	sc, done, err := r.simConfig(spec, rec, r.exec, variant{})
 	if err != nil {
 		return err
 	}

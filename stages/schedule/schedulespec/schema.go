@@ -134,13 +134,6 @@ type RealRunRow struct {
 	WarmFaulting int64   `parquet:"warm_faulting"`
 }
 
-// DispatchRow is one row of a real run's dispatch.parquet: a batch as it
-// ran, in the order batches started. Times are seconds on the run's clock,
-// the jobs' time: StartS is the trace's start (the policy's decision),
-// HandedS when the scheduler handed the batch to the lane, PickedS when
-// the lane's worker took it, RunS when the jobs' inputs were concatenated
-// into one tensor and onnxruntime's Run began, EndS when Run returned (the
-// trace's end), NoticedS when the scheduler heard of it.
 // RealRepeatRow is a real run of a slice beyond its first: the same jobs,
 // policy and devices run again (schedule.real.repeats). Its files share
 // the first run's schemas; it has no simulation of its own, the first
@@ -161,6 +154,13 @@ type RealRepeatRow struct {
 	Dispatch string `parquet:"dispatch"`
 }
 
+// DispatchRow is one row of a real run's dispatch.parquet: a batch as it
+// ran, in the order batches started. Times are seconds on the run's clock,
+// the jobs' time: StartS is the trace's start (the policy's decision),
+// HandedS when the scheduler handed the batch to the lane, PickedS when
+// the lane's worker took it, RunS when the jobs' inputs were concatenated
+// into one tensor and onnxruntime's Run began, EndS when Run returned (the
+// trace's end), NoticedS when the scheduler heard of it.
 type DispatchRow struct {
 	BatchID   int64   `parquet:"batch_id,delta"`
 	Device    string  `parquet:"device,dict"`
