@@ -2,11 +2,13 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,6 +120,76 @@ func TestTimeRunsStopsAtTheBudget(t *testing.T) {
 	cancel()
 	if _, err := timeRuns(ctx, exactly(0, 5), slow); err != context.Canceled {
 		t.Errorf("cancelled: err = %v", err)
+	}
+}
+
+// TestTogetherKeepsEverySessionBusy: sessions of unequal run times each
+// get their timed runs, and every session runs on until the last timed
+// run of any has ended, so that none is timed with fewer sessions beside
+// it than it is said to have; an error names its session and ends all.
+func TestTogetherKeepsEverySessionBusy(t *testing.T) {
+	type span struct{ start, end time.Time }
+	tests := []struct {
+		name            string
+		k, warmup, reps int
+		runTime         func(i int) time.Duration
+	}{
+		{"unequal", 3, 1, 4, func(i int) time.Duration { return time.Duration(1+4*i) * time.Millisecond }},
+		{"equal", 2, 2, 3, func(int) time.Duration { return 2 * time.Millisecond }},
+		{"alone", 1, 0, 5, func(int) time.Duration { return time.Millisecond }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			runs := make([][]span, tt.k)
+			lat, err := together(context.Background(), tt.k, tt.warmup, tt.reps, func(i int) error {
+				s := time.Now()
+				time.Sleep(tt.runTime(i))
+				mu.Lock()
+				runs[i] = append(runs[i], span{s, time.Now()})
+				mu.Unlock()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lastTimedEnd := time.Time{}
+			for i := range tt.k {
+				if len(lat[i]) != tt.reps {
+					t.Fatalf("session %d: %d timed runs, want %d", i, len(lat[i]), tt.reps)
+				}
+				if len(runs[i]) < tt.warmup+tt.reps {
+					t.Fatalf("session %d ran %d times, fewer than %d warm-up and timed", i, len(runs[i]), tt.warmup+tt.reps)
+				}
+				for _, l := range lat[i] {
+					if l < tt.runTime(i).Seconds() {
+						t.Errorf("session %d: a timed run of %v took %v s", i, tt.runTime(i), l)
+					}
+				}
+				if e := runs[i][tt.warmup+tt.reps-1].end; e.After(lastTimedEnd) {
+					lastTimedEnd = e
+				}
+			}
+			for i := range tt.k {
+				if end := runs[i][len(runs[i])-1].end; end.Before(lastTimedEnd) {
+					t.Errorf("session %d stopped %v before the last timed run ended", i, lastTimedEnd.Sub(end))
+				}
+			}
+			if tt.k == 1 && len(runs[0]) != tt.warmup+tt.reps {
+				t.Errorf("a session alone ran %d times, want exactly %d", len(runs[0]), tt.warmup+tt.reps)
+			}
+		})
+	}
+	boom := errors.New("boom")
+	_, err := together(context.Background(), 3, 0, 2, func(i int) error {
+		time.Sleep(time.Millisecond)
+		if i == 1 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "session 2 of 3") {
+		t.Errorf("a failing session: err = %v, want boom naming session 2 of 3", err)
 	}
 }
 
