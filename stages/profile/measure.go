@@ -292,6 +292,7 @@ type contenders struct {
 	c        Contention
 	models   map[string][]byte // built, fp32
 	sessions map[contender]*ort.Session
+	warmed   map[contender]bool // sessions that have run: later rounds need no warm-up
 }
 
 type contender struct {
@@ -300,7 +301,7 @@ type contender struct {
 }
 
 func newContenders(tg target, c Contention, seed int64) (*contenders, error) {
-	cs := &contenders{tg: tg, c: c, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}}
+	cs := &contenders{tg: tg, c: c, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}, warmed: map[contender]bool{}}
 	for _, name := range c.Models {
 		b, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: FP32})
 		if err != nil {
@@ -334,12 +335,14 @@ func (cs *contenders) close() {
 // Contention.ModelOf(round, i), one intra-op thread each, and times each
 // session's Repeats runs after its warm-up, every session running until
 // all have theirs (together): how much lanes that share the cores slow
-// each other down. round numbers the rows' repeats apart from other
+// each other down. A session warms up warmup runs the first time it
+// runs, not in every round: it is kept, and warm, between them. round numbers the rows' repeats apart from other
 // rounds'.
 func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Sample, error) {
 	c := cs.c
 	sessions := make([]*ort.Session, k)
 	names := make([]string, k)
+	warmups := make([]int, k)
 	for i := range sessions {
 		names[i] = c.ModelOf(round, i)
 		s, err := cs.session(names[i], i)
@@ -347,8 +350,12 @@ func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Samp
 			return nil, err
 		}
 		sessions[i] = s
+		if key := (contender{names[i], i}); !cs.warmed[key] {
+			warmups[i] = warmup
+			cs.warmed[key] = true
+		}
 	}
-	lat, err := together(ctx, k, warmup, c.Repeats, func(i int) error { return sessions[i].Run() })
+	lat, err := together(ctx, warmups, c.Repeats, func(i int) error { return sessions[i].Run() })
 	if err != nil {
 		return nil, fmt.Errorf("%d sessions (%s): %w", k, strings.Join(names, ", "), err)
 	}
@@ -364,15 +371,17 @@ func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Samp
 	return out, nil
 }
 
-// together runs k sessions at once, each run(i) warmup times untimed,
-// then repeats times timed, and keeps every session running, untimed,
-// until all have their timed runs: each timed run then has k-1 others
-// running beside it from its start to its end. Sessions of unequal run
-// times would otherwise stop unequally, and the slowest's last runs,
-// timed alone, would pass for contended ones: with three models mixed at
-// batch 2, ResNet-50's third and fourth runs of four among four sessions
-// measured 1.03 to 1.04 times its time alone, its first 2.04.
-func together(ctx context.Context, k, warmup, repeats int, run func(i int) error) ([][]float64, error) {
+// together runs len(warmups) sessions at once, session i run(i)
+// warmups[i] times untimed, then repeats times timed, and keeps every
+// session running, untimed, until all have their timed runs: each timed
+// run then has the others running beside it from its start to its end.
+// Sessions of unequal run times would otherwise stop unequally, and the
+// slowest's last runs, timed alone, would pass for contended ones: with
+// three models mixed at batch 2, ResNet-50's third and fourth runs of
+// four among four sessions measured 1.03 to 1.04 times its time alone,
+// its first 2.04.
+func together(ctx context.Context, warmups []int, repeats int, run func(i int) error) ([][]float64, error) {
+	k := len(warmups)
 	lat := make([][]float64, k)
 	errs := make([]error, k)
 	var pending atomic.Int64 // sessions still short of their timed runs
@@ -384,7 +393,7 @@ func together(ctx context.Context, k, warmup, repeats int, run func(i int) error
 		go func() {
 			defer wg.Done()
 			start.Wait() // all sessions begin together
-			lat[i], errs[i] = timeRuns(ctx, exactly(warmup, repeats), func() error { return run(i) })
+			lat[i], errs[i] = timeRuns(ctx, exactly(warmups[i], repeats), func() error { return run(i) })
 			pending.Add(-1)
 			if errs[i] != nil {
 				return

@@ -142,7 +142,11 @@ func TestTogetherKeepsEverySessionBusy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			runs := make([][]span, tt.k)
-			lat, err := together(context.Background(), tt.k, tt.warmup, tt.reps, func(i int) error {
+			warmups := make([]int, tt.k)
+			for i := range warmups {
+				warmups[i] = tt.warmup
+			}
+			lat, err := together(context.Background(), warmups, tt.reps, func(i int) error {
 				s := time.Now()
 				time.Sleep(tt.runTime(i))
 				mu.Lock()
@@ -181,7 +185,7 @@ func TestTogetherKeepsEverySessionBusy(t *testing.T) {
 		})
 	}
 	boom := errors.New("boom")
-	_, err := together(context.Background(), 3, 0, 2, func(i int) error {
+	_, err := together(context.Background(), []int{0, 0, 0}, 2, func(i int) error {
 		time.Sleep(time.Millisecond)
 		if i == 1 {
 			return boom
