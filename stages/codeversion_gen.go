@@ -7,7 +7,7 @@ package stages
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
 	"stages/catalog":               "43d1905bb7b0b076ef0c555933b32c722dd7a92d73c019f7d927f9c822333734",
-	"stages/evaluate":              "5ef3127e86f889a394506f3d366e1fafac841a4a430ee535a7f6e2ea09ad980d",
+	"stages/evaluate":              "3f2363a8e088625f721b83649e2181c0cc854bf4b2c4663f869a063519ab8fd7",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
 	"stages/evaluate/evaluatespec": "daa51743bb3104d0ec0239616df2eeee59f9e662fe12ae1b7ab78a6ac19c6e5a",
 	"stages/evaluate/metrics":      "de8deec1c65d9704fb51bba96d30b5b820322d58e1e3d04ff5d81d5e6a99e7a8",

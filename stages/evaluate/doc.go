@@ -93,9 +93,11 @@
 // figures. Charts draw each run's latency CDF, real against simulated,
 // and every job's simulated latency against its real one. From each run's
 // dispatch.parquet and runs.parquet it weighs what the simulator does not
-// model (run times beyond the profile's mean alone and beyond the
-// profiled contention factor, dispatch overhead, scheduler lateness) by
-// the time each adds to a real job's own latency, and names the largest.
+// model (run times beyond the time the simulator's service model gives
+// each batch on the real run's own timeline, for batches that ran alone
+// and for those that ran beside other lanes; dispatch overhead; scheduler
+// lateness) by the time each adds to a real job's own latency, and names
+// the largest.
 // The real cluster is the simulated one less the devices this machine
 // cannot run, which the section names. An artifact without real runs
 // leaves the section out.

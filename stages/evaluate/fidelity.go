@@ -117,11 +117,12 @@ type sources struct {
 	// Dispatch overhead (run_s − start_s) and notice lag (noticed_s −
 	// end_s), median and P99 over the batches.
 	dispatchP50, dispatchP99, lagP50, lagP99 float64
-	// The measured run time (end_s − run_s) over the profile's mean,
-	// summed over the batches that started alone and over those that
-	// started with other lanes busy (a batch weighs by its time), with
-	// their counts; factor is the profiled contention factor of the
-	// latter, weighed the same way.
+	// The measured run time (end_s − run_s) over the simulator's model of
+	// it on the real run's timeline (modelledRun), summed over the batches
+	// that ran alone throughout and over those that ran beside other
+	// lanes at some point (a batch weighs by its time), with their
+	// counts; factor is the latter's modelled time over their profile
+	// means: how much the profiled contention slowed them in the model.
 	alone, contended   float64
 	aloneN, contendedN int
 	factor             float64
@@ -384,20 +385,24 @@ func firstApart(a, b []int64) string {
 // sourcesOf computes a real run's figures from its batches: what the
 // simulator does not model, each source's seconds per job.
 //
-// A batch's measured run time is held to the profile's mean when it
-// started alone, and to the mean times the real cluster's profiled
-// contention factor for the lanes busy at its start otherwise; the excess
-// of each, its dispatch overhead, and the median lateness times the late
-// events per job of the slice are what each source adds to a real job's
-// own latency, a batch counted once per job in it. Queueing behind a
-// delayed batch is not counted, so the sources need not add up to the gap.
+// A batch's measured run time is held to the time the simulator's service
+// model gives it on the real run's own timeline (modelledRun): the
+// profile's mean, slowed by the device's profiled contention factor
+// while the other lanes of its device ran their real batches. The excess
+// of a batch that ran alone throughout and of one that ran beside others
+// at some point, its dispatch overhead, and the median lateness times the
+// late events per job of the slice are what each source adds to a real
+// job's own latency, a batch counted once per job in it. Queueing behind
+// a delayed batch is not counted, so the sources need not add up to the
+// gap.
 func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, factors map[string][]float64) (sources, error) {
 	s := sources{batches: len(batches), faults: -1}
 	var dispatch, lag []float64
-	// Run time and profiled time, summed: a median over batches would let
-	// the mlp's microsecond batches, all fixed cost at 10 to 20 times the
-	// profile's mean, outvote the batches that hold the time.
-	var aloneRun, aloneProf, busyRun, busyProf, busyFactored float64
+	// Run time, modelled time and profiled time, summed: a median over
+	// batches would let the mlp's microsecond batches, all fixed cost at
+	// 10 to 20 times the profile's mean, outvote the batches that hold
+	// the time.
+	var aloneRun, aloneModel, besideRun, besideModel, besideProf float64
 	var sum [numSources]float64
 	for i, b := range batches {
 		for _, v := range []float64{b.StartS, b.RunS, b.EndS, b.NoticedS, b.ProfileMeanS} {
@@ -405,6 +410,9 @@ func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, 
 				return s, fmt.Errorf("row %d (batch %d): a time is %v; want finite times", i+1, b.BatchID, v)
 			}
 		}
+	}
+	lanes := lanesOf(batches)
+	for _, b := range batches {
 		w := float64(b.Jobs)
 		s.jobs += int(b.Jobs)
 		if b.Faults >= 0 {
@@ -417,16 +425,16 @@ func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, 
 			continue // no profile curve to hold it to
 		}
 		run := b.EndS - b.RunS
-		if b.Busy <= 1 {
+		model, beside := modelledRun(b, lanes[b.Device], factors[b.Device])
+		if !beside {
 			s.aloneN++
-			aloneRun, aloneProf = aloneRun+run, aloneProf+b.ProfileMeanS
-			sum[srcAlone] += w * (run - b.ProfileMeanS)
+			aloneRun, aloneModel = aloneRun+run, aloneModel+model
+			sum[srcAlone] += w * (run - model)
 			continue
 		}
-		f := contentionFactor(factors[b.Device], b.Busy)
 		s.contendedN++
-		busyRun, busyProf, busyFactored = busyRun+run, busyProf+b.ProfileMeanS, busyFactored+b.ProfileMeanS*f
-		sum[srcContention] += w * (run - b.ProfileMeanS*f)
+		besideRun, besideModel, besideProf = besideRun+run, besideModel+model, besideProf+b.ProfileMeanS
+		sum[srcContention] += w * (run - model)
 	}
 	for _, v := range [][]float64{dispatch, lag} {
 		slices.Sort(v)
@@ -434,11 +442,11 @@ func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, 
 	s.dispatchP50, s.dispatchP99 = quantileOf(dispatch, 0.5), quantileOf(dispatch, 0.99)
 	s.lagP50, s.lagP99 = quantileOf(lag, 0.5), quantileOf(lag, 0.99)
 	s.alone, s.contended, s.factor = math.NaN(), math.NaN(), math.NaN()
-	if aloneProf > 0 {
-		s.alone = aloneRun / aloneProf
+	if aloneModel > 0 {
+		s.alone = aloneRun / aloneModel
 	}
-	if busyProf > 0 {
-		s.contended, s.factor = busyRun/busyProf, busyFactored/busyProf
+	if besideModel > 0 {
+		s.contended, s.factor = besideRun/besideModel, besideModel/besideProf
 	}
 	s.latePerJob = math.NaN()
 	if row.Jobs > 0 {
@@ -456,6 +464,83 @@ func sourcesOf(batches []schedulespec.DispatchRow, row schedulespec.RealRunRow, 
 	}
 	s.contrib[srcLateness] = late
 	return s, nil
+}
+
+// span is the time a lane ran a batch, from onnxruntime's Run to its end.
+type span struct{ run, end float64 }
+
+// lanesOf returns the spans of each device's lanes, by device and lane,
+// each lane's in order.
+func lanesOf(batches []schedulespec.DispatchRow) map[string]map[int32][]span {
+	lanes := map[string]map[int32][]span{}
+	for _, b := range batches {
+		if lanes[b.Device] == nil {
+			lanes[b.Device] = map[int32][]span{}
+		}
+		lanes[b.Device][b.Lane] = append(lanes[b.Device][b.Lane], span{b.RunS, b.EndS})
+	}
+	for _, byLane := range lanes {
+		for _, sp := range byLane {
+			slices.SortFunc(sp, func(a, b span) int { return cmp.Compare(a.run, b.run) })
+		}
+	}
+	return lanes
+}
+
+// modelledRun is the run time the simulator's service model gives batch b
+// on the real run's own timeline: its profile mean of work, done from its
+// Run at the rate the simulator gives a lane while k lanes of its device
+// run (1 over the profiled factor at k, b's own lane one of them, the
+// others running the batches they really ran), as the simulator slows
+// every busy lane while others run. beside says whether another lane ran
+// at any moment of b's real run.
+func modelledRun(b schedulespec.DispatchRow, lanes map[int32][]span, factors []float64) (model float64, beside bool) {
+	var others [][]span
+	for l, sp := range lanes {
+		if l == b.Lane {
+			continue
+		}
+		others = append(others, sp)
+		if i := endingAfter(sp, b.RunS); i < len(sp) && sp[i].run < b.EndS {
+			beside = true
+		}
+	}
+	t, work := b.RunS, b.ProfileMeanS
+	for work > 0 {
+		k, next := int32(1), math.Inf(1)
+		for _, sp := range others {
+			i := endingAfter(sp, t)
+			if i == len(sp) {
+				continue
+			}
+			if sp[i].run <= t {
+				k++
+				next = min(next, sp[i].end)
+			} else {
+				next = min(next, sp[i].run)
+			}
+		}
+		rate := 1 / contentionFactor(factors, k)
+		if dt := work / rate; t+dt <= next {
+			t += dt
+			break
+		}
+		work -= (next - t) * rate
+		t = next
+	}
+	return t - b.RunS, beside
+}
+
+// endingAfter is the index of the first of a lane's spans to end after t,
+// len(sp) if none does.
+func endingAfter(sp []span, t float64) int {
+	i, _ := slices.BinarySearchFunc(sp, t, func(x span, t float64) int {
+		if x.end <= t {
+			return -1
+		}
+		return 1
+	})
+	return i
 }
 
 // contentionFactor is the profiled slowdown of each lane while busy lanes
@@ -647,9 +732,9 @@ func fidelityRows(f *fidelity) []MetricRow {
 		add("dispatch_overhead_p99_s", s.dispatchP99)
 		add("notice_lag_p50_s", s.lagP50)
 		add("notice_lag_p99_s", s.lagP99)
-		add("alone_run_over_profile", s.alone)
-		add("contended_run_over_profile", s.contended)
-		add("contention_factor", s.factor)
+		add("alone_run_over_model", s.alone)
+		add("beside_run_over_model", s.contended)
+		add("beside_model_over_profile", s.factor)
 		add("late_events", float64(r.row.LateEvents))
 		add("late_p50_s", r.row.LateP50S)
 		add("late_p99_s", r.row.LateP99S)
@@ -1133,14 +1218,15 @@ func (f *fidelity) sourcesText() string {
 	var b strings.Builder
 	b.WriteString("\n### Where the error comes from\n\nWhat the real runs did that the simulator does not model, from each run's dispatch.parquet and runs.parquet: " +
 		"the dispatch overhead from the policy's decision to onnxruntime's Run (run_s − start_s) and the lag before the scheduler noticed a batch's end " +
-		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the profile's mean latency, " +
-		"each summed over the batches that started alone and over those that started with other lanes of the device busy (so that a batch weighs by its time, " +
-		"and the mlp's microsecond batches, all fixed cost, do not outvote the rest), the latter beside the real cluster's " +
-		"profiled contention factor (weighed the same way); how late the scheduler handled events due at a time; the pages the lanes' " +
+		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the time the simulator's service model gives " +
+		"the batch on the real run's own timeline (the profile's mean, slowed by the profiled contention factor for as long as other lanes of the device " +
+		"ran their real batches beside it), each summed over the batches that ran alone throughout and over those that ran beside other lanes at some " +
+		"point (so that a batch weighs by its time, and the mlp's microsecond batches, all fixed cost, do not outvote the rest), the latter with the " +
+		"slowdown the model gave them (their modelled time over their profile means); how late the scheduler handled events due at a time; the pages the lanes' " +
 		"threads faulted in during the batches' runs (memory onnxruntime had not used before, which the profile's warm runs do not pay); and the " +
 		"untimed runs that warmed the lanes' sessions before the run's clock started, each session at its largest batch size until a run faulted " +
 		"no page in (none where an earlier run had warmed them).\n\n")
-	t := newTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / profile, alone", ">run / profile, lanes busy", ">profiled factor",
+	t := newTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / model, alone", ">run / model, beside others", ">modelled slowdown",
 		">late events per job", ">lateness P50 / P99", ">pages faulted in", ">warm-up")
 	for _, r := range f.runs {
 		s := r.src
@@ -1151,8 +1237,8 @@ func (f *fidelity) sourcesText() string {
 	b.WriteString(t.String())
 
 	b.WriteString("\nMethod: each source's contribution is the time it adds to a real job's own end-to-end latency beyond the simulator's model, " +
-		"averaged over the run's completed jobs (a batch counts once per job in it): run time beyond the profile's mean for a batch that started alone, " +
-		"beyond the mean times the profiled factor for the lanes busy for one that did not, the dispatch overhead, and the median lateness times the " +
+		"averaged over the run's completed jobs (a batch counts once per job in it): run time beyond the model's for a batch that ran alone, " +
+		"and for one that ran beside others, the dispatch overhead, and the median lateness times the " +
 		"late events per job. Queueing behind a delayed batch is not counted, so they need not add up to the gap, the real mean end-to-end latency " +
 		"less the simulated.\n\n")
 	head := []string{"run", ">gap (real − sim)"}

@@ -115,22 +115,27 @@ func traceOf(policy string, e2e []float64) ([]schedulespec.TraceRow, []schedules
 	return trace, batches
 }
 
-// dispatchOf gives each completed job of a real run its batch: 1 ms of
-// dispatch overhead, 100 µs of notice lag, a run 1.1 times the profile's
-// mean alone (odd jobs) and 1.5 times it with the other lane busy; the
-// first batch faults 7 pages in.
+// dispatchOf gives each completed job of a real run its batch, on a
+// timeline of its own: 1 ms of dispatch overhead, 100 µs of notice lag;
+// even jobs run alone on lane 0, 1.1 times the profile's mean, and odd
+// jobs in pairs, one on each lane from the same moment, twice the mean
+// (the last odd one alone, for want of a partner);
+// the first batch faults 7 pages in.
 func dispatchOf(e2e []float64) []schedulespec.DispatchRow {
 	var out []schedulespec.DispatchRow
 	for i, e := range e2e {
 		if math.IsNaN(e) {
 			continue
 		}
-		at := float64(i + 1)
-		d := schedulespec.DispatchRow{BatchID: int64(i + 1), Device: "cpu", Lane: int32(i % 2), Model: "mlp", Precision: "fp32", Jobs: 1, Samples: 1,
-			StartS: at, HandedS: at, PickedS: at, RunS: at + 0.001, EndS: at + e, NoticedS: at + e + 0.0001, Busy: 1, ProfileMeanS: (e - 0.001) / 1.1}
+		at, lane, mean := float64(10*i), int32(0), (e-0.001)/1.1
 		if i%2 == 1 {
-			d.Busy, d.ProfileMeanS = 2, (e-0.001)/1.5
+			mean = (e - 0.001) / 2
+			if i%4 == 3 {
+				at, lane = float64(10*(i-2)), 1 // beside job i-2
+			}
 		}
+		d := schedulespec.DispatchRow{BatchID: int64(i + 1), Device: "cpu", Lane: lane, Model: "mlp", Precision: "fp32", Jobs: 1, Samples: 1,
+			StartS: at, HandedS: at, PickedS: at, RunS: at + 0.001, EndS: at + e, NoticedS: at + e + 0.0001, Busy: 1 + lane, ProfileMeanS: mean}
 		if i == 0 {
 			d.Faults = 7
 		}
@@ -400,8 +405,8 @@ func TestFidelityTarget(t *testing.T) {
 func TestSourcesOf(t *testing.T) {
 	factors := map[string][]float64{"cpu": {1, 1.25}}
 	row := schedulespec.RealRunRow{Policy: "fifo", Load: 0.5, Jobs: 4, LateEvents: 8, LateP50S: 0.0005}
-	batch := func(jobs, busy int32, start, overhead, run, lag, mean float64) schedulespec.DispatchRow {
-		return schedulespec.DispatchRow{Device: "cpu", Jobs: jobs, Busy: busy, StartS: start, HandedS: start, PickedS: start,
+	batch := func(lane, jobs int32, start, overhead, run, lag, mean float64) schedulespec.DispatchRow {
+		return schedulespec.DispatchRow{Device: "cpu", Lane: lane, Jobs: jobs, StartS: start, HandedS: start, PickedS: start,
 			RunS: start + overhead, EndS: start + overhead + run, NoticedS: start + overhead + run + lag, ProfileMeanS: mean}
 	}
 	tests := []struct {
@@ -410,32 +415,50 @@ func TestSourcesOf(t *testing.T) {
 		want    sources
 	}{
 		{
-			// Two jobs alone 0.02 s over an 80 ms mean; one beside
-			// another lane 75 ms over its 100 ms × 1.25; one with no
-			// profile curve, which counts for its dispatch alone.
-			name: "alone, contended, no curve",
+			// Two jobs alone 20 ms over an 80 ms mean. Lane 0's batch of
+			// [1.003, 1.203] runs wholly beside lane 1's of [1.0, 1.5]:
+			// modelled 100 ms × 1.25, 75 ms short. Lane 1's does 3 ms of
+			// its 400 ms alone, 200 ms at 1/1.25 (160 ms of work), the
+			// remaining 237 ms alone: 440 ms, 60 ms short. One batch has
+			// no profile curve and counts for its dispatch alone.
+			name: "alone, beside another lane, no curve",
 			batches: []schedulespec.DispatchRow{
-				batch(2, 1, 0, 0.001, 0.1, 0.0002, 0.08),
-				batch(1, 2, 1, 0.003, 0.2, 0.0005, 0.1),
-				batch(1, 1, 2, 0.002, 0.05, 0.0001, 0),
+				batch(0, 2, 0, 0.001, 0.1, 0.0002, 0.08),
+				batch(1, 1, 0.999, 0.001, 0.5, 0.0005, 0.4),
+				batch(0, 1, 1, 0.003, 0.2, 0.0005, 0.1),
+				batch(0, 1, 2, 0.002, 0.05, 0.0001, 0),
 			},
-			want: sources{batches: 3, jobs: 4, dispatchP50: 0.002, dispatchP99: 0.003, lagP50: 0.0002, lagP99: 0.0005,
-				alone: 1.25, aloneN: 1, contended: 2, contendedN: 1, factor: 1.25, latePerJob: 2,
-				contrib: [numSources]float64{srcAlone: 2 * 0.02 / 4, srcContention: 0.075 / 4, srcDispatch: 0.007 / 4, srcLateness: 0.0005 * 2}},
+			want: sources{batches: 4, jobs: 5, dispatchP50: 0.001, dispatchP99: 0.003, lagP50: 0.0002, lagP99: 0.0005,
+				alone: 1.25, aloneN: 1, contended: 0.7 / 0.565, contendedN: 2, factor: 0.565 / 0.5, latePerJob: 2,
+				contrib: [numSources]float64{srcAlone: 2 * 0.02 / 5, srcContention: (0.075 + 0.06) / 5, srcDispatch: (2*0.001 + 0.001 + 0.003 + 0.002) / 5, srcLateness: 0.0005 * 2}},
 		},
 		{
 			// Three lanes busy on a device with factors for two: the
 			// last; a device without factors: 1. Faster than the model:
-			// negative contributions. Summed, 0.15 s ran against 0.2 s
-			// profiled, 0.225 s with the factors.
+			// negative contributions.
 			name: "beyond the factors, faster than the model",
 			batches: []schedulespec.DispatchRow{
-				batch(1, 3, 0, 0.001, 0.1, 0.0001, 0.1),
-				{Device: "gpu", Jobs: 1, Busy: 2, StartS: 1, RunS: 1.001, EndS: 1.051, NoticedS: 1.0511, ProfileMeanS: 0.1},
+				batch(0, 1, 0, 0.001, 0.1, 0.0001, 0.1),
+				batch(1, 1, 0, 0, 1, 0.0001, 0),
+				batch(2, 1, 0, 0, 1, 0.0001, 0),
+				{Device: "gpu", Jobs: 1, StartS: 1, RunS: 1.001, EndS: 1.051, NoticedS: 1.0511, ProfileMeanS: 0.1},
 			},
-			want: sources{batches: 2, jobs: 2, dispatchP50: 0.001, dispatchP99: 0.001, lagP50: 0.0001, lagP99: 0.0001,
-				alone: math.NaN(), contended: 0.75, contendedN: 2, factor: 1.125, latePerJob: 2,
-				contrib: [numSources]float64{srcAlone: 0, srcContention: ((0.1 - 0.125) + (0.05 - 0.1)) / 2, srcDispatch: 0.001, srcLateness: 0.001}},
+			want: sources{batches: 4, jobs: 4, dispatchP50: 0, dispatchP99: 0.001, lagP50: 0.0001, lagP99: 0.0001,
+				alone: 0.5, aloneN: 1, contended: 0.8, contendedN: 1, factor: 1.25, latePerJob: 2,
+				contrib: [numSources]float64{srcAlone: -0.05 / 4, srcContention: -0.025 / 4, srcDispatch: 0.002 / 4, srcLateness: 0.001}},
+		},
+		{
+			// Two lanes run 50 ms each, together, of 100 ms means: each
+			// does 40 ms of work beside the other, and the model runs on
+			// alone past the real end, to 110 ms.
+			name: "the model outlasts the real run",
+			batches: []schedulespec.DispatchRow{
+				batch(0, 1, 0, 0, 0.05, 0.0001, 0.1),
+				batch(1, 1, 0, 0, 0.05, 0.0001, 0.1),
+			},
+			want: sources{batches: 2, jobs: 2, dispatchP50: 0, dispatchP99: 0, lagP50: 0.0001, lagP99: 0.0001,
+				alone: math.NaN(), contended: 0.1 / 0.22, contendedN: 2, factor: 1.1, latePerJob: 2,
+				contrib: [numSources]float64{srcAlone: 0, srcContention: -0.06, srcDispatch: 0, srcLateness: 0.001}},
 		},
 		{
 			// Alone, two mlp batches of 40 µs against 2 µs profiled (20
@@ -443,9 +466,9 @@ func TestSourcesOf(t *testing.T) {
 			// 0.10508 s over 0.100004 s, not the median's 20.
 			name: "weighed by time",
 			batches: []schedulespec.DispatchRow{
-				batch(1, 1, 0, 0.001, 40e-6, 0.0001, 2e-6),
-				batch(1, 1, 1, 0.001, 40e-6, 0.0001, 2e-6),
-				batch(1, 1, 2, 0.001, 0.105, 0.0001, 0.1),
+				batch(0, 1, 0, 0.001, 40e-6, 0.0001, 2e-6),
+				batch(0, 1, 1, 0.001, 40e-6, 0.0001, 2e-6),
+				batch(0, 1, 2, 0.001, 0.105, 0.0001, 0.1),
 			},
 			want: sources{batches: 3, jobs: 3, dispatchP50: 0.001, dispatchP99: 0.001, lagP50: 0.0001, lagP99: 0.0001,
 				alone: 0.10508 / 0.100004, aloneN: 3, contended: math.NaN(), factor: math.NaN(), latePerJob: 2,
