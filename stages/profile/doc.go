@@ -52,18 +52,20 @@
 // machine reaches, to set the models' GFLOP/s against.
 //
 // Contention: for each k of profile.contention.sessions, k sessions, one
-// intra-op thread each, start together and each time its runs: how much
-// lanes sharing the cores slow each other down. The sessions of a round run
+// intra-op thread each, start together and each time its runs, every
+// session running on, untimed, until all have theirs, so that no run is
+// timed with fewer sessions beside it than its row says: how much lanes
+// sharing the cores slow each other down. The sessions of a round run
 // the models of profile.contention.models in turn (Contention.ModelOf), so
 // that over n² rounds two sessions meet every ordered pair of the n
 // models: a server's lanes run different models side by side, and one
 // model beside another is not one model beside itself (on this 2-vCPU
 // machine, a ResNet-18 at batch 1 ran 0.1% slower beside a ResNet-18 at
 // batch 16 and 8% slower beside a ViT at batch 16). The sessions are made
-// once and kept across rounds. The counts are measured in
-// profile.contention.rounds rounds spread evenly over the models'
-// measurements, each round in the order opposite to the one before (1, 2,
-// 4, then 4, 2, 1, ...): the factor is the machine's over the profile's
+// once, warmed the first time they run and kept across rounds. The counts
+// are measured in profile.contention.rounds rounds spread evenly over the
+// models' measurements, each round in the order opposite to the one
+// before (1, 2, 4, then 4, 2, 1, ...): the factor is the machine's over the profile's
 // minutes rather than over a few seconds of them, and a neighbour's burst
 // or a drift of the machine's speed lands on every count alike. (On a
 // shared 2-vCPU virtual machine, single back-to-back runs of each count
