@@ -292,7 +292,6 @@ type contenders struct {
 	c        Contention
 	models   map[string][]byte // built, fp32
 	sessions map[contender]*ort.Session
-	warmed   map[contender]bool // sessions that have run: later rounds need no warm-up
 }
 
 type contender struct {
@@ -301,7 +300,7 @@ type contender struct {
 }
 
 func newContenders(tg target, c Contention, seed int64) (*contenders, error) {
-	cs := &contenders{tg: tg, c: c, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}, warmed: map[contender]bool{}}
+	cs := &contenders{tg: tg, c: c, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}}
 	for _, name := range c.Models {
 		b, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: FP32})
 		if err != nil {
@@ -312,17 +311,19 @@ func newContenders(tg target, c Contention, seed int64) (*contenders, error) {
 	return cs, nil
 }
 
-func (cs *contenders) session(model string, slot int) (*ort.Session, error) {
+// session returns slot's session of model, and whether it is new (made
+// now, so not warm yet).
+func (cs *contenders) session(model string, slot int) (s *ort.Session, fresh bool, err error) {
 	key := contender{model, slot}
 	if s := cs.sessions[key]; s != nil {
-		return s, nil
+		return s, false, nil
 	}
-	s, err := newModelSession(cs.tg, cs.models[model], model, cs.c.Batch, 1)
+	s, err = newModelSession(cs.tg, cs.models[model], model, cs.c.Batch, 1)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", model, err)
+		return nil, false, fmt.Errorf("%s: %w", model, err)
 	}
 	cs.sessions[key] = s
-	return s, nil
+	return s, true, nil
 }
 
 func (cs *contenders) close() {
@@ -335,9 +336,9 @@ func (cs *contenders) close() {
 // Contention.ModelOf(round, i), one intra-op thread each, and times each
 // session's Repeats runs after its warm-up, every session running until
 // all have theirs (together): how much lanes that share the cores slow
-// each other down. A session warms up warmup runs the first time it
-// runs, not in every round: it is kept, and warm, between them. round numbers the rows' repeats apart from other
-// rounds'.
+// each other down. A session runs warmup runs untimed when it is new,
+// not in every round: it is kept, and warm, between them. round numbers
+// the rows' repeats apart from other rounds'.
 func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Sample, error) {
 	c := cs.c
 	sessions := make([]*ort.Session, k)
@@ -345,14 +346,13 @@ func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Samp
 	warmups := make([]int, k)
 	for i := range sessions {
 		names[i] = c.ModelOf(round, i)
-		s, err := cs.session(names[i], i)
+		s, fresh, err := cs.session(names[i], i)
 		if err != nil {
 			return nil, err
 		}
 		sessions[i] = s
-		if key := (contender{names[i], i}); !cs.warmed[key] {
+		if fresh {
 			warmups[i] = warmup
-			cs.warmed[key] = true
 		}
 	}
 	lat, err := together(ctx, warmups, c.Repeats, func(i int) error { return sessions[i].Run() })
