@@ -31,12 +31,12 @@ setup: .tools/setup.stamp ort-lib
 # onnxruntime's CPU library: github.com/yalue/onnxruntime_go v1.27.0 needs
 # onnxruntime 1.24.x. Microsoft's Linux build ships inside the npm package
 # onnxruntime-node; the library's sha256 is pinned in $(ORT_SUM), next to the
-# package that loads it (stages/ort).
+# package that loads it (stages/lib/ort).
 NPM         ?= npm
 ORT_VERSION := 1.24.1
 ORT_DIR     := .tools/onnxruntime
 ORT_LIB     := $(ORT_DIR)/libonnxruntime.so.1
-ORT_SUM     := stages/ort/libonnxruntime.sha256
+ORT_SUM     := stages/lib/ort/libonnxruntime.sha256
 ORT_MEMBER  := package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 
 .PHONY: ort-lib
@@ -89,7 +89,7 @@ CUDA_ORT_VERSION        := 1.29.0
 CUDA_EP_PACKAGE         := com.github.asus4.onnxruntime.linux-x64-gpu
 CUDA_EP_PACKAGE_VERSION := 0.4.9
 CUDA_ORT_DIR            := .tools/onnxruntime-cuda
-CUDA_ORT_SUM            := stages/ort/cuda.sha256
+CUDA_ORT_SUM            := stages/lib/ort/cuda.sha256
 CUDA_EP_MEMBERS         := $(addprefix package/Plugins/Linux/x64/,libonnxruntime_providers_cuda.so libonnxruntime_providers_shared.so)
 
 .PHONY: cuda-ort
@@ -206,7 +206,7 @@ onnx-proto:
 	@dpkg -s libonnx-dev protobuf-compiler >/dev/null 2>&1 || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libonnx-dev protobuf-compiler >/dev/null; }
 	GOBIN=$(CURDIR)/.tools/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.10
-	$(GO) generate ./stages/zoo/onnxpb
+	$(GO) generate ./stages/lib/zoo/onnxpb
 
 # fingerprints refreshes the stages' code versions (part of every cache key).
 fingerprints: setup
@@ -243,8 +243,8 @@ FUZZ_TARGETS = \
 	./pipeline/config:FuzzLoad ./pipeline/config:FuzzParseYAML ./pipeline/config:FuzzDiff \
 	./stages/profile:FuzzReadImportCSV ./stages/profile:FuzzReadImportParquet \
 	./stages/generate:FuzzImportCSV ./stages/generate:FuzzImportParquet \
-	./stages/schedule:FuzzReadJobs ./stages/evaluate/metrics:FuzzReadTrace \
-	./stages/evaluate/metrics:FuzzJobSamples ./stages/evaluate/report:FuzzEscape
+	./stages/schedule:FuzzReadJobs ./stages/lib/metrics:FuzzReadTrace \
+	./stages/lib/metrics:FuzzJobSamples ./stages/evaluate/report:FuzzEscape
 # Go 1.26's fuzzing coordinator can fail a target with a bare "context
 # deadline exceeded" at the end of its -fuzztime, writing no failing input
 # (golang/go#75804, fixed in Go 1.27): such a run is tried once more, and

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline"
-	"github.com/mlsched/mlsched/stages/generate/generatespec"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // Bytes per row of the big Parquet files, as measured on a full run's

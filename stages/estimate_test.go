@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/generate/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // TestGenerateEstimate: a synthetic workload is estimated by its jobs, an

@@ -19,12 +19,12 @@ import (
 	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/pipeline/remoteurl"
 	"github.com/mlsched/mlsched/pipeline/userfile"
-	"github.com/mlsched/mlsched/stages/catalog"
-	"github.com/mlsched/mlsched/stages/evaluate/evaluatespec"
-	"github.com/mlsched/mlsched/stages/generate/generatespec"
-	"github.com/mlsched/mlsched/stages/profile/profilespec"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/spec/evaluatespec"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // Config is the whole of pipeline.yaml: the global keys and one section per

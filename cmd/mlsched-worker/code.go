@@ -13,11 +13,11 @@ import (
 	"github.com/mlsched/mlsched/stages"
 	"github.com/mlsched/mlsched/stages/evaluate"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 // The stages' code, one line per stage in codes, as the stages' registry

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 )
 
 // mlschedBin is the real CLI, built once for the end-to-end tests as make

@@ -15,7 +15,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // TestRealRunEndToEnd runs the whole pipeline with a tiny real execution:

@@ -14,8 +14,8 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // Inputs are the files evaluate reads.

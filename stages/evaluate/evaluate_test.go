@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"

@@ -15,9 +15,9 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // ScopeFidelity holds the real runs set against their simulations in

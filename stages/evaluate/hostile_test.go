@@ -7,9 +7,9 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // TestHostileNamesStayText builds the sections that show names from the

@@ -15,9 +15,9 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // timeline is the Gantt chart's data: every lane's batches in a window.

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/schedule"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // learnedFixture is a small schedule artifact's learned part, numbers

@@ -7,9 +7,9 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 )
 
 // Scopes of the rows across replications (schedule.replications > 1).

@@ -1,7 +1,7 @@
 package evaluate
 
 import (
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 )
 
 // latencyRows adds a latency's five statistics as metrics prefix_mean_s,

@@ -1,6 +1,6 @@
 package evaluate
 
-import "github.com/mlsched/mlsched/stages/evaluate/evaluatespec"
+import "github.com/mlsched/mlsched/stages/spec/evaluatespec"
 
 // The stage's configuration is declared in package evaluatespec, which the
 // command line links without the stage's code; these are the same types

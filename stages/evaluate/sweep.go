@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // The metrics of a sweep point, as metrics.parquet names them.

@@ -17,8 +17,8 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/train/predictor"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // trained is what the report shows of the train artifact: the predictor

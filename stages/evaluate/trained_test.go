@@ -10,9 +10,9 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/train/predictor"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // trainFixture is a small train artifact: every file train writes, with

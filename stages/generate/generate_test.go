@@ -24,7 +24,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 )
 
 var testMeta = map[string]string{

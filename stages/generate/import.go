@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/userfile"
-	"github.com/mlsched/mlsched/stages/catalog"
-	"github.com/mlsched/mlsched/stages/generate/generatespec"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // The ranges an imported job's times must lie in.

@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/mlsched/mlsched/stages/catalog"
-	"github.com/mlsched/mlsched/stages/generate/generatespec"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // Precisions.

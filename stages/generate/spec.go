@@ -1,6 +1,6 @@
 package generate
 
-import "github.com/mlsched/mlsched/stages/generate/generatespec"
+import "github.com/mlsched/mlsched/stages/spec/generatespec"
 
 // The stage's configuration is declared in package generatespec, which the
 // command line links without the stage's code; these are the same types

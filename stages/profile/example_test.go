@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/catalog"
-	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/ort"
 )
 
 // The GPU profile committed as an example import, and its provenance: the

@@ -19,7 +19,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/pipeline/userfile"
-	"github.com/mlsched/mlsched/stages/profile/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // importColumns are the samples.parquet columns an imported file must have;

@@ -14,8 +14,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/zoo"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // Backend and provider names of the rows this stage measures.

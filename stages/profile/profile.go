@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/zoo"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // gpuProviders are the onnxruntime execution providers that would put a

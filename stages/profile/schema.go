@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mlsched/mlsched/stages/ident"
+	"github.com/mlsched/mlsched/stages/lib/ident"
 )
 
 // The range of a sample's latency. A run of one model takes more than a

@@ -1,6 +1,6 @@
 package profile
 
-import "github.com/mlsched/mlsched/stages/profile/profilespec"
+import "github.com/mlsched/mlsched/stages/spec/profilespec"
 
 // The stage's configuration is declared in package profilespec, which the
 // command line links without the stage's code; these are the same types

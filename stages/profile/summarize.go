@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/mlsched/mlsched/stages/catalog"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 )
 
 // configKey identifies one measured configuration.

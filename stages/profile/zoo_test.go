@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/zoo"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // TestEveryZooModelRunsInOnnxruntime loads every model of the zoo, in both

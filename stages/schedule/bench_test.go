@@ -12,12 +12,12 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 
-	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/policy"
 )
 
 // benchProfile is a plausible single-threaded CPU profile of every catalog
@@ -153,7 +153,7 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 // BenchmarkLearnedSimulation is the figure for learned decisions
 // in the loop: generate's default eval workload (200,000 jobs) on the
 // default cluster and load, with the measured default profile in
-// stages/train/predictor/testdata and the placement network the default
+// stages/lib/predictor/testdata and the placement network the default
 // pipeline trained (testdata/placement.onnx), simulated under learned
 // (every migration decision through onnxruntime, the decision cache and
 // its audit on) and, side by side, under edf+migrate (the Threshold rule)
@@ -163,7 +163,7 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	lib, src := orttest.Library(b)
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs = 1
-	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../train/predictor/testdata/samples-default.parquet",
+	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../lib/predictor/testdata/samples-default.parquet",
 		Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	cfg := DefaultConfig()
 	cfg.Predictor = PredictorTable

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/service"
 )
 
 // Bounds computes the lower bounds (bounds.parquet's row) of the jobs in
@@ -19,7 +19,7 @@ func Bounds(ctx context.Context, cfg Config, in Inputs) (BoundsRow, error) {
 	if err != nil {
 		return BoundsRow{}, fmt.Errorf("schedule: read profile samples: %w", err)
 	}
-	table, err := service.NewTable(samples)
+	table, err := servicetime.NewTable(samples)
 	if err != nil {
 		return BoundsRow{}, fmt.Errorf("schedule: %w", err)
 	}

@@ -3,9 +3,9 @@ package schedule
 import (
 	"fmt"
 
-	"github.com/mlsched/mlsched/stages/catalog"
-	"github.com/mlsched/mlsched/stages/schedule/service"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 )
 
 // maxCachedBatch bounds the batch sizes whose predicted time the cluster
@@ -27,15 +27,15 @@ type memToken struct{ base, perSample float64 }
 type cluster struct {
 	cfg     []Device
 	devices []sim.Device
-	table   *service.Table
+	table   *servicetime.Table
 	// contention is nil for a declared device, whose contention is unknown.
-	contention []*service.Contention
+	contention []*servicetime.Contention
 	// factors[d][k] is device d's contention factor with k lanes busy,
 	// k = 0..lanes.
 	factors [][]float64
 	// curves[d][pair] is nil until resolve; means[d][pair][b] caches
 	// Mean(b) for the batch sizes the workload holds.
-	curves [][]*service.Curve
+	curves [][]*servicetime.Curve
 	means  [][][]float64
 	memory []memToken
 	// resolved[pair] says whether every device's curve of pair is fetched.
@@ -58,13 +58,13 @@ func pairOf(model, precision int32) int { return int(model)*numPrecisions + int(
 
 // newCluster builds the cluster of cfg on the profile's table. It fails if a
 // measured device's profile device has no rows or unusable contention rows.
-func newCluster(cfg Config, table *service.Table) (*cluster, error) {
+func newCluster(cfg Config, table *servicetime.Table) (*cluster, error) {
 	pairs := len(modelNames) * numPrecisions
 	c := &cluster{cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs), maxBatch: cfg.Batching.MaxBatch}
 	for i, d := range cfg.Cluster {
 		c.devices = append(c.devices, sim.Device{Name: d.Name, Lanes: d.Lanes, Memory: d.MemoryMiB, Speed: d.Speed})
 		factors := make([]float64, d.Lanes+1)
-		var con *service.Contention
+		var con *servicetime.Contention
 		if d.Kind == KindMeasured {
 			var err error
 			if con, err = table.Contention(d.ProfileDevice); err != nil {
@@ -79,7 +79,7 @@ func newCluster(cfg Config, table *service.Table) (*cluster, error) {
 		}
 		c.contention = append(c.contention, con)
 		c.factors = append(c.factors, factors)
-		c.curves = append(c.curves, make([]*service.Curve, pairs))
+		c.curves = append(c.curves, make([]*servicetime.Curve, pairs))
 		c.means = append(c.means, make([][]float64, pairs))
 	}
 	for mi, m := range catalog.All() {

@@ -13,7 +13,7 @@
 // simulator; this package aliases them.
 //
 // The simulator (package sim), the policies (package policy) and the
-// ground-truth service model (package service) live below this package;
+// ground-truth service model (package servicetime) live below this package;
 // this one turns the configuration and the upstream files into their
 // inputs and their records into files.
 //
@@ -26,7 +26,7 @@
 //
 //   - measured: the profile device's times as measured (speed must be 1),
 //     and its lanes slow each other down by the profile's contention factor
-//     for the number of busy lanes (service.Table.Contention). A measured
+//     for the number of busy lanes (servicetime.Table.Contention). A measured
 //     device the profile ran no concurrent sessions on gets factor 1, and
 //     cluster.parquet says so (contention_measured false).
 //   - declared: a device the profile did not measure, such as an
@@ -36,8 +36,8 @@
 //
 // A job of b samples draws its ground-truth time as the curve's
 // u-quantile at b with u from the simulator's seeded generator
-// (service.Curve.Quantile); policies predict with the curve's mean
-// (service.Curve.Mean), which is what those draws average to. Every
+// (servicetime.Curve.Quantile); policies predict with the curve's mean
+// (servicetime.Curve.Mean), which is what those draws average to. Every
 // device needs a curve for every (model, precision) of the workload's
 // jobs that fit somewhere: a missing one is an error naming the device,
 // the model, the precision, the threads, the first job that needs it, and
@@ -290,7 +290,7 @@
 // under heavy load. It bounds the expectation over the ground-truth draws:
 // a draw can be faster than the mean, so one simulation can finish below
 // it. (Outside the interpolation's clamps, rarely hit, the mean is exactly
-// what the draws average to; see package service.)
+// what the draws average to; see package servicetime.)
 //
 // # Cost
 //

@@ -9,9 +9,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 )
 
 // readChunk is how many jobs a jobReader decodes from its columns at a time:

@@ -5,9 +5,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
-	"github.com/mlsched/mlsched/stages/schedule/serving"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/schedule/placementnet"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 	"github.com/mlsched/mlsched/stages/train/placement"
 )
 
@@ -17,14 +17,14 @@ import (
 // inputs are sim's MigrationFeatures.Vector, the code that built the
 // training points. It counts what serving did (servingStats).
 type netMigrator struct {
-	net   *serving.Network
-	cache *serving.Cache // nil: off
+	net   *placementnet.Network
+	cache *placementnet.Cache // nil: off
 	audit bool
 
 	// Scratch for a batch, allocated once: each decision's inputs, key and
 	// cached answer, and the points the network evaluates.
 	xs     [][sim.NumFeatures]float32
-	keys   []serving.Key
+	keys   []placementnet.Key
 	keyed  []bool
 	cached []float32
 	hit    []bool
@@ -105,19 +105,19 @@ func (l *latencies) quantile(q float64) float64 {
 // newNetMigrator loads the placement network model for batches of up to
 // batch decisions, with the decision cache cc describes (none of size 0).
 func newNetMigrator(model []byte, batch int, cc schedulespec.Cache) (*netMigrator, error) {
-	var c *serving.Cache
+	var c *placementnet.Cache
 	if cc.Size > 0 {
 		var err error
-		if c, err = serving.NewCache(serving.CacheOptions{Step: cc.Step, Size: cc.Size}); err != nil {
+		if c, err = placementnet.NewCache(placementnet.CacheOptions{Step: cc.Step, Size: cc.Size}); err != nil {
 			return nil, err
 		}
 	}
-	net, err := serving.Load(model, serving.Options{MaxBatch: batch})
+	net, err := placementnet.Load(model, placementnet.Options{MaxBatch: batch})
 	if err != nil {
 		return nil, err
 	}
 	m := &netMigrator{net: net, cache: c, audit: cc.Audit && c != nil,
-		xs: make([][sim.NumFeatures]float32, batch), keys: make([]serving.Key, batch), keyed: make([]bool, batch),
+		xs: make([][sim.NumFeatures]float32, batch), keys: make([]placementnet.Key, batch), keyed: make([]bool, batch),
 		cached: make([]float32, batch), hit: make([]bool, batch), eval: make([]int, 0, batch),
 		x: make([][sim.NumFeatures]float32, batch), p: make([]float32, batch)}
 	return m, nil
@@ -211,7 +211,7 @@ func (m *netMigrator) grow(n int) {
 		return
 	}
 	m.xs = make([][sim.NumFeatures]float32, n)
-	m.keys, m.keyed = make([]serving.Key, n), make([]bool, n)
+	m.keys, m.keyed = make([]placementnet.Key, n), make([]bool, n)
 	m.cached, m.hit = make([]float32, n), make([]bool, n)
 	m.x, m.p = make([][sim.NumFeatures]float32, n), make([]float32, n)
 }

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // TestLatencies: the histogram's quantiles are within its 1% step of the

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mlsched/mlsched/stages/schedule/sim"
-	"github.com/mlsched/mlsched/stages/train/predictor"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 )
 
 // learned is the train stage's service-time predictor as the simulations

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/train/predictor"
 )
 
 // learnedProfile times the mlp in both precisions at batch sizes 1, 4 and

@@ -13,12 +13,12 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/real"
-	"github.com/mlsched/mlsched/stages/schedule/service"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/schedule/ortmachine"
 )
 
 // runFile is a real run's memo entry's summary (a RealRunRow with its
@@ -69,7 +69,7 @@ type realRunner struct {
 	// providers are the execution providers the profile measured each
 	// profile device through, which its real lanes run on.
 	providers map[string]string
-	exec      *real.Executor
+	exec      *ortmachine.Executor
 	perUnit   float64
 }
 
@@ -86,7 +86,7 @@ type variant struct {
 // unless the memo has the run, then simulates the same slice, and writes
 // real/ into out.Dir. It runs before any simulation, so that nothing else
 // uses the cores while it measures.
-func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *service.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
+func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
 	if !RunsReal(cfg) {
 		return nil
 	}
@@ -505,13 +505,13 @@ func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job,
 // dispatch files and the run's summary into entry.
 func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, entry string) error {
 	if r.exec == nil {
-		devs := make([]real.Device, len(r.cl.cfg))
+		devs := make([]ortmachine.Device, len(r.cl.cfg))
 		for d, dev := range r.cl.cfg {
 			// A GPU's lanes run on GPU 0: the profile's samples do not say
 			// which ordinal it measured.
-			devs[d] = real.Device{Name: dev.Name, Lanes: dev.Lanes, Threads: dev.Threads, Provider: r.providers[dev.ProfileDevice]}
+			devs[d] = ortmachine.Device{Name: dev.Name, Lanes: dev.Lanes, Threads: dev.Threads, Provider: r.providers[dev.ProfileDevice]}
 		}
-		x, err := real.New(ctx, real.Config{Devices: devs, Model: r.model, Seed: uint64(r.seed)})
+		x, err := ortmachine.New(ctx, ortmachine.Config{Devices: devs, Model: r.model, Seed: uint64(r.seed)})
 		if err != nil {
 			return err
 		}
@@ -646,12 +646,12 @@ func (r *realRunner) prepare(jobs []*sim.Job, batching bool) error {
 
 // model reads the profile's build of a model at a precision: the very
 // bytes it timed.
-func (r *realRunner) model(model, precision int32) (real.Model, error) {
+func (r *realRunner) model(model, precision int32) (ortmachine.Model, error) {
 	name := modelNames[model]
 	file := profile.ModelFile(name, precisionNames[precision])
 	b, err := os.ReadFile(filepath.Join(r.models, file))
 	if err != nil {
-		return real.Model{}, fmt.Errorf("the profile's %s, which the real run runs: %w", file, err)
+		return ortmachine.Model{}, fmt.Errorf("the profile's %s, which the real run runs: %w", file, err)
 	}
-	return real.Model{Name: name, ONNX: b}, nil
+	return ortmachine.Model{Name: name, ONNX: b}, nil
 }

@@ -14,12 +14,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
-	"github.com/mlsched/mlsched/stages/schedule/service"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // Inputs are the upstream files the stage reads.
@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("schedule: read profile samples: %w", err)
 	}
-	table, err := service.NewTable(samples)
+	table, err := servicetime.NewTable(samples)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}

@@ -13,11 +13,11 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/catalog"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
 )
 
 var testMeta = map[string]string{

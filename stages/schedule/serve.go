@@ -5,10 +5,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
-	"github.com/mlsched/mlsched/stages/schedule/serving"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/schedule/placementnet"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // learnedSpecs lists the policy specs whose migrations the network makes.
@@ -33,7 +33,7 @@ func (c *cluster) loadPlacement(cfg Config, in Inputs) error {
 	if err != nil {
 		return fmt.Errorf("learned policy: placement network: %w", err)
 	}
-	net, err := serving.Load(model, serving.Options{MaxBatch: cfg.Learned.Batch})
+	net, err := placementnet.Load(model, placementnet.Options{MaxBatch: cfg.Learned.Batch})
 	if err != nil {
 		return fmt.Errorf("learned policy: %s: %w", in.Placement, err)
 	}

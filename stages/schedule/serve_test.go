@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/train/placement"
 )
 

@@ -1,9 +1,9 @@
 package schedule
 
 import (
-	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // The stage's configuration and its files are declared in package

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/evaluate/metrics"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 )
 
 // pointFile is a sweep point's file in its memo entry: its SweepRow, with

@@ -16,7 +16,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // TestSearchCapacity: against a known threshold, the search ends with the

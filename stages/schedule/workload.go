@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule/policy"
-	"github.com/mlsched/mlsched/stages/schedule/service"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
-	"github.com/mlsched/mlsched/stages/train/predictor"
 )
 
 // Workload is a jobs file loaded for simulations that the schedule stage
@@ -41,7 +41,7 @@ func LoadWorkload(ctx context.Context, cfg Config, samplesPath, jobsPath string,
 	if err != nil {
 		return nil, fmt.Errorf("schedule: read profile samples: %w", err)
 	}
-	table, err := service.NewTable(samples)
+	table, err := servicetime.NewTable(samples)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}

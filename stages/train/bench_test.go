@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // BenchmarkTrainStage is the whole train stage with its default

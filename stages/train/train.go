@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule"
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train/label"
 	"github.com/mlsched/mlsched/stages/train/placement"
-	"github.com/mlsched/mlsched/stages/train/predictor"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 // Config is the train section of pipeline.yaml.

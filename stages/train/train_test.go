@@ -11,12 +11,12 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
-	"github.com/mlsched/mlsched/stages/schedule/schedulespec"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train/placement"
-	"github.com/mlsched/mlsched/stages/train/predictor"
-	"github.com/mlsched/mlsched/stages/train/trainspec"
 )
 
 // samplesPath is a profile measured on a two-core machine with the

@@ -86,7 +86,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 )
 
 // The objectives a point's branches are compared on.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/schedule/sim"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 )
 
 // fixed is a Service whose batches of model m take Work[m]·batch seconds

@@ -50,7 +50,7 @@
 //
 // # Export
 //
-// Network.ONNX writes the graph with stages/zoo's Graph builder (IR 8,
+// Network.ONNX writes the graph with stages/lib/zoo's Graph builder (IR 8,
 // opset 17): input "features" [N, 10] float32 with a symbolic batch
 // dimension, Mul(scale) and Asinh nodes, Sub(mean) and Div(std) nodes,
 // three Gemm layers in

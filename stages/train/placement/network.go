@@ -17,7 +17,7 @@ type Layer struct {
 	// In and Out are the layer's input and output widths.
 	In, Out int
 	// Weight is [Out, In], row-major: nn.Linear's layout, which the ONNX
-	// Gemm reads with transB = 1 (as stages/zoo's mlp does).
+	// Gemm reads with transB = 1 (as stages/lib/zoo's mlp does).
 	Weight []float32
 	// Bias has Out elements.
 	Bias []float32

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mlsched/mlsched/stages/zoo"
+	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // The names of the exported graph's input and output.
@@ -16,7 +16,7 @@ const (
 )
 
 // ONNX returns the network as an ONNX model (IR 8, opset 17, built with
-// stages/zoo's Graph): input "features" [N, 10] float32 with a symbolic
+// stages/lib/zoo's Graph): input "features" [N, 10] float32 with a symbolic
 // batch dimension N, output "p" [N, 1] float32. The graph warps its input
 // with a Mul and an Asinh node and standardises it with a Sub and a Div
 // node, then runs three Gemm layers (nn.Linear's

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlsched/mlsched/stages/ort"
-	"github.com/mlsched/mlsched/stages/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 )
 
 // trained is one network trained on the synthetic task, shared by the
@@ -75,7 +75,7 @@ func TestONNXMatchesPredict(t *testing.T) {
 }
 
 // checkScript runs onnx's checker and strict shape inference with the
-// declared output shape removed, as stages/zoo's test does, and prints
+// declared output shape removed, as stages/lib/zoo's test does, and prints
 // the inferred signature and the doc strings as one JSON line.
 const checkScript = `
 import json, sys

@@ -1,0 +1,222 @@
+package predictor
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/profile"
+)
+
+// Query is one configuration to predict the service time of: a batch of a
+// catalog model at a precision and intra-op thread count on a device.
+type Query struct {
+	Device    string
+	Model     string
+	Precision string
+	Batch     int
+	Threads   int
+}
+
+// Feature is one column of the feature vector: its name and how it is
+// computed from a Query and the catalog, written into the model file so
+// that a reader knows what each tree threshold and coefficient refers to.
+type Feature struct {
+	Name     string `json:"name"`
+	Encoding string `json:"encoding"`
+}
+
+// feature is a Feature with the code that computes it. The catalog's byte
+// figures are fp32; width is the query's bytes per element.
+type feature struct {
+	Feature
+	value func(m catalog.Model, batch, threads, width float64) float64
+}
+
+// baseFeatures are the features every model has, in their fixed order; the
+// one-hot device columns follow them, one per device of the training data
+// in sorted order. Everything is numeric: golearn's trees ignore
+// categorical attributes without saying so.
+var baseFeatures = []feature{
+	{Feature{"log_flops_batch", "ln(catalog flops_per_sample × batch)"},
+		func(m catalog.Model, b, _, _ float64) float64 { return math.Log(float64(m.FLOPsPerSample) * b) }},
+	{Feature{"log_flops", "ln(catalog flops_per_sample)"},
+		func(m catalog.Model, _, _, _ float64) float64 { return math.Log(float64(m.FLOPsPerSample)) }},
+	{Feature{"log_params", "ln(catalog params)"},
+		func(m catalog.Model, _, _, _ float64) float64 { return math.Log(float64(m.Params)) }},
+	{Feature{"log_weight_bytes", "ln(catalog weight_bytes × bytes_per_element / 4)"},
+		func(m catalog.Model, _, _, w float64) float64 {
+			return math.Log(float64(m.WeightBytes) * w / catalog.BytesPerFP32)
+		}},
+	{Feature{"log_activation_bytes_batch", "ln(catalog activation_bytes_per_sample × batch × bytes_per_element / 4)"},
+		func(m catalog.Model, b, _, w float64) float64 {
+			return math.Log(float64(m.ActivationBytesPerSample) * b * w / catalog.BytesPerFP32)
+		}},
+	{Feature{"log_input_bytes_batch", "ln(catalog input_bytes_per_sample × batch × bytes_per_element / 4)"},
+		func(m catalog.Model, b, _, w float64) float64 {
+			return math.Log(float64(m.InputBytesPerSample) * b * w / catalog.BytesPerFP32)
+		}},
+	{Feature{"log_intensity", "ln(flops_per_sample × batch / footprint bytes at bytes_per_element)"},
+		func(m catalog.Model, b, _, w float64) float64 {
+			bytes := (float64(m.WeightBytes) + b*float64(m.InputBytesPerSample+m.ActivationBytesPerSample)) * w / catalog.BytesPerFP32
+			return math.Log(float64(m.FLOPsPerSample) * b / bytes)
+		}},
+	{Feature{"batch", "batch"},
+		func(_ catalog.Model, b, _, _ float64) float64 { return b }},
+	{Feature{"log_batch", "ln(batch)"},
+		func(_ catalog.Model, b, _, _ float64) float64 { return math.Log(b) }},
+	{Feature{"threads", "threads"},
+		func(_ catalog.Model, _, t, _ float64) float64 { return t }},
+	{Feature{"log_threads", "ln(threads)"},
+		func(_ catalog.Model, _, t, _ float64) float64 { return math.Log(t) }},
+	{Feature{"bytes_per_element", "4 for fp32, 2 for fp16"},
+		func(_ catalog.Model, _, _, w float64) float64 { return w }},
+}
+
+// devicePrefix starts the name of a device's one-hot column.
+const devicePrefix = "device="
+
+// deviceEncoding is the Encoding of every device column.
+const deviceEncoding = "1 if the query's device is the named one, else 0"
+
+// featureList returns the model file's feature list for the given devices.
+func featureList(devices []string) []Feature {
+	fs := make([]Feature, 0, len(baseFeatures)+len(devices))
+	for _, f := range baseFeatures {
+		fs = append(fs, f.Feature)
+	}
+	for _, d := range devices {
+		fs = append(fs, Feature{devicePrefix + d, deviceEncoding})
+	}
+	return fs
+}
+
+// bytesPerElement is the element width of a precision, 0 for an unknown one.
+func bytesPerElement(precision string) float64 {
+	switch precision {
+	case profile.FP32:
+		return 4
+	case profile.FP16:
+		return 2
+	}
+	return 0
+}
+
+// featurize writes q's feature vector into x, which has room for the base
+// features and one column per device. It reports false, leaving x
+// unspecified, for what no feature vector can stand for: a model the
+// catalog lacks, an unknown precision, a batch or thread count below 1, or
+// a device absent from devices (the model has never seen it, and a zero
+// one-hot row would silently borrow whichever device the trees lump it
+// with).
+func featurize(x []float64, q Query, devices []string) bool {
+	m, ok := catalog.Lookup(q.Model)
+	w := bytesPerElement(q.Precision)
+	if !ok || w == 0 || q.Batch < 1 || q.Threads < 1 {
+		return false
+	}
+	dev, found := slices.BinarySearch(devices, q.Device)
+	if !found {
+		return false
+	}
+	b, t := float64(q.Batch), float64(q.Threads)
+	for i, f := range baseFeatures {
+		x[i] = f.value(m, b, t, w)
+	}
+	for i := range devices {
+		x[len(baseFeatures)+i] = 0
+	}
+	x[len(baseFeatures)+dev] = 1
+	return true
+}
+
+// config is one measured configuration: the unit every split holds out and
+// every learned candidate trains on.
+type config struct {
+	Query
+	// samples indexes the configuration's rows in the inference samples.
+	samples []int
+	// median is the median of its latencies in seconds (the mean of the
+	// middle two of an even count).
+	median float64
+}
+
+func compareQueries(a, b Query) int {
+	return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Precision, b.Precision), cmp.Compare(a.Batch, b.Batch), cmp.Compare(a.Threads, b.Threads))
+}
+
+// inferenceSamples keeps the rows the predictor learns from, kind
+// inference of concurrency 1, and checks them: every row valid and every
+// model in the catalog. The error names the first bad row, counting from 1
+// in the caller's slice.
+func inferenceSamples(samples []profile.Sample) ([]profile.Sample, error) {
+	var kept []profile.Sample
+	for i, s := range samples {
+		if s.Kind != profile.KindInference || s.Concurrency != 1 {
+			continue
+		}
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("profile samples row %d: %w", i+1, err)
+		}
+		if _, ok := catalog.Lookup(s.Model); !ok {
+			return nil, fmt.Errorf("profile samples row %d: column model: %q is not in the catalog (%v)", i+1, s.Model, catalog.Names())
+		}
+		kept = append(kept, s)
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("profile samples: no %q rows of concurrency 1 among %d rows: nothing to learn from",
+			profile.KindInference, len(samples))
+	}
+	return kept, nil
+}
+
+// configsOf groups samples into configurations, sorted by device, model,
+// precision, batch and threads.
+func configsOf(samples []profile.Sample) []config {
+	index := map[Query]int{}
+	var cs []config
+	for i, s := range samples {
+		q := Query{s.Device, s.Model, s.Precision, int(s.Batch), int(s.Threads)}
+		j, ok := index[q]
+		if !ok {
+			j = len(cs)
+			index[q] = j
+			cs = append(cs, config{Query: q})
+		}
+		cs[j].samples = append(cs[j].samples, i)
+	}
+	slices.SortFunc(cs, func(a, b config) int { return compareQueries(a.Query, b.Query) })
+	lat := []float64{}
+	for i := range cs {
+		lat = lat[:0]
+		for _, j := range cs[i].samples {
+			lat = append(lat, samples[j].LatencyS)
+		}
+		cs[i].median = median(lat)
+	}
+	return cs
+}
+
+// median sorts x and returns its median, the mean of the middle two of an
+// even count.
+func median(x []float64) float64 {
+	slices.Sort(x)
+	n := len(x)
+	if n%2 == 1 {
+		return x[n/2]
+	}
+	return (x[n/2-1] + x[n/2]) / 2
+}
+
+// devicesOf returns the sorted distinct devices of configurations.
+func devicesOf(cs []config) []string {
+	var ds []string
+	for _, c := range cs {
+		ds = append(ds, c.Device)
+	}
+	slices.Sort(ds)
+	return slices.Compact(ds)
+}

@@ -1,0 +1,302 @@
+package profilespec
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/ident"
+)
+
+// Config is the profile section of pipeline.yaml.
+type Config struct {
+	// Measure turns the local measurement on; with it off, the profile holds
+	// only the imported rows.
+	Measure bool `koanf:"measure"`
+	// Models are the catalog models whose inference latency is measured.
+	Models []string `koanf:"models"`
+	// Precisions are tried for every model; a precision the execution
+	// provider cannot run is recorded as unsupported, not measured.
+	Precisions []string `koanf:"precisions"`
+	// BatchSizes are the batch sizes measured for every model that
+	// ModelBatchSizes does not name.
+	BatchSizes []int `koanf:"batch_sizes"`
+	// ModelBatchSizes replaces BatchSizes for the models it names: a
+	// microsecond model can afford a denser and wider ladder than a
+	// ResNet-50.
+	ModelBatchSizes map[string][]int `koanf:"model_batch_sizes"`
+	// Threads are the intra-op thread counts measured.
+	Threads []int `koanf:"threads"`
+	// Warmup runs precede the timed ones and are not kept.
+	Warmup int `koanf:"warmup"`
+	// Repeats is the number of timed runs of each configuration, and
+	// more until the runs have taken MinTime, up to MaxRepeats: a
+	// microsecond model's median needs many runs to be steady...
+	Repeats    int           `koanf:"repeats"`
+	MinTime    time.Duration `koanf:"min_time"`
+	MaxRepeats int           `koanf:"max_repeats"`
+	// ...and fewer once a configuration has used up MaxTime, after at
+	// least MinRepeats runs: big models at big batches would otherwise
+	// take minutes on a small machine.
+	MinRepeats int           `koanf:"min_repeats"`
+	MaxTime    time.Duration `koanf:"max_time"`
+	// MatMul measures matrix-multiply throughput.
+	MatMul MatMul `koanf:"matmul"`
+	// Contention measures k sessions running at once on the cores.
+	Contention Contention `koanf:"contention"`
+	// Provider is the onnxruntime execution provider the models run on:
+	// ProviderCPU (this machine's cores) or ProviderCUDA (an NVIDIA GPU,
+	// through onnxruntime's CUDA provider library, which must sit beside
+	// the library profile.ort_lib names).
+	Provider string `koanf:"provider"`
+	// Device names the device measured in the samples' device column,
+	// which the schedule stage's cluster refers to (profile_device);
+	// empty means "cpu" for the CPU provider and "gpu" for CUDA. A GPU
+	// profile imported on another machine keeps this name.
+	Device string `koanf:"device"`
+	// GPU is the ordinal of the GPU that CUDA runs on.
+	GPU int `koanf:"gpu"`
+	// Import is a Parquet or CSV file of samples in the samples.parquet
+	// schema, measured elsewhere (say on a GPU), added to the profile and
+	// marked by their source. Relative to the config file.
+	Import string `koanf:"import"`
+	// ORTLib is the onnxruntime shared library, if not the one make setup
+	// installs (the --ort-lib flag and ONNXRUNTIME_LIB take precedence).
+	ORTLib string `koanf:"ort_lib"`
+}
+
+// MatMul configures the matrix-multiply measurement.
+type MatMul struct {
+	// Sizes are the n of n×n by n×n float32 products.
+	Sizes []int `koanf:"sizes"`
+	// Repeats is the number of timed products of each size and backend.
+	Repeats int `koanf:"repeats"`
+}
+
+// Contention configures the contention measurement: Sessions[i] sessions,
+// each of one of Models at batch Batch, one intra-op thread each, run at
+// once for Repeats runs each, in Rounds rounds that interleave the session
+// counts (each round in the order opposite to the one before), so that a
+// disturbance of the machine or a drift of its speed lands on every count
+// alike rather than on one. Session i of round r runs ModelOf(r, i): the
+// sessions of a round mix the models, as a server's lanes do, since a model
+// beside another can slow more than beside itself.
+type Contention struct {
+	Models   []string `koanf:"models"`
+	Batch    int      `koanf:"batch"`
+	Sessions []int    `koanf:"sessions"`
+	Repeats  int      `koanf:"repeats"`
+	Rounds   int      `koanf:"rounds"`
+}
+
+// ModelOf is the model session i of round r runs: Models[(r + i·s) mod n],
+// n models, with the step s = 1 + r/n. Over n² rounds two sessions meet
+// every ordered pair of models once, the same model with itself included;
+// with one model every session runs it.
+func (c Contention) ModelOf(r, i int) string {
+	n := len(c.Models)
+	return c.Models[(r+i*(1+r/n))%n]
+}
+
+// Bounds of an imported profile (profile.import): a profile holds
+// thousands of samples, and these allow a thousand times more while
+// keeping a mistaken path (a disk image, a sparse file) from filling the
+// memory. The file's size is checked before it is read, the rows as they
+// are, and a CSV line (the header first) may be at most MaxImportLine
+// bytes long.
+const (
+	MaxImportBytes = 256 << 20
+	MaxImportRows  = 2_000_000
+	MaxImportLine  = 64 << 10
+)
+
+// The execution providers the profile can measure on.
+const (
+	ProviderCPU  = "cpu"
+	ProviderCUDA = "cuda"
+)
+
+// DeviceName returns the name of the measured device in the samples:
+// Device, or the provider's default name.
+func (c Config) DeviceName() string {
+	switch {
+	case c.Device != "":
+		return c.Device
+	case c.Provider == ProviderCUDA:
+		return "gpu"
+	}
+	return "cpu"
+}
+
+// The precisions a model can be built in.
+const (
+	FP32 = "fp32"
+	FP16 = "fp16"
+)
+
+// DefaultConfig returns the profile that `make run` measures: every model
+// at batch sizes 1 to 64, the range of the default workload's jobs, one and
+// two threads, in about three minutes on a two-core machine.
+func DefaultConfig() Config {
+	return Config{
+		Measure:         true,
+		Provider:        ProviderCPU,
+		Models:          catalog.Names(),
+		Precisions:      []string{FP32, FP16},
+		BatchSizes:      []int{1, 2, 4, 8, 16, 32, 64},
+		ModelBatchSizes: map[string][]int{},
+		Threads:         []int{1, 2},
+		Warmup:          2,
+		Repeats:         20,
+		MinTime:         50 * time.Millisecond,
+		MaxRepeats:      1000,
+		MinRepeats:      3,
+		MaxTime:         time.Second,
+		MatMul:          MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
+		Contention:      Contention{Models: []string{"resnet18", "resnet50", "vit"}, Batch: 2, Sessions: []int{1, 2, 4}, Repeats: 4, Rounds: 9},
+	}
+}
+
+// Validate reports every invalid setting, each error naming its full key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &config.Error{Key: "profile." + key, Msg: fmt.Sprintf(format, args...), Err: config.ErrInvalidValue})
+	}
+	if c.Measure && len(c.Models) == 0 {
+		bad("models", "must list at least one model when measure is on")
+	}
+	for i, m := range c.Models {
+		if _, ok := catalog.Lookup(m); !ok {
+			bad(fmt.Sprintf("models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		}
+	}
+	if c.Measure && len(c.Precisions) == 0 {
+		bad("precisions", "must list at least one of fp32, fp16")
+	}
+	for i, p := range c.Precisions {
+		if p != FP32 && p != FP16 {
+			bad(fmt.Sprintf("precisions[%d]", i), "unknown precision %q; want fp32 or fp16", p)
+		}
+	}
+	positive := func(key string, xs []int, limit int) {
+		if c.Measure && len(xs) == 0 {
+			bad(key, "must not be empty")
+		}
+		for i, x := range xs {
+			if x < 1 || x > limit {
+				bad(fmt.Sprintf("%s[%d]", key, i), "must be in [1, %d], got %d", limit, x)
+			}
+		}
+		if dup := duplicate(xs); dup != 0 {
+			bad(key, "lists %d twice", dup)
+		}
+	}
+	positive("batch_sizes", c.BatchSizes, 4096)
+	for _, m := range slices.Sorted(maps.Keys(c.ModelBatchSizes)) {
+		if _, ok := catalog.Lookup(m); !ok {
+			bad("model_batch_sizes."+m, "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		}
+		positive("model_batch_sizes."+m, c.ModelBatchSizes[m], 4096)
+	}
+	positive("threads", c.Threads, 1024)
+	positive("matmul.sizes", c.MatMul.Sizes, 8192)
+	positive("contention.sessions", c.Contention.Sessions, 256)
+	if c.Warmup < 0 {
+		bad("warmup", "must be 0 or more, got %d", c.Warmup)
+	}
+	if c.Repeats < 1 {
+		bad("repeats", "must be at least 1, got %d", c.Repeats)
+	}
+	if c.MaxRepeats < c.Repeats {
+		bad("max_repeats", "must be at least repeats=%d, got %d", c.Repeats, c.MaxRepeats)
+	}
+	if c.MinTime < 0 {
+		bad("min_time", "must be 0 or more, got %s", c.MinTime)
+	}
+	if c.MinRepeats < 1 || c.MinRepeats > c.Repeats {
+		bad("min_repeats", "must be in [1, repeats=%d], got %d", c.Repeats, c.MinRepeats)
+	}
+	if c.MaxTime <= 0 {
+		bad("max_time", "must be positive, got %s", c.MaxTime)
+	}
+	if c.MatMul.Repeats < 1 {
+		bad("matmul.repeats", "must be at least 1, got %d", c.MatMul.Repeats)
+	}
+	if len(c.Contention.Models) == 0 {
+		bad("contention.models", "must list at least one model")
+	}
+	for i, m := range c.Contention.Models {
+		if _, ok := catalog.Lookup(m); !ok {
+			bad(fmt.Sprintf("contention.models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		}
+		if slices.Index(c.Contention.Models, m) < i {
+			bad(fmt.Sprintf("contention.models[%d]", i), "lists %s twice", m)
+		}
+	}
+	if c.Contention.Batch < 1 {
+		bad("contention.batch", "must be at least 1, got %d", c.Contention.Batch)
+	}
+	if c.Contention.Repeats < 1 {
+		bad("contention.repeats", "must be at least 1, got %d", c.Contention.Repeats)
+	}
+	if c.Contention.Rounds < 1 || c.Contention.Rounds > 100 {
+		bad("contention.rounds", "must be 1 to 100, got %d", c.Contention.Rounds)
+	}
+	switch c.Provider {
+	case ProviderCPU:
+		if c.Device != "" && c.Device != "cpu" {
+			// The cluster's measured devices, and the real runs, take
+			// this machine's cores to be "cpu".
+			bad("device", "must be cpu (or empty) for provider cpu, got %q", c.Device)
+		}
+	case ProviderCUDA:
+		if c.Device == "cpu" {
+			bad("device", "names this machine's cores; name the GPU otherwise (say gpu or h100)")
+		}
+	default:
+		bad("provider", "unknown execution provider %q; want %s or %s", c.Provider, ProviderCPU, ProviderCUDA)
+	}
+	if c.Device != "" {
+		if err := ident.Check(c.Device); err != nil {
+			bad("device", "%v", err)
+		}
+	}
+	if c.GPU < 0 || c.GPU > 255 {
+		bad("gpu", "must be in [0, 255], got %d", c.GPU)
+	}
+	if !c.Measure && c.Import == "" {
+		bad("measure", "is off and nothing is imported: the profile would be empty")
+	}
+	if c.Import != "" {
+		if ext := strings.ToLower(filepath.Ext(c.Import)); ext != ".parquet" && ext != ".csv" {
+			bad("import", "want a .parquet or .csv file, got %q", c.Import)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// BatchSizesOf returns the batch sizes measured for model.
+func (c Config) BatchSizesOf(model string) []int {
+	if b, ok := c.ModelBatchSizes[model]; ok {
+		return b
+	}
+	return c.BatchSizes
+}
+
+func duplicate(xs []int) int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			return s[i]
+		}
+	}
+	return 0
+}
