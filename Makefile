@@ -243,7 +243,7 @@ FUZZ_TARGETS = \
 	./pipeline/config:FuzzLoad ./pipeline/config:FuzzParseYAML ./pipeline/config:FuzzDiff \
 	./stages/profile:FuzzReadImportCSV ./stages/profile:FuzzReadImportParquet \
 	./stages/generate:FuzzImportCSV ./stages/generate:FuzzImportParquet \
-	./stages/schedule:FuzzReadJobs ./stages/lib/metrics:FuzzReadTrace \
+	./stages/lib/cluster:FuzzReadJobs ./stages/lib/metrics:FuzzReadTrace \
 	./stages/lib/metrics:FuzzJobSamples ./stages/evaluate/report:FuzzEscape
 # Go 1.26's fuzzing coordinator can fail a target with a bare "context
 # deadline exceeded" at the end of its -fuzztime, writing no failing input

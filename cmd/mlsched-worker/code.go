@@ -16,6 +16,8 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train"
 )
@@ -135,8 +137,8 @@ func trainCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 			return err
 		}
 		in := train.Inputs{
-			Samples: prof.Path(profile.SamplesFile),
-			Jobs:    gen.Path(generate.JobsFile(generate.WorkloadTrain)),
+			Samples: prof.Path(profilespec.SamplesFile),
+			Jobs:    gen.Path(generatespec.JobsFile(generatespec.WorkloadTrain)),
 		}
 		return train.Run(ctx, cfg.Train, trainspec.SimulationOf(cfg.Schedule), env.Seed, in,
 			train.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})
@@ -158,8 +160,8 @@ func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 			return err
 		}
 		in := schedule.Inputs{
-			Samples:   prof.Path(profile.SamplesFile),
-			Jobs:      gen.Path(generate.JobsFile(generate.WorkloadEval)),
+			Samples:   prof.Path(profilespec.SamplesFile),
+			Jobs:      gen.Path(generatespec.JobsFile(generatespec.WorkloadEval)),
 			Predictor: tr.Path(trainspec.PredictorFile),
 			Placement: tr.Path(trainspec.PlacementFile),
 		}
@@ -198,8 +200,8 @@ func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 		}
 		in := evaluate.Inputs{
 			Schedule:      ins[stages.Schedule].Dir,
-			Jobs:          ins[stages.Generate].Path(generate.JobsFile(generate.WorkloadEval)),
-			Samples:       ins[stages.Profile].Path(profile.SamplesFile),
+			Jobs:          ins[stages.Generate].Path(generatespec.JobsFile(generatespec.WorkloadEval)),
+			Samples:       ins[stages.Profile].Path(profilespec.SamplesFile),
 			Train:         ins[stages.Train].Dir,
 			ScheduleNotes: sm.Notes,
 		}

@@ -14,7 +14,8 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -57,7 +58,7 @@ func TestRealRunEndToEnd(t *testing.T) {
 	if show := p.mustCLI("show", "schedule"); !strings.Contains(show, "real:left_out") || !strings.Contains(show, "accel (declared)") {
 		t.Errorf("show schedule does not say the declared device was left out:\n%s", show)
 	}
-	jobs, err := parquetio.ReadAll[generate.Job](one("generate/*/" + generate.JobsFile(generate.WorkloadEval)))
+	jobs, err := parquetio.ReadAll[generate.Job](one("generate/*/" + generatespec.JobsFile(generatespec.WorkloadEval)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestRealRunEndToEnd(t *testing.T) {
 	for _, j := range jobs {
 		models[j.ID] = j.Model
 	}
-	floor := smallestLatencies(t, one("profile/*/"+profile.SamplesFile))
+	floor := smallestLatencies(t, one("profile/*/"+profilespec.SamplesFile))
 	simSchema := schemaOf(t, filepath.Join(sched, "fifo", schedulespec.TraceFile))
 	for _, r := range runs {
 		if r.Jobs < 10 || r.Jobs > 200 {
@@ -201,13 +202,13 @@ func TestRealRunEndToEnd(t *testing.T) {
 // largest measured size below it (a larger batch takes no less).
 func smallestLatencies(t *testing.T, path string) map[string]float64 {
 	t.Helper()
-	samples, err := parquetio.ReadAll[profile.Sample](path)
+	samples, err := parquetio.ReadAll[profilespec.Sample](path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	least := map[string]map[int32]float64{}
 	for _, s := range samples {
-		if s.Kind != profile.KindInference || s.Concurrency != 1 || s.Threads != 1 || s.Precision != "fp32" {
+		if s.Kind != profilespec.KindInference || s.Concurrency != 1 || s.Threads != 1 || s.Precision != "fp32" {
 			continue
 		}
 		if least[s.Model] == nil {

@@ -16,12 +16,14 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
-	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule"
 )
 
@@ -29,16 +31,16 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const ms = 1e-3
 
-func inference(model, precision string, batch int, latMS ...float64) []profile.Sample {
-	return runs(profile.KindInference, model, precision, batch, 1, latMS...)
+func inference(model, precision string, batch int, latMS ...float64) []profilespec.Sample {
+	return runs(profilespec.KindInference, model, precision, batch, 1, latMS...)
 }
 
-func runs(kind, model, precision string, batch, concurrency int, latMS ...float64) []profile.Sample {
-	out := make([]profile.Sample, len(latMS))
+func runs(kind, model, precision string, batch, concurrency int, latMS ...float64) []profilespec.Sample {
+	out := make([]profilespec.Sample, len(latMS))
 	for i, l := range latMS {
-		out[i] = profile.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider", Device: "cpu",
+		out[i] = profilespec.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider", Device: "cpu",
 			Model: model, Precision: precision, Batch: int32(batch), Threads: 1, Concurrency: int32(concurrency),
-			Repeat: int32(i), LatencyS: l * ms, Source: profile.SourceMeasured}
+			Repeat: int32(i), LatencyS: l * ms, Source: profilespec.SourceMeasured}
 	}
 	return out
 }
@@ -63,16 +65,16 @@ func newFixtureReps(t *testing.T, replications int) fixture {
 func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, *schedule.Inputs)) fixture {
 	t.Helper()
 	dir := t.TempDir()
-	var s []profile.Sample
-	for _, p := range []string{profile.FP32, profile.FP16} {
+	var s []profilespec.Sample
+	for _, p := range []string{profilespec.FP32, profilespec.FP16} {
 		s = append(s, inference("mlp", p, 1, 1.0, 1.2, 0.9, 1.5, 1.1)...)
 		s = append(s, inference("mlp", p, 8, 3, 3.5, 4, 3.2)...)
 		s = append(s, inference("resnet18", p, 1, 20, 22, 19, 25)...)
 		s = append(s, inference("resnet18", p, 8, 120, 130, 118, 140)...)
 	}
-	s = append(s, runs(profile.KindContention, "mlp", profile.FP32, 1, 1, 1, 1.1, 0.9)...)
-	s = append(s, runs(profile.KindContention, "mlp", profile.FP32, 1, 2, 1.3, 1.4, 1.2)...)
-	samples := filepath.Join(dir, profile.SamplesFile)
+	s = append(s, runs(profilespec.KindContention, "mlp", profilespec.FP32, 1, 1, 1, 1.1, 0.9)...)
+	s = append(s, runs(profilespec.KindContention, "mlp", profilespec.FP32, 1, 2, 1.3, 1.4, 1.2)...)
+	samples := filepath.Join(dir, profilespec.SamplesFile)
 	if err := parquetio.WriteFile(samples, s, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	in := Inputs{Schedule: filepath.Join(dir, "schedule"), Jobs: filepath.Join(dir, generate.JobsFile(generate.WorkloadEval)), Samples: samples}
+	in := Inputs{Schedule: filepath.Join(dir, "schedule"), Jobs: filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval)), Samples: samples}
 	sched := schedule.DefaultConfig()
 	sched.Policies = []string{"fifo", "round_robin", "edf", "greedy+split"}
 	sched.Splitting.MinBatch = 16
@@ -90,7 +92,11 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 	sched.Predictor = schedule.PredictorTable // evaluate reads the traces, whatever predicted them
 	sched.Real = schedule.Real{}
 	sched.Sweep = schedule.Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99, Tolerance: 0.05}
-	bd, err := schedule.Bounds(context.Background(), sched, schedule.Inputs{Samples: samples, Jobs: in.Jobs})
+	cl, err := cluster.Open(sched, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd, err := cl.Bounds(context.Background(), in.Jobs, sched.Load, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +396,7 @@ func checkMetrics(t *testing.T, out string, sched schedule.Config, cfg Config) {
 		find(ScopeSustained, p, "", metricFailed, 0)
 	}
 	if !slices.ContainsFunc(rows, func(r MetricRow) bool {
-		return r.Scope == ScopeProfile && r.Model == "resnet18" && r.Precision == profile.FP32 && r.Batch == 8 &&
+		return r.Scope == ScopeProfile && r.Model == "resnet18" && r.Precision == profilespec.FP32 && r.Batch == 8 &&
 			r.Metric == "p50_latency_s" && math.Abs(r.Value-0.120) < 1e-12
 	}) {
 		t.Error("no profile row for resnet18 in fp32 at batch 8 with its median (nearest rank of 118, 120, 130, 140 ms) of 120 ms")

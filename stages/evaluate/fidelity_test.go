@@ -13,8 +13,8 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -100,7 +100,7 @@ func traceOf(policy string, e2e []float64) ([]schedulespec.TraceRow, []schedules
 	var batches []schedulespec.BatchRow
 	for i, e := range e2e {
 		at := float64(i + 1)
-		r := schedulespec.TraceRow{JobID: int64(101 + i), Policy: policy, Class: generate.ClassInteractive, ArrivalS: at, StartS: at, EndS: at}
+		r := schedulespec.TraceRow{JobID: int64(101 + i), Policy: policy, Class: generatespec.ClassInteractive, ArrivalS: at, StartS: at, EndS: at}
 		if math.IsNaN(e) {
 			r.Lane, r.Rejected, r.Reason = -1, true, "fits no device"
 			trace = append(trace, r)

@@ -16,7 +16,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -90,7 +90,7 @@ func readTimeline(path, policy string, cl metrics.Cluster, from, to float64) (*t
 // profiled device at one thread count.
 type profileCurve struct {
 	device, model, precision string
-	// source is where the device's runs came from: profile.SourceMeasured
+	// source is where the device's runs came from: profilespec.SourceMeasured
 	// (this machine) or "import:<file>".
 	source       string
 	threads      int32
@@ -106,7 +106,7 @@ func (c profileCurve) label() string {
 // profileCurves reads the profile's inference samples run alone on the
 // (device, threads) pairs the cluster's devices use.
 func profileCurves(samplesPath string, devices []schedulespec.ClusterRow) ([]profileCurve, error) {
-	samples, err := parquetio.ReadAll[profile.Sample](samplesPath)
+	samples, err := parquetio.ReadAll[profilespec.Sample](samplesPath)
 	if err != nil {
 		return nil, fmt.Errorf("read profile samples: %w", err)
 	}
@@ -125,7 +125,7 @@ func profileCurves(samplesPath string, devices []schedulespec.ClusterRow) ([]pro
 	}
 	runs := map[key][]float64{}
 	for _, s := range samples {
-		if s.Kind != profile.KindInference || s.Concurrency != 1 || !used[curveOf{s.Device, s.Threads}] {
+		if s.Kind != profilespec.KindInference || s.Concurrency != 1 || !used[curveOf{s.Device, s.Threads}] {
 			continue
 		}
 		k := key{s.Device, s.Model, s.Precision, s.Threads, s.Batch}

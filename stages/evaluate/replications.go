@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // Scopes of the rows across replications (schedule.replications > 1).
@@ -30,7 +30,7 @@ var replicated = []struct {
 	{metrics.MetricP99E2E, func(s metrics.Summary) float64 { return s.E2E.P99 }, secs, secs},
 	{metrics.MetricSLOViolation, func(s metrics.Summary) float64 { return s.SLOViolation }, pct, pctPts},
 	{metrics.MetricInteractiveSLOViolation, func(s metrics.Summary) float64 {
-		return classOf(s, generate.ClassInteractive).SLOViolation
+		return classOf(s, generatespec.ClassInteractive).SLOViolation
 	}, pct, pctPts},
 	{metrics.MetricGoodput, func(s metrics.Summary) float64 { return s.Goodput }, num, num},
 	{metrics.MetricMakespan, func(s metrics.Summary) float64 { return s.Makespan }, secs, secs},

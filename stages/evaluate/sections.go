@@ -10,8 +10,8 @@ import (
 
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
-	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -118,7 +118,7 @@ var objectives = []objective{
 	{"Mean end-to-end latency", func(r policyResult) float64 { return r.summary.E2E.Mean }, true, metrics.MetricMeanE2E, secs, secs},
 	{"P99 end-to-end latency", func(r policyResult) float64 { return r.summary.E2E.P99 }, true, metrics.MetricP99E2E, secs, secs},
 	{"SLO violations", func(r policyResult) float64 { return r.summary.SLOViolation }, true, metrics.MetricSLOViolation, pct, pctPts},
-	{"Interactive SLO violations", func(r policyResult) float64 { return classOf(r.summary, generate.ClassInteractive).SLOViolation }, true, metrics.MetricInteractiveSLOViolation, pct, pctPts},
+	{"Interactive SLO violations", func(r policyResult) float64 { return classOf(r.summary, generatespec.ClassInteractive).SLOViolation }, true, metrics.MetricInteractiveSLOViolation, pct, pctPts},
 	{"Goodput (jobs/s within SLO)", func(r policyResult) float64 { return r.summary.Goodput }, false, metrics.MetricGoodput, num, num},
 	{"Makespan", func(r policyResult) float64 { return r.summary.Makespan }, true, metrics.MetricMakespan, secs, secs},
 }
@@ -351,7 +351,7 @@ func positive(v []float64) []float64 {
 }
 
 func classSection(d *reportData) (report.Section, error) {
-	classes := []string{generate.ClassInteractive, generate.ClassBatch}
+	classes := []string{generatespec.ClassInteractive, generatespec.ClassBatch}
 	t := newTable("policy", "class", ">jobs", ">SLO viol.", ">goodput /s", ">mean e2e", ">P99 e2e", ">mean wait")
 	bars := make([]chart.BarSeries, len(classes))
 	for k, c := range classes {

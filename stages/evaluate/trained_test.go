@@ -11,7 +11,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
@@ -134,11 +134,11 @@ func newTrainFixture() trainFixture {
 		measured float64
 	}{{"mlp", 1e-4}, {"mlp", 4e-4}, {"resnet18", 2e-2}, {"resnet18", 9e-2}} {
 		f.cv = append(f.cv, predictor.CVRow{Split: predictor.SplitKFold, Fold: int32(fold % 2), Candidate: fixtureKind, Device: "cpu", Model: m.model,
-			Precision: profile.FP32, Batch: int32(1 + fold), Threads: 1, NSamples: 5, MeasuredS: m.measured, PredictedS: m.measured * 1.2, HasPrediction: true})
+			Precision: profilespec.FP32, Batch: int32(1 + fold), Threads: 1, NSamples: 5, MeasuredS: m.measured, PredictedS: m.measured * 1.2, HasPrediction: true})
 	}
 	f.cv = append(f.cv,
-		predictor.CVRow{Split: predictor.SplitKFold, Candidate: fixtureKind, Device: "cpu", Model: "vit_ti16", Precision: profile.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 3e-3},
-		predictor.CVRow{Split: predictor.SplitKFold, Candidate: predictor.KindTable, Device: "cpu", Model: "mlp", Precision: profile.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 1e-4, PredictedS: 1, HasPrediction: true})
+		predictor.CVRow{Split: predictor.SplitKFold, Candidate: fixtureKind, Device: "cpu", Model: "vit_ti16", Precision: profilespec.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 3e-3},
+		predictor.CVRow{Split: predictor.SplitKFold, Candidate: predictor.KindTable, Device: "cpu", Model: "mlp", Precision: profilespec.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 1e-4, PredictedS: 1, HasPrediction: true})
 	return f
 }
 
@@ -146,8 +146,8 @@ func newTrainFixture() trainFixture {
 // trains one on a hand-made profile, so that the file is one Load accepts.
 func modelFile(t *testing.T, kind string) []byte {
 	t.Helper()
-	var s []profile.Sample
-	for _, p := range []string{profile.FP32, profile.FP16} {
+	var s []profilespec.Sample
+	for _, p := range []string{profilespec.FP32, profilespec.FP16} {
 		s = append(s, inference("mlp", p, 1, 1.0, 1.2, 0.9)...)
 		s = append(s, inference("mlp", p, 8, 3, 3.5, 4)...)
 		s = append(s, inference("resnet18", p, 1, 20, 22, 19)...)

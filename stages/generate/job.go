@@ -8,10 +8,10 @@ import (
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
-// Precisions.
+// Precisions: generatespec's.
 const (
-	PrecisionFP32 = "fp32"
-	PrecisionFP16 = "fp16"
+	PrecisionFP32 = generatespec.PrecisionFP32
+	PrecisionFP16 = generatespec.PrecisionFP16
 )
 
 // StatsFile is the name of the per-workload statistics table.

@@ -221,14 +221,6 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 	return samples, skipped, nil
 }
 
-// ModelFile names the .onnx file of a model build, in the stage's output.
-func ModelFile(name, precision string) string {
-	if precision == FP32 {
-		return name + ".onnx"
-	}
-	return name + "-" + precision + ".onnx"
-}
-
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s

@@ -9,16 +9,31 @@ type (
 	Config     = profilespec.Config
 	MatMul     = profilespec.MatMul
 	Contention = profilespec.Contention
+	Sample     = profilespec.Sample
+	Summary    = profilespec.Summary
 )
 
-// Names and limits of the configuration: profilespec's.
+// Names and limits of the configuration and the rows: profilespec's.
 const (
 	FP32 = profilespec.FP32
 	FP16 = profilespec.FP16
 
 	ProviderCPU  = profilespec.ProviderCPU
 	ProviderCUDA = profilespec.ProviderCUDA
+
+	MinLatencyS    = profilespec.MinLatencyS
+	MaxLatencyS    = profilespec.MaxLatencyS
+	KindInference  = profilespec.KindInference
+	KindMatMul     = profilespec.KindMatMul
+	KindContention = profilespec.KindContention
+	KindProvider   = profilespec.KindProvider
+	SourceMeasured = profilespec.SourceMeasured
+	SamplesFile    = profilespec.SamplesFile
+	SummaryFile    = profilespec.SummaryFile
 )
+
+// ModelFile is profilespec.ModelFile.
+func ModelFile(name, precision string) string { return profilespec.ModelFile(name, precision) }
 
 // DefaultConfig is profilespec.DefaultConfig.
 func DefaultConfig() Config { return profilespec.DefaultConfig() }

@@ -12,12 +12,13 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/policy"
-	"github.com/mlsched/mlsched/stages/profile"
 )
 
 // benchProfile is a plausible single-threaded CPU profile of every catalog
@@ -25,13 +26,13 @@ import (
 // per-sample work (fp16 half again as slow, as on a CPU without fp16
 // kernels), five noisy repeats each, and contention at 1, 2 and 4
 // sessions.
-func benchProfile() []profile.Sample {
+func benchProfile() []profilespec.Sample {
 	perSampleMS := map[string]float64{"mlp": 0.02, "resnet18": 30, "resnet50": 75, "vit": 20}
-	var s []profile.Sample
+	var s []profilespec.Sample
 	for _, m := range catalog.Names() {
-		for _, p := range []string{profile.FP32, profile.FP16} {
+		for _, p := range []string{profilespec.FP32, profilespec.FP16} {
 			slow := 1.0
-			if p == profile.FP16 {
+			if p == profilespec.FP16 {
 				slow = 1.5
 			}
 			for _, b := range []int{1, 4, 16} {
@@ -40,9 +41,9 @@ func benchProfile() []profile.Sample {
 			}
 		}
 	}
-	s = append(s, samples(profile.KindContention, "cpu", "resnet18", profile.FP32, 1, 1, 1, 30, 31, 29)...)
-	s = append(s, samples(profile.KindContention, "cpu", "resnet18", profile.FP32, 1, 1, 2, 34, 35, 33)...)
-	s = append(s, samples(profile.KindContention, "cpu", "resnet18", profile.FP32, 1, 1, 4, 62, 60, 64)...)
+	s = append(s, samples(profilespec.KindContention, "cpu", "resnet18", profilespec.FP32, 1, 1, 1, 30, 31, 29)...)
+	s = append(s, samples(profilespec.KindContention, "cpu", "resnet18", profilespec.FP32, 1, 1, 2, 34, 35, 33)...)
+	s = append(s, samples(profilespec.KindContention, "cpu", "resnet18", profilespec.FP32, 1, 1, 4, 62, 60, 64)...)
 	return s
 }
 
@@ -143,7 +144,11 @@ func policyFileBytes(b *testing.B, dir string, policies []string, name string) i
 // arrivals.
 func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (float64, error) {
 	cfg.Load = 1
-	bd, err := Bounds(context.Background(), cfg, Inputs{Samples: samplesPath, Jobs: jobsPath})
+	cl, err := cluster.Open(cfg, samplesPath)
+	if err != nil {
+		return 0, err
+	}
+	bd, err := cl.Bounds(context.Background(), jobsPath, cfg.Load, 0)
 	if err != nil {
 		return 0, err
 	}

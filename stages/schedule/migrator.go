@@ -8,7 +8,7 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/schedule/placementnet"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
-	"github.com/mlsched/mlsched/stages/train/placement"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // netMigrator is the learned policy's migration rule in one simulation:
@@ -133,7 +133,7 @@ func (m *netMigrator) Migrate(f *sim.MigrationFeatures) bool {
 // MigrateBatch implements sim.BatchMigrator: the cached answers, and the
 // network's for the rest, evaluated together (in runs of at most the
 // network's MaxBatch). Migrate when the probability exceeds
-// placement.Threshold. With the audit on, cached points are evaluated too,
+// trainspec.PlacementThreshold. With the audit on, cached points are evaluated too,
 // and a cached answer that differs from the exact one is counted; the
 // decision stays the cached one, as it would be served.
 func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
@@ -153,7 +153,7 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 					m.stats.Cached.add(time.Since(t0))
 					m.stats.Hits++
 					m.hit[i], m.cached[i] = true, p
-					out[i] = p > placement.Threshold
+					out[i] = p > trainspec.PlacementThreshold
 					if !m.audit {
 						continue
 					}
@@ -192,12 +192,12 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 	for k, i := range m.eval {
 		p := m.p[k]
 		if m.hit[i] {
-			if (p > placement.Threshold) != (m.cached[i] > placement.Threshold) {
+			if (p > trainspec.PlacementThreshold) != (m.cached[i] > trainspec.PlacementThreshold) {
 				m.stats.Changed++
 			}
 			continue
 		}
-		out[i] = p > placement.Threshold
+		out[i] = p > trainspec.PlacementThreshold
 		if m.keyed[i] {
 			m.cache.Put(m.keys[i], p)
 		}

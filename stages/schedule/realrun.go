@@ -13,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule/ortmachine"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // runFile is a real run's memo entry's summary (a RealRunRow with its
@@ -38,10 +39,10 @@ func NeedsRuntime(cfg Config) bool {
 // realCluster is the part of cfg's cluster that can run for real: the
 // measured devices whose profile device this machine measured (not
 // imported). left names the others.
-func realCluster(cfg Config, samples []profile.Sample) (devs []Device, left []string) {
+func realCluster(cfg Config, samples []profilespec.Sample) (devs []Device, left []string) {
 	here := map[string]bool{}
 	for _, s := range samples {
-		if s.Source == profile.SourceMeasured && s.Kind == profile.KindInference {
+		if s.Source == profilespec.SourceMeasured && s.Kind == profilespec.KindInference {
 			here[s.Device] = true
 		}
 	}
@@ -61,7 +62,7 @@ func realCluster(cfg Config, samples []profile.Sample) (devs []Device, left []st
 // realRunner runs the real runs of schedule.real and their simulations.
 type realRunner struct {
 	cfg    Config
-	cl     *cluster // the real cluster
+	cl     *cluster.Cluster // the real cluster
 	seed   int64
 	in     Inputs
 	memo   Memo
@@ -86,7 +87,7 @@ type variant struct {
 // unless the memo has the run, then simulates the same slice, and writes
 // real/ into out.Dir. It runs before any simulation, so that nothing else
 // uses the cores while it measures.
-func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
+func runReal(ctx context.Context, cfg Config, samples []profilespec.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
 	if !RunsReal(cfg) {
 		return nil
 	}
@@ -98,28 +99,20 @@ func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *s
 	if len(left) > 0 {
 		note("real:left_out", strings.Join(left, "; "))
 	}
+	// The real cluster, serving the network when a real policy is
+	// learned.
 	rcfg := cfg
-	rcfg.Cluster = devs
-	cl, err := newCluster(rcfg, table)
+	rcfg.Cluster, rcfg.Policies = devs, cfg.Real.Policies
+	cl, err := newCluster(rcfg, table, in)
 	if err != nil {
 		return err
-	}
-	if cfg.Predictor == PredictorLearned {
-		if cl.learned, err = loadLearned(in.Predictor, devs); err != nil {
-			return err
-		}
-	}
-	if len(learnedSpecs(cfg.Real.Policies)) > 0 {
-		if err := cl.loadPlacement(rcfg, in); err != nil {
-			return err
-		}
 	}
 	if _, err := ort.Init(in.ORTLib, in.ORTSource); err != nil {
 		return fmt.Errorf("schedule.real: %w", err)
 	}
 	r := &realRunner{cfg: rcfg, cl: cl, seed: seed, in: in, memo: out.Memo, models: filepath.Dir(in.Samples), providers: map[string]string{}}
 	for _, s := range samples {
-		if s.Source == profile.SourceMeasured && s.Kind == profile.KindInference {
+		if s.Source == profilespec.SourceMeasured && s.Kind == profilespec.KindInference {
 			r.providers[s.Device] = s.Provider
 		}
 	}
@@ -129,7 +122,7 @@ func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *s
 		}
 	}()
 	// Load is offered as the sweep offers it, on the real cluster.
-	b, err := computeBounds(ctx, cl, in.Jobs, 1, cfg.Sweep.Jobs)
+	b, err := cl.Bounds(ctx, in.Jobs, 1, cfg.Sweep.Jobs)
 	if err != nil {
 		return err
 	}
@@ -140,7 +133,7 @@ func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *s
 	if err := os.MkdirAll(filepath.Join(out.Dir, RealDir), 0o755); err != nil {
 		return err
 	}
-	if err := parquetio.WriteFile(filepath.Join(out.Dir, RealDir, ClusterFile), cl.rows(), out.Metadata); err != nil {
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, RealDir, ClusterFile), cl.Rows(), out.Metadata); err != nil {
 		return fmt.Errorf("write %s/%s: %w", RealDir, ClusterFile, err)
 	}
 	sliced := make([][]*sim.Job, len(cfg.Real.Loads))
@@ -187,7 +180,7 @@ func runReal(ctx context.Context, cfg Config, samples []profile.Sample, table *s
 // slice reads the eval jobs that arrive within schedule.real.duration at
 // offered load u, their arrival times divided by the schedule load.
 func (r *realRunner) slice(ctx context.Context, u float64) ([]*sim.Job, error) {
-	jr, err := openJobs(r.in.Jobs, u*r.perUnit, 0)
+	jr, err := cluster.OpenJobs(r.in.Jobs, u*r.perUnit, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -198,15 +191,15 @@ func (r *realRunner) slice(ctx context.Context, u float64) ([]*sim.Job, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		j, err := jr.next()
+		j, err := jr.Next()
 		if err != nil {
 			return nil, err
 		}
 		if j == nil || j.Arrival >= span {
 			break
 		}
-		if r.cl.fits(j) {
-			if err := r.cl.resolve(j); err != nil {
+		if r.cl.Fits(j) {
+			if err := r.cl.Resolve(j); err != nil {
 				return nil, err
 			}
 		}
@@ -384,7 +377,7 @@ func (r *realRunner) replayOf(trace []TraceRow, batches []BatchRow) (*sim.Replay
 	missed := new(int64)
 	x := &sim.Replay{Time: func(d, lane int, jobs []*sim.Job, samples int32) (float64, error) {
 		h := jobs[0]
-		if b, ok := led[key{h.ID, r.cl.devices[d].Name}]; ok && b.samples == samples {
+		if b, ok := led[key{h.ID, r.cl.Devices()[d].Name}]; ok && b.samples == samples {
 			return b.time, nil
 		}
 		*missed++
@@ -404,58 +397,22 @@ func restamp[T any](entry, dir, name string, meta map[string]string) ([]T, error
 }
 
 // simConfig is the simulation, or the real run (x not nil), of spec on
-// the real cluster, its records going to rec.
+// the real cluster, its records going to rec; done releases what it
+// holds once the run is over.
 func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor, v variant) (sim.Config, func(), error) {
 	u := Unit{Spec: spec, Replication: max(1, v.draw), Predictor: r.cfg.Predictor}
 	simSeed, policySeed := u.seeds(r.seed)
-	ps, err := policy.ParseSpec(spec)
+	b, err := r.cl.Build(cluster.Simulation{Spec: spec, SimSeed: simSeed, PolicySeed: policySeed, Predictor: r.cfg.Predictor,
+		Slower: v.slower, OnBatch: rec.batch, Machine: x})
 	if err != nil {
-		return sim.Config{}, nil, err
-	}
-	pol, err := policy.New(ps.Name, options(r.cfg, policySeed))
-	if err != nil {
-		return sim.Config{}, nil, err
-	}
-	pred, err := r.cl.predictor(r.cfg.Predictor)
-	if err != nil {
-		return sim.Config{}, nil, err
-	}
-	sc := sim.Config{Devices: r.cl.devices, Service: r.cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch, Predictor: pred}
-	if v.slower > 0 && v.slower != 1 {
-		// The simulator divides a batch's time by its device's speed:
-		// the same draws, every one slower by the factor.
-		devs := slices.Clone(r.cl.devices)
-		for i := range devs {
-			devs[i].Speed /= v.slower
-		}
-		sc.Devices = devs
-	}
-	st := settings(r.cfg, r.cl)
-	var mig *netMigrator
-	if mk := st.Learned; mk != nil {
-		st.Learned = func() (sim.Migrator, error) {
-			m, err := mk()
-			if err == nil {
-				mig = m.(*netMigrator)
-			}
-			return m, err
-		}
-	}
-	if x != nil {
-		// A real run's decisions take the time they take, inside the event
-		// that asks them.
-		st.Serving.Latency = nil
-		sc.Executor = x
-	}
-	if err := ps.Configure(&sc, st); err != nil {
 		return sim.Config{}, nil, err
 	}
 	done := func() {
-		if mig != nil {
+		if mig, ok := b.Migrator.(*netMigrator); ok {
 			mig.close()
 		}
 	}
-	return sc, done, nil
+	return b.Config, done, nil
 }
 
 // feedJobs hands out copies of jobs in order, so that a run never
@@ -505,8 +462,9 @@ func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job,
 // dispatch files and the run's summary into entry.
 func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, entry string) error {
 	if r.exec == nil {
-		devs := make([]ortmachine.Device, len(r.cl.cfg))
-		for d, dev := range r.cl.cfg {
+		devs := make([]ortmachine.Device, len(r.cl.Devices()))
+		for d := range devs {
+			dev := r.cl.Device(d)
 			// A GPU's lanes run on GPU 0: the profile's samples do not say
 			// which ordinal it measured.
 			devs[d] = ortmachine.Device{Name: dev.Name, Lanes: dev.Lanes, Threads: dev.Threads, Provider: r.providers[dev.ProfileDevice]}
@@ -552,8 +510,8 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 	var last float64
 	rows := make([]DispatchRow, len(batches))
 	for i, b := range batches {
-		dev := r.cl.cfg[b.Device]
-		rows[i] = DispatchRow{BatchID: b.BatchID, Device: dev.Name, Lane: b.Lane, Model: modelNames[b.Model], Precision: precisionNames[b.Precision],
+		dev := *r.cl.Device(int(b.Device))
+		rows[i] = DispatchRow{BatchID: b.BatchID, Device: dev.Name, Lane: b.Lane, Model: cluster.ModelName(b.Model), Precision: cluster.PrecisionName(b.Precision),
 			Jobs: b.Jobs, Samples: b.Samples, HandedS: b.Handed, PickedS: b.Picked, RunS: b.Run, EndS: b.End, NoticedS: b.Noticed,
 			Bound: b.Bound, Faults: b.Faults, ProfileMeanS: r.cl.Predict(int(b.Device), b.Model, b.Precision, b.Samples)}
 		if b.Bound {
@@ -620,7 +578,7 @@ func quantileSorted(s []float64, q float64) float64 {
 func (r *realRunner) prepare(jobs []*sim.Job, batching bool) error {
 	sizes := map[[2]int32]map[int32]bool{}
 	for _, j := range jobs {
-		if !r.cl.fits(j) {
+		if !r.cl.Fits(j) {
 			continue
 		}
 		k := [2]int32{j.Model, j.Precision}
@@ -647,8 +605,8 @@ func (r *realRunner) prepare(jobs []*sim.Job, batching bool) error {
 // model reads the profile's build of a model at a precision: the very
 // bytes it timed.
 func (r *realRunner) model(model, precision int32) (ortmachine.Model, error) {
-	name := modelNames[model]
-	file := profile.ModelFile(name, precisionNames[precision])
+	name := cluster.ModelName(model)
+	file := profilespec.ModelFile(name, cluster.PrecisionName(precision))
 	b, err := os.ReadFile(filepath.Join(r.models, file))
 	if err != nil {
 		return ortmachine.Model{}, fmt.Errorf("the profile's %s, which the real run runs: %w", file, err)

@@ -14,11 +14,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
-	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -89,9 +89,6 @@ type Memo interface {
 // handing them to parquet-go: enough to amortize its per-call work.
 const rowBuffer = 4096
 
-// checkEvery is how many jobs pass between looks at the context.
-const checkEvery = 4096
-
 // Run simulates the eval workload in in.Jobs under every policy of cfg on
 // the cluster cfg describes, with service times from the profile samples in
 // in.Samples, and writes ClusterFile, BoundsFile, RunsFile, each policy's
@@ -105,7 +102,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("schedule: invalid config: %w", err)
 	}
-	samples, err := parquetio.ReadAll[profile.Sample](in.Samples)
+	samples, err := parquetio.ReadAll[profilespec.Sample](in.Samples)
 	if err != nil {
 		return fmt.Errorf("schedule: read profile samples: %w", err)
 	}
@@ -113,19 +110,9 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
-	cl, err := newCluster(cfg, table)
+	cl, err := newCluster(cfg, table, in)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
-	}
-	if cfg.Predictor == PredictorLearned {
-		if cl.learned, err = loadLearned(in.Predictor, cfg.Cluster); err != nil {
-			return fmt.Errorf("schedule: %w", err)
-		}
-	}
-	if len(learnedSpecs(cfg.Policies)) > 0 {
-		if err := cl.loadPlacement(cfg, in); err != nil {
-			return fmt.Errorf("schedule: %w", err)
-		}
 	}
 	var notesMu sync.Mutex
 	note := func(k, v string) {
@@ -148,14 +135,14 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	// One pass over the jobs resolves every curve the simulations need,
 	// so that a missing one is reported before any of them starts, and
 	// computes the bounds.
-	bounds, err := computeBounds(ctx, cl, in.Jobs, cfg.Load, 0)
+	bounds, err := cl.Bounds(ctx, in.Jobs, cfg.Load, 0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("schedule: %w", err)
 	}
-	warning, err := rejectedWarning(ctx, cl, in.Jobs, cfg.Load, bounds)
+	warning, err := cl.RejectedWarning(ctx, in.Jobs, cfg.Load, bounds)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -168,7 +155,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			out.Warn("schedule: " + warning)
 		}
 	}
-	if err := parquetio.WriteFile(filepath.Join(out.Dir, ClusterFile), cl.rows(), out.Metadata); err != nil {
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, ClusterFile), cl.Rows(), out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", ClusterFile, err)
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, BoundsFile), []BoundsRow{bounds}, out.Metadata); err != nil {
@@ -198,7 +185,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	ss := studies(cfg, cl)
 	var studyJobs int64
 	if len(ss) > 0 {
-		b, err := computeBounds(ctx, cl, in.Jobs, cfg.Load, cfg.Studies.Jobs)
+		b, err := cl.Bounds(ctx, in.Jobs, cfg.Load, cfg.Studies.Jobs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -262,7 +249,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 // runShard simulates one part of the load sweep into the memo: the grid
 // points and the capacity search of the runs (policy, replication) that
 // belong to it, exactly as Run would, so that Run then finds them there.
-func runShard(ctx context.Context, cfg Config, cl *cluster, seed int64, jobsPath string, out Output) error {
+func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, out Output) error {
 	if out.Memo == nil {
 		return errors.New("schedule: a part of the sweep needs a memo to leave its simulations in")
 	}
@@ -320,7 +307,7 @@ func runShard(ctx context.Context, cfg Config, cl *cluster, seed int64, jobsPath
 //
 // A learned policy's simulation also writes ServingFile, and tells note
 // (if not nil) its wall-clock time in onnxruntime.
-func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string,
+func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string,
 	prog *progress, note func(key, value string)) (err error) {
 	defer func() {
 		// A goroutine's panic would take the whole process with it.
@@ -330,15 +317,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 	}()
 	name := u.Spec
 	simSeed, policySeed := u.seeds(seed)
-	spec, err := policy.ParseSpec(u.Spec)
-	if err != nil {
-		return fmt.Errorf("schedule: %w", err)
-	}
-	pol, err := policy.New(spec.Name, options(cfg, policySeed))
-	if err != nil {
-		return fmt.Errorf("schedule: %w", err)
-	}
-	r, err := openJobs(jobsPath, u.Load, u.Jobs)
+	r, err := cluster.OpenJobs(jobsPath, u.Load, u.Jobs)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
@@ -357,12 +336,12 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		if stop != nil {
 			return nil, false
 		}
-		if r.done%checkEvery == 0 {
+		if r.Read()%cluster.CheckEvery == 0 {
 			if stop = ctx.Err(); stop != nil {
 				return nil, false
 			}
 		}
-		j, err := r.next()
+		j, err := r.Next()
 		if err != nil {
 			stop = err
 		}
@@ -376,44 +355,23 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		if err := rec.record(x); err != nil {
 			return err
 		}
-		r.recycle(x.Job)
-		if emitted++; emitted%checkEvery == 0 {
-			prog.add(checkEvery)
+		r.Recycle(x.Job)
+		if emitted++; emitted%cluster.CheckEvery == 0 {
+			prog.add(cluster.CheckEvery)
 			return ctx.Err()
 		}
 		return nil
 	}
-	pred, err := cl.predictor(u.Predictor)
+	b, err := cl.Build(cluster.Simulation{Spec: u.Spec, SimSeed: simSeed, PolicySeed: policySeed, Predictor: u.Predictor,
+		PredictionError: u.PredictionError, DecisionCost: u.DecisionCost, OnBatch: rec.batch})
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	sc := sim.Config{Devices: cl.devices, Service: cl, Policy: pol, Seed: simSeed, OnBatch: rec.batch,
-		Predictor: pred, PredictionError: u.PredictionError}
-	st := settings(cfg, cl)
-	var mig *netMigrator
-	if mk := st.Learned; mk != nil {
-		st.Learned = func() (sim.Migrator, error) {
-			m, err := mk()
-			if err == nil {
-				mig = m.(*netMigrator)
-			}
-			return m, err
-		}
-	}
-	cost := cl.decisionCost
-	if u.DecisionCost != "" && cl.placement != nil {
-		if cost, err = cl.costFunc(u.DecisionCost); err != nil {
-			return fmt.Errorf("schedule: policy %s: decision cost: %w", name, err)
-		}
-		st.Serving.Latency = cost
-	}
-	if err := spec.Configure(&sc, st); err != nil {
-		return fmt.Errorf("schedule: policy %s: %w", name, err)
-	}
+	mig, _ := b.Migrator.(*netMigrator)
 	if mig != nil {
 		defer mig.close()
 	}
-	stats, err := sim.Run(sc, next, emit)
+	stats, err := sim.Run(b.Config, next, emit)
 	if err == nil && mig != nil {
 		err = mig.err
 	}
@@ -426,7 +384,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	prog.add(emitted % checkEvery)
+	prog.add(emitted % cluster.CheckEvery)
 	if emitted != jobs {
 		// The bounds pass read the same file: only a simulator bug gets here.
 		return fmt.Errorf("schedule: policy %s: recorded %d jobs of %d", name, emitted, jobs)
@@ -435,7 +393,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster, seed int64, j
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	if mig != nil {
-		if err := writeServing(dir, meta, u, stats, mig, cost(1)); err != nil {
+		if err := writeServing(dir, meta, u, stats, mig, b.DecisionCost(1)); err != nil {
 			return fmt.Errorf("schedule: policy %s: %w", name, err)
 		}
 		if note != nil {
@@ -490,13 +448,13 @@ func replicationName(u Unit) string {
 // recorder turns the simulator's records into trace and devices rows.
 type recorder struct {
 	policy  string
-	cl      *cluster
+	cl      *cluster.Cluster
 	trace   *table[TraceRow]
 	batches *table[BatchRow]
 }
 
 // newRecorder creates the trace and devices files of policy's run in dir.
-func newRecorder(dir, policy string, cl *cluster, meta map[string]string) (*recorder, error) {
+func newRecorder(dir, policy string, cl *cluster.Cluster, meta map[string]string) (*recorder, error) {
 	trace, err := createTable[TraceRow](filepath.Join(dir, TraceFile), meta, traceWriterOptions)
 	if err != nil {
 		return nil, err
@@ -529,7 +487,7 @@ func (r *recorder) record(x *sim.Record) error {
 		JobID:    j.ID,
 		Policy:   r.policy,
 		Lane:     -1,
-		Class:    classNames[j.Class],
+		Class:    cluster.ClassName(j.Class),
 		ArrivalS: j.Arrival,
 		StartS:   x.Start,
 		EndS:     x.End,
@@ -538,7 +496,7 @@ func (r *recorder) record(x *sim.Record) error {
 		t.Rejected, t.Reason = true, x.Reason
 		return r.trace.commit()
 	}
-	dev := &r.cl.cfg[x.Device]
+	dev := r.cl.Device(int(x.Device))
 	t.Device, t.DeviceKind, t.Lane = dev.Name, dev.Kind, x.Lane
 	t.BatchID, t.BatchSize = x.BatchID, x.BatchSize
 	t.WaitS, t.ServiceS, t.E2ES = x.Start-j.Arrival, x.End-x.Start, x.End-j.Arrival
@@ -548,7 +506,7 @@ func (r *recorder) record(x *sim.Record) error {
 }
 
 func (r *recorder) batch(x *sim.BatchRecord) error {
-	dev := &r.cl.cfg[x.Device]
+	dev := r.cl.Device(int(x.Device))
 	b := r.batches.next()
 	*b = BatchRow{
 		Device:     dev.Name,

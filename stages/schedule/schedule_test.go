@@ -15,9 +15,11 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 var testMeta = map[string]string{
@@ -29,31 +31,31 @@ var testMeta = map[string]string{
 const ms = 1e-3
 
 // samples makes one profile row per latency (in milliseconds).
-func samples(kind, device, model, precision string, batch, threads, concurrency int, latMS ...float64) []profile.Sample {
-	out := make([]profile.Sample, len(latMS))
+func samples(kind, device, model, precision string, batch, threads, concurrency int, latMS ...float64) []profilespec.Sample {
+	out := make([]profilespec.Sample, len(latMS))
 	for i, l := range latMS {
-		out[i] = profile.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
+		out[i] = profilespec.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
 			Device: device, Model: model, Precision: precision, Batch: int32(batch), Threads: int32(threads),
-			Concurrency: int32(concurrency), Repeat: int32(i), LatencyS: l * ms, Source: profile.SourceMeasured}
+			Concurrency: int32(concurrency), Repeat: int32(i), LatencyS: l * ms, Source: profilespec.SourceMeasured}
 	}
 	return out
 }
 
-func inference(device, model, precision string, batch int, latMS ...float64) []profile.Sample {
-	return samples(profile.KindInference, device, model, precision, batch, 1, 1, latMS...)
+func inference(device, model, precision string, batch int, latMS ...float64) []profilespec.Sample {
+	return samples(profilespec.KindInference, device, model, precision, batch, 1, 1, latMS...)
 }
 
 // constantProfile times mlp in fp32 on "cpu" at 10 ms for every run of a
 // batch of 1: with one measured size, a batch of b takes b·10 ms, exactly,
 // whatever the draw.
-func constantProfile() []profile.Sample {
-	return inference("cpu", "mlp", profile.FP32, 1, 10, 10, 10)
+func constantProfile() []profilespec.Sample {
+	return inference("cpu", "mlp", profilespec.FP32, 1, 10, 10, 10)
 }
 
 // writeSamples writes a samples.parquet into a fresh directory.
-func writeSamples(t testing.TB, s []profile.Sample) string {
+func writeSamples(t testing.TB, s []profilespec.Sample) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), profile.SamplesFile)
+	path := filepath.Join(t.TempDir(), profilespec.SamplesFile)
 	if err := parquetio.WriteFile(path, s, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func writeJobs(t testing.TB, jobs []generate.Job) string {
 	for i := range jobs {
 		jobs[i].DeadlineS = jobs[i].ArrivalS + jobs[i].SLOS
 	}
-	path := filepath.Join(t.TempDir(), generate.JobsFile(generate.WorkloadEval))
+	path := filepath.Join(t.TempDir(), generatespec.JobsFile(generatespec.WorkloadEval))
 	if err := parquetio.WriteFile(path, jobs, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func generateJobs(t testing.TB, cfg generate.Config, seed int64) string {
 	if err := generate.Run(context.Background(), cfg, seed, generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, generate.JobsFile(generate.WorkloadEval))
+	return filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval))
 }
 
 // mlpWorkload is generate's default with only the mlp, whose jobs the
@@ -169,9 +171,9 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(a),
 // With one device and one lane every policy must give this schedule.
 func TestHandChecked(t *testing.T) {
 	jobs := writeJobs(t, []generate.Job{
-		{ID: 10, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
-		{ID: 11, ArrivalS: 0.005, Class: generate.ClassBatch, SLOS: 0.02, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
-		{ID: 12, ArrivalS: 0.1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+		{ID: 10, ArrivalS: 0, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32},
+		{ID: 11, ArrivalS: 0.005, Class: generatespec.ClassBatch, SLOS: 0.02, Model: "mlp", BatchSize: 2, Precision: generatespec.PrecisionFP32},
+		{ID: 12, ArrivalS: 0.1, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32},
 	})
 	// Every policy but learned, which needs a placement network (and
 	// with one device has no migration to decide).
@@ -190,9 +192,9 @@ func TestHandChecked(t *testing.T) {
 		batchID        int64
 	}
 	wants := []want{
-		{10, generate.ClassInteractive, 1, 0, 0, 0.010, true, 1},
-		{11, generate.ClassBatch, 2, 0.005, 0.010, 0.030, false, 2},
-		{12, generate.ClassInteractive, 1, 0.1, 0.1, 0.110, true, 3},
+		{10, generatespec.ClassInteractive, 1, 0, 0, 0.010, true, 1},
+		{11, generatespec.ClassBatch, 2, 0.005, 0.010, 0.030, false, 2},
+		{12, generatespec.ClassInteractive, 1, 0.1, 0.1, 0.110, true, 3},
 	}
 	for _, p := range cfg.Policies {
 		t.Run(p, func(t *testing.T) {
@@ -232,14 +234,14 @@ func TestHandChecked(t *testing.T) {
 
 // noisyProfile times the mlp in both precisions at batches 1 and 8 with
 // spread, and its contention at 1 and 2 sessions.
-func noisyProfile() []profile.Sample {
-	var s []profile.Sample
-	for _, p := range []string{profile.FP32, profile.FP16} {
+func noisyProfile() []profilespec.Sample {
+	var s []profilespec.Sample
+	for _, p := range []string{profilespec.FP32, profilespec.FP16} {
 		s = append(s, inference("cpu", "mlp", p, 1, 1.0, 1.2, 0.9, 1.5, 1.1)...)
 		s = append(s, inference("cpu", "mlp", p, 8, 3, 3.5, 4, 3.2)...)
 	}
-	s = append(s, samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 1, 1, 1.1, 0.9)...)
-	s = append(s, samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 2, 1.3, 1.4, 1.2)...)
+	s = append(s, samples(profilespec.KindContention, "cpu", "mlp", profilespec.FP32, 1, 1, 1, 1, 1.1, 0.9)...)
+	s = append(s, samples(profilespec.KindContention, "cpu", "mlp", profilespec.FP32, 1, 1, 2, 1.3, 1.4, 1.2)...)
 	return s
 }
 
@@ -296,7 +298,7 @@ func TestDeterminism(t *testing.T) {
 // sample, every job's service time halves, and the outputs say which
 // device was declared.
 func TestDeclaredSpeed(t *testing.T) {
-	prof := writeSamples(t, append(constantProfile(), inference("cpu", "mlp", profile.FP16, 1, 10)...))
+	prof := writeSamples(t, append(constantProfile(), inference("cpu", "mlp", profilespec.FP16, 1, 10)...))
 	jobs := generateJobs(t, mlpWorkload(2_000), 1)
 	measured := oneDevice(1, 1024, "fifo")
 	declared := oneDevice(1, 1024, "fifo")
@@ -336,8 +338,8 @@ func TestDeclaredSpeed(t *testing.T) {
 // one fits, a batch of two fits nowhere and is recorded as rejected.
 func TestRejected(t *testing.T) {
 	jobs := writeJobs(t, []generate.Job{
-		{ID: 1, ArrivalS: 0.5, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
-		{ID: 2, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+		{ID: 1, ArrivalS: 0.5, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 2, Precision: generatespec.PrecisionFP32},
+		{ID: 2, ArrivalS: 1, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32},
 	})
 	cfg := oneDevice(1, 15, "fifo", "edf")
 	cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10}
@@ -382,7 +384,7 @@ func TestRejectedShareWarns(t *testing.T) {
 			if i < tt.big {
 				batch = 2
 			}
-			jobs = append(jobs, generate.Job{ID: int64(i + 1), ArrivalS: float64(i), Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: batch, Precision: generate.PrecisionFP32})
+			jobs = append(jobs, generate.Job{ID: int64(i + 1), ArrivalS: float64(i), Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: batch, Precision: generatespec.PrecisionFP32})
 		}
 		cfg := oneDevice(1, 15, "fifo")
 		cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10}
@@ -422,12 +424,12 @@ func mlpWeightMiB() float64 {
 //	arrival bound: 1 s + 2.5 ms; mean latency bound: 10/3 ms
 func TestBoundsByHand(t *testing.T) {
 	prof := append(constantProfile(),
-		samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 1, 10, 10)...)
-	prof = append(prof, samples(profile.KindContention, "cpu", "mlp", profile.FP32, 1, 1, 2, 12.5, 12.5)...)
+		samples(profilespec.KindContention, "cpu", "mlp", profilespec.FP32, 1, 1, 1, 10, 10)...)
+	prof = append(prof, samples(profilespec.KindContention, "cpu", "mlp", profilespec.FP32, 1, 1, 2, 12.5, 12.5)...)
 	jobs := writeJobs(t, []generate.Job{
-		{ID: 1, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
-		{ID: 2, ArrivalS: 0, Class: generate.ClassBatch, SLOS: 1, Model: "mlp", BatchSize: 2, Precision: generate.PrecisionFP32},
-		{ID: 3, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
+		{ID: 1, ArrivalS: 0, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32},
+		{ID: 2, ArrivalS: 0, Class: generatespec.ClassBatch, SLOS: 1, Model: "mlp", BatchSize: 2, Precision: generatespec.PrecisionFP32},
+		{ID: 3, ArrivalS: 1, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32},
 	})
 	cfg := testConfig()
 	cfg.Cluster[0].MemoryMiB, cfg.Cluster[1].Lanes, cfg.Cluster[1].Speed = 1024, 1, 4
@@ -493,8 +495,8 @@ func TestLoadScalesArrivals(t *testing.T) {
 
 func TestMissingCurveNamesIt(t *testing.T) {
 	jobs := writeJobs(t, []generate.Job{
-		{ID: 1, ArrivalS: 0, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32},
-		{ID: 7, ArrivalS: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP16},
+		{ID: 1, ArrivalS: 0, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32},
+		{ID: 7, ArrivalS: 1, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP16},
 	})
 	cfg := testConfig()
 	dir := t.TempDir()
@@ -512,7 +514,7 @@ func TestMissingCurveNamesIt(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	prof := writeSamples(t, constantProfile())
-	jobs := writeJobs(t, []generate.Job{{ID: 1, Class: generate.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generate.PrecisionFP32}})
+	jobs := writeJobs(t, []generate.Job{{ID: 1, Class: generatespec.ClassInteractive, SLOS: 0.1, Model: "mlp", BatchSize: 1, Precision: generatespec.PrecisionFP32}})
 	unknownDevice := testConfig()
 	unknownDevice.Cluster[0].ProfileDevice = "gpu0"
 	badConfig := testConfig()
@@ -582,21 +584,28 @@ func TestTraceIsTheSimulation(t *testing.T) {
 	jobs := make([]*sim.Job, len(rows))
 	for i, r := range rows {
 		a := r.ArrivalS / cfg.Load
-		jobs[i] = &sim.Job{ID: r.ID, Arrival: a, Deadline: a + r.SLOS, Class: sim.Class(classCode([]byte(r.Class))),
-			Model: int32(modelCode([]byte(r.Model))), Precision: int32(precisionCode([]byte(r.Precision))), Batch: r.BatchSize}
+		class, precision := sim.Batch, int32(0)
+		if r.Class == generatespec.ClassInteractive {
+			class = sim.Interactive
+		}
+		if r.Precision == generatespec.PrecisionFP16 {
+			precision = 1
+		}
+		jobs[i] = &sim.Job{ID: r.ID, Arrival: a, Deadline: a + r.SLOS, Class: class,
+			Model: int32(slices.Index(catalog.Names(), r.Model)), Precision: precision, Batch: r.BatchSize}
 	}
-	// The train stage simulates what LoadWorkload loads, configured by
+	// The train stage simulates what cluster.Load loads, configured by
 	// SimConfig: the same jobs, and the same simulations.
-	w, err := LoadWorkload(context.Background(), cfg, writeSamples(t, prof), jobsPath, 0, nil)
+	w, err := cluster.Load(context.Background(), cfg, writeSamples(t, prof), jobsPath, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(w.Jobs) != len(jobs) {
-		t.Fatalf("LoadWorkload: %d jobs, want %d", len(w.Jobs), len(jobs))
+		t.Fatalf("cluster.Load: %d jobs, want %d", len(w.Jobs), len(jobs))
 	}
 	for i, j := range jobs {
 		if w.Jobs[i] != *j {
-			t.Fatalf("LoadWorkload: job %d = %+v, want %+v", i, w.Jobs[i], *j)
+			t.Fatalf("cluster.Load: job %d = %+v, want %+v", i, w.Jobs[i], *j)
 		}
 	}
 	replay := replayer(o, w, jobs, seed)
@@ -612,7 +621,7 @@ func TestTraceIsTheSimulation(t *testing.T) {
 
 // replayer returns a function that checks one replication of a policy
 // against sim.Run on the same jobs.
-func replayer(o output, w *Workload, jobs []*sim.Job, seed int64) func(t *testing.T, name string, rep int) {
+func replayer(o output, w *cluster.Workload, jobs []*sim.Job, seed int64) func(t *testing.T, name string, rep int) {
 	return func(t *testing.T, name string, rep int) {
 		simSeed, policySeed := Unit{Spec: name, Replication: rep}.seeds(seed)
 		spec, err := policy.ParseSpec(name)
@@ -623,7 +632,7 @@ func replayer(o output, w *Workload, jobs []*sim.Job, seed int64) func(t *testin
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl := w.cl
+		cl := w.Cluster
 		i := 0
 		var recs []sim.Record
 		_, err = sim.Run(sc,
@@ -645,7 +654,7 @@ func replayer(o output, w *Workload, jobs []*sim.Job, seed int64) func(t *testin
 		var reordered bool
 		for k, r := range recs {
 			tr := trace[k]
-			if tr.JobID != r.Job.ID || tr.Device != cl.cfg[r.Device].Name || tr.Lane != r.Lane || tr.BatchID != r.BatchID ||
+			if tr.JobID != r.Job.ID || tr.Device != cl.Device(int(r.Device)).Name || tr.Lane != r.Lane || tr.BatchID != r.BatchID ||
 				tr.BatchSize != r.BatchSize || tr.Migrated != r.Migrated || tr.SplitParts != r.SplitParts ||
 				tr.StartS != r.Start || tr.EndS != r.End || tr.ArrivalS != r.Job.Arrival {
 				t.Fatalf("row %d = %+v, the simulation recorded job %d on device %d lane %d batch %d, %v–%v",

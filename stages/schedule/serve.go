@@ -5,10 +5,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/schedule/placementnet"
-	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // learnedSpecs lists the policy specs whose migrations the network makes.
@@ -22,10 +24,31 @@ func learnedSpecs(specs []string) []string {
 	return out
 }
 
+// newCluster builds the cluster of cfg on the profile's table, with
+// train's predictor when cfg predicts with it, and, when cfg lists a
+// learned policy, its placement network served (loadPlacement).
+func newCluster(cfg Config, table *servicetime.Table, in Inputs) (*cluster.Cluster, error) {
+	cl, err := cluster.New(cfg, table)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Predictor == PredictorLearned {
+		if err := cl.LoadPredictor(in.Predictor); err != nil {
+			return nil, err
+		}
+	}
+	if len(learnedSpecs(cfg.Policies)) > 0 {
+		if err := loadPlacement(cl, cfg, in); err != nil {
+			return nil, err
+		}
+	}
+	return cl, nil
+}
+
 // loadPlacement readies the cluster to serve the learned policy: it loads
 // onnxruntime, reads the placement network in and checks that it serves,
 // and sets a decision's cost on the simulated clock.
-func (c *cluster) loadPlacement(cfg Config, in Inputs) error {
+func loadPlacement(cl *cluster.Cluster, cfg Config, in Inputs) error {
 	if _, err := ort.Init(in.ORTLib, in.ORTSource); err != nil {
 		return fmt.Errorf("learned policy (%s): %w", strings.Join(learnedSpecs(cfg.Policies), ", "), err)
 	}
@@ -40,58 +63,14 @@ func (c *cluster) loadPlacement(cfg Config, in Inputs) error {
 	if err := net.Close(); err != nil {
 		return fmt.Errorf("learned policy: %w", err)
 	}
-	if c.decisionCost, err = c.costFunc(cfg.Learned.Cost); err != nil {
+	cost, err := cl.DecisionCost(cfg.Learned.Cost)
+	if err != nil {
 		return fmt.Errorf("schedule.learned.cost: %w", err)
 	}
-	c.placement = model
+	l := cfg.Learned
+	cl.Serve(cluster.Serving{
+		NewMigrator: func() (sim.Migrator, error) { return newNetMigrator(model, l.Batch, l.Cache) },
+		Cost:        cost,
+	})
 	return nil
-}
-
-// costFunc is a batch of n decisions' cost for a value of
-// schedule.learned.cost.
-func (c *cluster) costFunc(cost string) (func(n int) float64, error) {
-	d, fromProfile, err := (schedulespec.Learned{Cost: cost}).LearnedCost()
-	if err != nil {
-		return nil, err
-	}
-	if !fromProfile {
-		s := d.Seconds()
-		return func(int) float64 { return s }, nil
-	}
-	if c.profileCost == nil {
-		if c.profileCost, err = c.profiledDecisionCost(); err != nil {
-			return nil, err
-		}
-	}
-	return c.profileCost, nil
-}
-
-// profiledDecisionCost is a batch's cost as the profile measured the zoo's
-// mlp (the placement network's shape, 10-64-64-1) at its size: the mean
-// latency on the first measured device's profile device at one thread,
-// interpolated between the measured batch sizes as any curve is.
-func (c *cluster) profiledDecisionCost() (func(n int) float64, error) {
-	dev := "cpu"
-	for _, d := range c.cfg {
-		if d.Kind == KindMeasured {
-			dev = d.ProfileDevice
-			break
-		}
-	}
-	curve, err := c.table.Curve(dev, "mlp", precisionNames[precFP32], 1)
-	if err != nil {
-		return nil, fmt.Errorf("%s: a decision's cost is the profile's mlp at one thread on device %s, which it lacks (measure the mlp, or give a duration): %w",
-			schedulespec.CostProfile, dev, err)
-	}
-	// Tabulated for the batches a decision batch can have.
-	costs := make([]float64, 1025)
-	for n := 1; n < len(costs); n++ {
-		costs[n] = curve.Mean(n)
-	}
-	return func(n int) float64 {
-		if n < len(costs) {
-			return costs[n]
-		}
-		return curve.Mean(n)
-	}, nil
 }

@@ -1,8 +1,6 @@
 package schedule
 
 import (
-	"github.com/mlsched/mlsched/stages/lib/policy"
-	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -83,27 +81,6 @@ func RealRepeatDir(policy string, u float64, repeat int) string {
 // ReplicationFile is schedulespec.ReplicationFile.
 func ReplicationFile(policy string, k int, name string) string {
 	return schedulespec.ReplicationFile(policy, k, name)
-}
-
-// settings are the policy options' parameters.
-func settings(c Config, cl *cluster) policy.Settings {
-	st := policy.Settings{
-		Batching:      sim.Batching{MaxBatch: int32(c.Batching.MaxBatch), Window: c.Batching.Window.Seconds()},
-		Split:         sim.Split{MinBatch: int32(c.Splitting.MinBatch)},
-		MigrationCost: c.Migration.Cost.Seconds(),
-		MinGain:       c.Migration.MinGain.Seconds(),
-	}
-	if cl.placement != nil {
-		l := c.Learned
-		st.Learned = func() (sim.Migrator, error) { return newNetMigrator(cl.placement, l.Batch, l.Cache) }
-		st.Serving = policy.Serving{Latency: cl.decisionCost, Batch: l.Batch, Window: l.Window.Seconds()}
-	}
-	return st
-}
-
-// options are the policies' own settings.
-func options(c Config, seed uint64) policy.Options {
-	return policy.Options{Seed: seed, Weights: c.Dynamic}
 }
 
 // unitConfig is the part of the section a single simulation depends on:

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 )
@@ -24,7 +25,7 @@ type study struct {
 // loaded; for every learned policy, each decision cost and
 // schedule.learned.cost's. All on the first studies.jobs jobs at
 // schedule.load, replication 1. A study without errors or costs is off.
-func studies(cfg Config, cl *cluster) []*study {
+func studies(cfg Config, cl *cluster.Cluster) []*study {
 	var out []*study
 	base := Unit{Replication: 1, Jobs: cfg.Studies.Jobs, Load: cfg.Load}
 	for _, spec := range cfg.Policies {
@@ -44,7 +45,7 @@ func studies(cfg Config, cl *cluster) []*study {
 		for _, e := range cfg.Studies.PredictionErrors {
 			add(PredictorTable, e)
 		}
-		if cl.learned != nil {
+		if cl.HasLearnedPredictor() {
 			add(PredictorLearned, 0)
 		}
 	}
@@ -64,7 +65,7 @@ func studies(cfg Config, cl *cluster) []*study {
 // fillMAPE sets each prediction-error study's PredictionMAPE: the same
 // for every policy (their simulations share the seed of the draws), so
 // computed once per predictor and error, all in one pass over the jobs.
-func fillMAPE(ctx context.Context, cl *cluster, ss []*study, seed int64, jobsPath string, load float64, limit int64) error {
+func fillMAPE(ctx context.Context, cl *cluster.Cluster, ss []*study, seed int64, jobsPath string, load float64, limit int64) error {
 	var errs []predictionErr
 	index := map[predictionErr]int{}
 	for _, st := range ss {
@@ -112,8 +113,8 @@ func (s *sweeper) runStudies(ctx context.Context, g *errgroup.Group, ss []*study
 				DecisionCost: st.u.DecisionCost, Jobs: r.Jobs, SLOAttainment: r.SLOAttainment,
 				InteractiveSLOAttainment: r.InteractiveSLOAttainment, MeanE2ES: r.MeanE2ES, P99E2ES: r.P99E2ES,
 				ThroughputJobsPerS: r.ThroughputJobsPerS, GoodputJobsPerS: r.GoodputJobsPerS}
-			if st.u.DecisionCost != "" && s.cl.placement != nil {
-				cost, err := s.cl.costFunc(st.u.DecisionCost)
+			if st.u.DecisionCost != "" && s.cl.Serves() {
+				cost, err := s.cl.DecisionCost(st.u.DecisionCost)
 				if err != nil {
 					return err
 				}
@@ -129,15 +130,15 @@ func (s *sweeper) runStudies(ctx context.Context, g *errgroup.Group, ss []*study
 // sim.Config.Seed), are from the profile's means over the first limit jobs
 // of jobsPath, on every device each job fits: the mean of
 // |prediction / mean − 1|, one per entry of errs.
-func predictionMAPE(ctx context.Context, cl *cluster, errs []predictionErr, seed uint64, jobsPath string, load float64, limit int64) ([]float64, error) {
+func predictionMAPE(ctx context.Context, cl *cluster.Cluster, errs []predictionErr, seed uint64, jobsPath string, load float64, limit int64) ([]float64, error) {
 	preds := make([]sim.Predictor, len(errs))
 	for i, pe := range errs {
 		var err error
-		if preds[i], err = cl.predictor(pe.pred); err != nil {
+		if preds[i], err = cl.Predictor(pe.pred); err != nil {
 			return nil, err
 		}
 	}
-	r, err := openJobs(jobsPath, load, limit)
+	r, err := cluster.OpenJobs(jobsPath, load, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +146,12 @@ func predictionMAPE(ctx context.Context, cl *cluster, errs []predictionErr, seed
 	sums := make([]float64, len(errs))
 	var n int64
 	for {
-		if r.done%checkEvery == 0 {
+		if r.Read()%cluster.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		j, err := r.next()
+		j, err := r.Next()
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +160,7 @@ func predictionMAPE(ctx context.Context, cl *cluster, errs []predictionErr, seed
 		}
 		need := cl.Memory(j.Model, j.Precision, j.Batch)
 		v := sim.PredictionVariate(seed, j.ID)
-		for d, dev := range cl.devices {
+		for d, dev := range cl.Devices() {
 			if need > dev.Memory {
 				continue
 			}
@@ -176,7 +177,7 @@ func predictionMAPE(ctx context.Context, cl *cluster, errs []predictionErr, seed
 			}
 			n++
 		}
-		r.recycle(j)
+		r.Recycle(j)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("no job fits the cluster")

@@ -15,8 +15,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // pointFile is a sweep point's file in its memo entry: its SweepRow, with
@@ -30,7 +31,7 @@ const pointFile = "point.parquet"
 // arrivals' span over the work's lower bound, both at load 1.
 type sweeper struct {
 	cfg      Config
-	cl       *cluster
+	cl       *cluster.Cluster
 	seed     int64
 	jobsPath string
 	memo     Memo
@@ -51,12 +52,12 @@ type pointOf struct {
 }
 
 // newSweeper reads the first sweep.jobs jobs once for their bounds.
-func newSweeper(ctx context.Context, cfg Config, cl *cluster, seed int64, jobsPath string, memo Memo) (*sweeper, error) {
+func newSweeper(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, memo Memo) (*sweeper, error) {
 	s := &sweeper{cfg: cfg, cl: cl, seed: seed, jobsPath: jobsPath, memo: memo, points: map[pointOf]SweepRow{}}
 	if !s.on() {
 		return s, nil
 	}
-	b, err := computeBounds(ctx, cl, jobsPath, 1, cfg.Sweep.Jobs)
+	b, err := cl.Bounds(ctx, jobsPath, 1, cfg.Sweep.Jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -277,9 +278,9 @@ func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) 
 	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, jobs, scratch, nil, s.prog, nil); err != nil {
 		return err
 	}
-	devices := make([]string, len(s.cl.cfg))
-	lanes := make([]int32, len(s.cl.cfg))
-	for d, dev := range s.cl.cfg {
+	devices := make([]string, len(s.cl.Devices()))
+	lanes := make([]int32, len(devices))
+	for d, dev := range s.cl.Devices() {
 		devices[d], lanes[d] = dev.Name, int32(dev.Lanes)
 	}
 	t, err := metrics.ReadTrace(filepath.Join(scratch, TraceFile), devices)
@@ -293,7 +294,7 @@ func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) 
 	sum := metrics.Summarize(t, busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil, metrics.Bootstrap{})
 	inter := math.NaN()
 	for _, c := range sum.Classes {
-		if c.Class == generate.ClassInteractive {
+		if c.Class == generatespec.ClassInteractive {
 			inter = 1 - c.SLOViolation
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -185,7 +186,7 @@ func TestSweep(t *testing.T) {
 		if r.SLOMet {
 			met++
 		}
-		if r.Class == generate.ClassInteractive {
+		if r.Class == generatespec.ClassInteractive {
 			inter++
 			if r.SLOMet {
 				interMet++

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/profile"
-	"github.com/mlsched/mlsched/stages/schedule"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train/label"
 	"github.com/mlsched/mlsched/stages/train/placement"
@@ -64,7 +64,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	var rows []trainspec.MetricRow
 
 	// The service-time predictor.
-	samples, err := parquetio.ReadAll[profile.Sample](in.Samples)
+	samples, err := parquetio.ReadAll[profilespec.Sample](in.Samples)
 	if err != nil {
 		return fmt.Errorf("train: read profile samples: %w", err)
 	}
@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	// The placement network: label, split, train, score, export.
 	// The rollouts predict as schedule's simulations will: with the
 	// predictor just trained, unless schedule.predictor says table.
-	w, err := schedule.LoadWorkload(ctx, simulation.Schedule(), in.Samples, in.Jobs, 0, res.Model)
+	w, err := cluster.Load(ctx, simulation.Schedule(), in.Samples, in.Jobs, 0, res.Model)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

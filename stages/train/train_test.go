@@ -14,6 +14,7 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train/placement"
@@ -21,7 +22,7 @@ import (
 
 // samplesPath is a profile measured on a two-core machine with the
 // default profile settings.
-const samplesPath = "predictor/testdata/samples-default.parquet"
+const samplesPath = "../lib/predictor/testdata/samples-default.parquet"
 
 // trainJobs runs the generate stage with its defaults but for the job
 // counts and returns the train workload's file.
@@ -33,7 +34,7 @@ func trainJobs(t testing.TB, jobs int64) string {
 	if err := generate.Run(context.Background(), cfg, 1, generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, generate.JobsFile(generate.WorkloadTrain))
+	return filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadTrain))
 }
 
 // small is a train section that runs in about a second.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -97,7 +98,7 @@ func FuzzJobSamples(f *testing.F) {
 	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
 		f.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, generate.JobsFile(generate.WorkloadEval)))
+	b, err := os.ReadFile(filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval)))
 	if err != nil {
 		f.Fatal(err)
 	}

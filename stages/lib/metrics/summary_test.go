@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -24,9 +25,9 @@ var handDevices = []string{"a", "b"}
 func handRows() []schedulespec.TraceRow {
 	var rows []schedulespec.TraceRow
 	for k := 1; k <= 20; k++ {
-		class, slo := generate.ClassBatch, 10.0
+		class, slo := generatespec.ClassBatch, 10.0
 		if k <= 5 {
-			class, slo = generate.ClassInteractive, 2
+			class, slo = generatespec.ClassInteractive, 2
 		}
 		a := float64(k)
 		rows = append(rows, schedulespec.TraceRow{
@@ -40,7 +41,7 @@ func handRows() []schedulespec.TraceRow {
 		id      int64
 		class   string
 		arrival float64
-	}{{121, generate.ClassInteractive, 3}, {122, generate.ClassBatch, 7}} {
+	}{{121, generatespec.ClassInteractive, 3}, {122, generatespec.ClassBatch, 7}} {
 		rows = append(rows, schedulespec.TraceRow{
 			JobID: r.id, Policy: "hand", Lane: -1, Class: r.class,
 			ArrivalS: r.arrival, StartS: r.arrival, EndS: r.arrival, Rejected: true, Reason: "fits nowhere",
@@ -187,7 +188,7 @@ func TestSummarizeByHand(t *testing.T) {
 			}
 		})
 	}
-	if s.Policy != "hand" || in.Class != generate.ClassInteractive || ba.Class != generate.ClassBatch ||
+	if s.Policy != "hand" || in.Class != generatespec.ClassInteractive || ba.Class != generatespec.ClassBatch ||
 		s.Devices[0].Device != "a" || s.Devices[1].Device != "b" {
 		t.Errorf("names: policy %q, classes %q %q, devices %q %q", s.Policy, in.Class, ba.Class, s.Devices[0].Device, s.Devices[1].Device)
 	}

@@ -10,18 +10,18 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // Class codes, the values of Trace.Class: the trace's class column holds
-// their names, generate.ClassInteractive and generate.ClassBatch.
+// their names, generatespec.ClassInteractive and generatespec.ClassBatch.
 const (
 	Interactive = 0
 	Batch       = 1
 )
 
 // classNames is indexed by the class codes.
-var classNames = [...]string{Interactive: generate.ClassInteractive, Batch: generate.ClassBatch}
+var classNames = [...]string{Interactive: generatespec.ClassInteractive, Batch: generatespec.ClassBatch}
 
 // NoDevice is Trace.Device for a rejected job, which ran on none.
 const NoDevice = -1
@@ -336,9 +336,9 @@ func permute[T any](s []T, perm []int32) []T {
 
 func classCode(b []byte) int32 {
 	switch string(b) {
-	case generate.ClassInteractive:
+	case generatespec.ClassInteractive:
 		return Interactive
-	case generate.ClassBatch:
+	case generatespec.ClassBatch:
 		return Batch
 	}
 	return -1

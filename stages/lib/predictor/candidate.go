@@ -7,9 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/mlsched/mlsched/stages/profile"
 )
 
 // trainSet is what a candidate is fitted to: some configurations, their
@@ -17,7 +16,7 @@ import (
 type trainSet struct {
 	configs []config
 	// samples holds every inference sample; configs index into it.
-	samples []profile.Sample
+	samples []profilespec.Sample
 	devices []string
 	names   []string
 	x       [][]float64
@@ -25,7 +24,7 @@ type trainSet struct {
 }
 
 // newTrainSet makes the training set of the configurations cs.
-func newTrainSet(cs []config, samples []profile.Sample) trainSet {
+func newTrainSet(cs []config, samples []profilespec.Sample) trainSet {
 	ts := trainSet{configs: cs, samples: samples, devices: devicesOf(cs)}
 	for _, f := range featureList(ts.devices) {
 		ts.names = append(ts.names, f.Name)

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/mlsched/mlsched/stages/lib/catalog"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // Query is one configuration to predict the service time of: a batch of a
@@ -96,9 +96,9 @@ func featureList(devices []string) []Feature {
 // bytesPerElement is the element width of a precision, 0 for an unknown one.
 func bytesPerElement(precision string) float64 {
 	switch precision {
-	case profile.FP32:
+	case profilespec.FP32:
 		return 4
-	case profile.FP16:
+	case profilespec.FP16:
 		return 2
 	}
 	return 0
@@ -152,10 +152,10 @@ func compareQueries(a, b Query) int {
 // inference of concurrency 1, and checks them: every row valid and every
 // model in the catalog. The error names the first bad row, counting from 1
 // in the caller's slice.
-func inferenceSamples(samples []profile.Sample) ([]profile.Sample, error) {
-	var kept []profile.Sample
+func inferenceSamples(samples []profilespec.Sample) ([]profilespec.Sample, error) {
+	var kept []profilespec.Sample
 	for i, s := range samples {
-		if s.Kind != profile.KindInference || s.Concurrency != 1 {
+		if s.Kind != profilespec.KindInference || s.Concurrency != 1 {
 			continue
 		}
 		if err := s.Validate(); err != nil {
@@ -168,14 +168,14 @@ func inferenceSamples(samples []profile.Sample) ([]profile.Sample, error) {
 	}
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("profile samples: no %q rows of concurrency 1 among %d rows: nothing to learn from",
-			profile.KindInference, len(samples))
+			profilespec.KindInference, len(samples))
 	}
 	return kept, nil
 }
 
 // configsOf groups samples into configurations, sorted by device, model,
 // precision, batch and threads.
-func configsOf(samples []profile.Sample) []config {
+func configsOf(samples []profilespec.Sample) []config {
 	index := map[Query]int{}
 	var cs []config
 	for i, s := range samples {

@@ -11,7 +11,7 @@ import (
 	"slices"
 
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
@@ -275,11 +275,11 @@ func newModel(f modelFile) (*Model, error) {
 	}
 	m := &Model{f: f}
 	if f.Kind == KindTable {
-		var samples []profile.Sample
+		var samples []profilespec.Sample
 		for _, g := range f.Table {
 			for i, l := range g.Latencies {
-				samples = append(samples, profile.Sample{
-					Kind: profile.KindInference, Backend: g.Backend, Provider: g.Provider,
+				samples = append(samples, profilespec.Sample{
+					Kind: profilespec.KindInference, Backend: g.Backend, Provider: g.Provider,
 					Device: g.Device, Model: g.Model, Precision: g.Precision,
 					Batch: g.Batch, Threads: g.Threads, Concurrency: 1,
 					Repeat: int32(i), LatencyS: l, Source: g.Source,

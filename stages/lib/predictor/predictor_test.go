@@ -13,16 +13,16 @@ import (
 	"github.com/sjwhitworth/golearn/trees"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 const testdataSamples = "testdata/samples-default.parquet"
 
 // loadSamples reads the measured default profile in testdata.
-func loadSamples(t testing.TB) []profile.Sample {
+func loadSamples(t testing.TB) []profilespec.Sample {
 	t.Helper()
-	s, err := parquetio.ReadAll[profile.Sample](testdataSamples)
+	s, err := parquetio.ReadAll[profilespec.Sample](testdataSamples)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestFoldsNoLeak(t *testing.T) {
 }
 
 // allConfigs returns the testdata configurations and samples.
-func allConfigs(t *testing.T) ([]config, []profile.Sample) {
+func allConfigs(t *testing.T) ([]config, []profilespec.Sample) {
 	t.Helper()
 	inf, err := inferenceSamples(loadSamples(t))
 	if err != nil {
@@ -425,15 +425,15 @@ func TestBadInput(t *testing.T) {
 	unknown[3].Model = "bert"
 	invalid := slices.Clone(good)
 	invalid[5].LatencyS = -1
-	var matmulOnly []profile.Sample
+	var matmulOnly []profilespec.Sample
 	for _, s := range good {
-		if s.Kind == profile.KindMatMul {
+		if s.Kind == profilespec.KindMatMul {
 			matmulOnly = append(matmulOnly, s)
 		}
 	}
 	tests := []struct {
 		name    string
-		samples []profile.Sample
+		samples []profilespec.Sample
 		opts    Options
 		want    string
 	}{
@@ -514,11 +514,11 @@ func BenchmarkTrain(b *testing.B) {
 // recovered to rounding, the others are left to the loglinear fallback, and a
 // file with a negative per-sample cost does not load.
 func TestAffine(t *testing.T) {
-	var samples []profile.Sample
+	var samples []profilespec.Sample
 	add := func(model string, batch int32, lat float64) {
 		for r := range 3 {
-			samples = append(samples, profile.Sample{Kind: profile.KindInference, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
-				Device: "cpu", Model: model, Precision: profile.FP32, Batch: batch, Threads: 1, Concurrency: 1, Repeat: int32(r), LatencyS: lat, Source: "measured"})
+			samples = append(samples, profilespec.Sample{Kind: profilespec.KindInference, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
+				Device: "cpu", Model: model, Precision: profilespec.FP32, Batch: batch, Threads: 1, Concurrency: 1, Repeat: int32(r), LatencyS: lat, Source: "measured"})
 		}
 	}
 	for _, b := range []int32{1, 2, 4, 8} {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // Options sets the training. A zero field takes its default.
@@ -90,7 +90,7 @@ type Result struct {
 // and fits it to all of them. It fails if there is no such row, a row is
 // invalid or names a model the catalog lacks, or there are fewer
 // configurations than folds.
-func Train(samples []profile.Sample, opts Options) (*Result, error) {
+func Train(samples []profilespec.Sample, opts Options) (*Result, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("predictor: options: %w", err)
@@ -178,7 +178,7 @@ type jobResult struct {
 
 // runFold fits kind to every configuration outside f and predicts those
 // in it.
-func runFold(cs []config, samples []profile.Sample, f fold, kind string, o *Options) (jobResult, error) {
+func runFold(cs []config, samples []profilespec.Sample, f fold, kind string, o *Options) (jobResult, error) {
 	r := jobResult{split: f.split, kind: kind, fold: f}
 	var trainCS []config
 	for _, i := range f.train(len(cs)) {

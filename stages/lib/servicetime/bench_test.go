@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // benchCurve is a curve shaped like the profile stage's default: batch
@@ -12,15 +12,15 @@ import (
 // with a few per cent of noise.
 func benchCurve(b *testing.B) *Curve {
 	r := rand.New(rand.NewPCG(7, 8))
-	var s []profile.Sample
+	var s []profilespec.Sample
 	for _, batch := range []int{1, 4, 16} {
 		lat := make([]float64, 20)
 		for i := range lat {
 			lat[i] = (2 + 0.5*float64(batch)) * (1 + 0.05*r.NormFloat64()*r.NormFloat64())
 		}
-		s = append(s, inference("cpu", "resnet18", profile.FP32, batch, 1, lat...)...)
+		s = append(s, inference("cpu", "resnet18", profilespec.FP32, batch, 1, lat...)...)
 	}
-	return mustCurve(b, mustTable(b, s), "cpu", "resnet18", profile.FP32, 1)
+	return mustCurve(b, mustTable(b, s), "cpu", "resnet18", profilespec.FP32, 1)
 }
 
 // benchUs are the quantile levels the benchmarks cycle through, drawn in

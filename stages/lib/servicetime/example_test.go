@@ -6,28 +6,28 @@ import (
 	"math/rand/v2"
 
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // sample is one measured inference latency, given in milliseconds.
-func sample(batch int, latMS float64) profile.Sample {
-	return profile.Sample{Kind: profile.KindInference, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
-		Device: "cpu", Model: "resnet18", Precision: profile.FP32, Batch: int32(batch), Threads: 1,
-		Concurrency: 1, LatencyS: latMS / 1000, Source: profile.SourceMeasured}
+func sample(batch int, latMS float64) profilespec.Sample {
+	return profilespec.Sample{Kind: profilespec.KindInference, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
+		Device: "cpu", Model: "resnet18", Precision: profilespec.FP32, Batch: int32(batch), Threads: 1,
+		Concurrency: 1, LatencyS: latMS / 1000, Source: profilespec.SourceMeasured}
 }
 
 // A simulator draws ground-truth service times with u from its own seeded
 // generator; policies predict with Mean. Batch 4 lies between the measured
 // 1 and 8, batch 16 beyond them.
 func ExampleCurve_Quantile() {
-	tab, err := servicetime.NewTable([]profile.Sample{
+	tab, err := servicetime.NewTable([]profilespec.Sample{
 		sample(1, 2), sample(1, 3), sample(1, 4),
 		sample(8, 9), sample(8, 10), sample(8, 11),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := tab.Curve("cpu", "resnet18", profile.FP32, 1)
+	c, err := tab.Curve("cpu", "resnet18", profilespec.FP32, 1)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,12 +50,12 @@ func ExampleCurve_Quantile() {
 
 // Lanes that share a device each run slower by the measured factor.
 func ExampleContention_Factor() {
-	rows := []profile.Sample{sample(1, 3)}
+	rows := []profilespec.Sample{sample(1, 3)}
 	for k, medianMS := range map[int]float64{1: 2, 2: 2.4, 4: 4.8} {
 		for range k {
-			rows = append(rows, profile.Sample{Kind: profile.KindContention, Backend: "onnxruntime",
-				Provider: "CPUExecutionProvider", Device: "cpu", Model: "resnet18", Precision: profile.FP32,
-				Batch: 1, Threads: 1, Concurrency: int32(k), LatencyS: medianMS / 1000, Source: profile.SourceMeasured})
+			rows = append(rows, profilespec.Sample{Kind: profilespec.KindContention, Backend: "onnxruntime",
+				Provider: "CPUExecutionProvider", Device: "cpu", Model: "resnet18", Precision: profilespec.FP32,
+				Batch: 1, Threads: 1, Concurrency: int32(k), LatencyS: medianMS / 1000, Source: profilespec.SourceMeasured})
 		}
 	}
 	tab, err := servicetime.NewTable(rows)

@@ -9,28 +9,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 const ms = 1e-3
 
 // rows makes one sample row per latency, given in milliseconds.
-func rows(kind, source, device, model, precision string, batch, threads, concurrency int, latMS ...float64) []profile.Sample {
-	out := make([]profile.Sample, len(latMS))
+func rows(kind, source, device, model, precision string, batch, threads, concurrency int, latMS ...float64) []profilespec.Sample {
+	out := make([]profilespec.Sample, len(latMS))
 	for i, l := range latMS {
-		out[i] = profile.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
+		out[i] = profilespec.Sample{Kind: kind, Backend: "onnxruntime", Provider: "CPUExecutionProvider",
 			Device: device, Model: model, Precision: precision, Batch: int32(batch), Threads: int32(threads),
 			Concurrency: int32(concurrency), Repeat: int32(i), LatencyS: l * ms, Source: source}
 	}
 	return out
 }
 
-func inference(device, model, precision string, batch, threads int, latMS ...float64) []profile.Sample {
-	return rows(profile.KindInference, profile.SourceMeasured, device, model, precision, batch, threads, 1, latMS...)
+func inference(device, model, precision string, batch, threads int, latMS ...float64) []profilespec.Sample {
+	return rows(profilespec.KindInference, profilespec.SourceMeasured, device, model, precision, batch, threads, 1, latMS...)
 }
 
-func contention(device string, k int, latMS ...float64) []profile.Sample {
-	return rows(profile.KindContention, profile.SourceMeasured, device, "m", profile.FP32, 1, 1, k, latMS...)
+func contention(device string, k int, latMS ...float64) []profilespec.Sample {
+	return rows(profilespec.KindContention, profilespec.SourceMeasured, device, "m", profilespec.FP32, 1, 1, k, latMS...)
 }
 
 // fixture is a small hand-made profile whose every expected value in the
@@ -45,29 +45,29 @@ func contention(device string, k int, latMS ...float64) []profile.Sample {
 //
 // and rows the table must ignore: inference at concurrency 2, matmul and
 // provider rows, with latencies that would show if they were used.
-func fixture() []profile.Sample {
-	var s []profile.Sample
-	s = append(s, inference("cpu", "m", profile.FP32, 4, 1, 16, 10, 18, 12, 14)...)
-	s = append(s, inference("cpu", "m", profile.FP32, 1, 1, 4, 1, 3, 2)...)
-	s = append(s, inference("cpu", "m", profile.FP32, 8, 1, 24, 20)...)
-	s = append(s, inference("cpu", "m", profile.FP32, 4, 2, 8)...)
-	s = append(s, inference("cpu", "m", profile.FP32, 8, 2, 12)...)
-	s = append(s, inference("cpu", "m", profile.FP32, 4, 4, 4)...)
-	s = append(s, inference("cpu", "m", profile.FP32, 8, 4, 12)...)
-	s = append(s, inference("cpu", "m", profile.FP16, 4, 1, 10)...)
-	s = append(s, inference("cpu", "m", profile.FP16, 8, 1, 9)...)
-	s = append(s, inference("cpu", "solo", profile.FP32, 4, 1, 4, 2)...)
+func fixture() []profilespec.Sample {
+	var s []profilespec.Sample
+	s = append(s, inference("cpu", "m", profilespec.FP32, 4, 1, 16, 10, 18, 12, 14)...)
+	s = append(s, inference("cpu", "m", profilespec.FP32, 1, 1, 4, 1, 3, 2)...)
+	s = append(s, inference("cpu", "m", profilespec.FP32, 8, 1, 24, 20)...)
+	s = append(s, inference("cpu", "m", profilespec.FP32, 4, 2, 8)...)
+	s = append(s, inference("cpu", "m", profilespec.FP32, 8, 2, 12)...)
+	s = append(s, inference("cpu", "m", profilespec.FP32, 4, 4, 4)...)
+	s = append(s, inference("cpu", "m", profilespec.FP32, 8, 4, 12)...)
+	s = append(s, inference("cpu", "m", profilespec.FP16, 4, 1, 10)...)
+	s = append(s, inference("cpu", "m", profilespec.FP16, 8, 1, 9)...)
+	s = append(s, inference("cpu", "solo", profilespec.FP32, 4, 1, 4, 2)...)
 	s = append(s, contention("cpu", 1, 3, 1, 2)...)
 	s = append(s, contention("cpu", 2, 5, 2, 4, 3)...)
 	s = append(s, contention("cpu", 4, 7, 8, 6, 7)...)
 	// Ignored rows.
-	s = append(s, rows(profile.KindInference, profile.SourceMeasured, "cpu", "m", profile.FP32, 4, 1, 2, 1000, 2000)...)
-	s = append(s, rows(profile.KindMatMul, profile.SourceMeasured, "cpu", "matmul", profile.FP32, 128, 1, 1, 5000)...)
-	s = append(s, profile.Sample{Kind: profile.KindMatMul, Device: "cpu", Model: "matmul", LatencyS: -1}) // invalid, but not used
+	s = append(s, rows(profilespec.KindInference, profilespec.SourceMeasured, "cpu", "m", profilespec.FP32, 4, 1, 2, 1000, 2000)...)
+	s = append(s, rows(profilespec.KindMatMul, profilespec.SourceMeasured, "cpu", "matmul", profilespec.FP32, 128, 1, 1, 5000)...)
+	s = append(s, profilespec.Sample{Kind: profilespec.KindMatMul, Device: "cpu", Model: "matmul", LatencyS: -1}) // invalid, but not used
 	return s
 }
 
-func mustTable(t testing.TB, samples []profile.Sample) *Table {
+func mustTable(t testing.TB, samples []profilespec.Sample) *Table {
 	t.Helper()
 	tab, err := NewTable(samples)
 	if err != nil {
@@ -103,56 +103,56 @@ func TestQuantile(t *testing.T) {
 		wantMS    float64
 	}{
 		// Measured sizes: Hazen quantile, h = u·n - ½.
-		{"b1 u=0", profile.FP32, "m", 1, 1, 0, 1},
-		{"b1 flat below first midpoint", profile.FP32, "m", 1, 1, 0.125, 1},
-		{"b1 u=0.25 h=0.5", profile.FP32, "m", 1, 1, 0.25, 1.5},
-		{"b1 u=0.3 h=0.7", profile.FP32, "m", 1, 1, 0.3, 1.7},
-		{"b1 median", profile.FP32, "m", 1, 1, 0.5, 2.5},
-		{"b1 last midpoint", profile.FP32, "m", 1, 1, 0.875, 4},
-		{"b1 flat above last midpoint", profile.FP32, "m", 1, 1, 0.99, 4},
-		{"b1 u=1 clamps", profile.FP32, "m", 1, 1, 1, 4},
-		{"b1 u<0 clamps", profile.FP32, "m", 1, 1, -0.5, 1},
-		{"b1 NaN u is 0", profile.FP32, "m", 1, 1, math.NaN(), 1},
-		{"b4 median of 5", profile.FP32, "m", 1, 4, 0.5, 14},
-		{"b4 u=0.25 h=0.75", profile.FP32, "m", 1, 4, 0.25, 11.5},
-		{"b4 u=0.1 first midpoint", profile.FP32, "m", 1, 4, 0.1, 10},
-		{"b4 u=0.7 h=3", profile.FP32, "m", 1, 4, 0.7, 16},
-		{"b4 u=0.9 last midpoint", profile.FP32, "m", 1, 4, 0.9, 18},
-		{"b8 u=0 of 2", profile.FP32, "m", 1, 8, 0, 20},
-		{"b8 u=0.375 h=0.25", profile.FP32, "m", 1, 8, 0.375, 21},
-		{"b8 median of 2", profile.FP32, "m", 1, 8, 0.5, 22},
-		{"b8 u=0.75", profile.FP32, "m", 1, 8, 0.75, 24},
+		{"b1 u=0", profilespec.FP32, "m", 1, 1, 0, 1},
+		{"b1 flat below first midpoint", profilespec.FP32, "m", 1, 1, 0.125, 1},
+		{"b1 u=0.25 h=0.5", profilespec.FP32, "m", 1, 1, 0.25, 1.5},
+		{"b1 u=0.3 h=0.7", profilespec.FP32, "m", 1, 1, 0.3, 1.7},
+		{"b1 median", profilespec.FP32, "m", 1, 1, 0.5, 2.5},
+		{"b1 last midpoint", profilespec.FP32, "m", 1, 1, 0.875, 4},
+		{"b1 flat above last midpoint", profilespec.FP32, "m", 1, 1, 0.99, 4},
+		{"b1 u=1 clamps", profilespec.FP32, "m", 1, 1, 1, 4},
+		{"b1 u<0 clamps", profilespec.FP32, "m", 1, 1, -0.5, 1},
+		{"b1 NaN u is 0", profilespec.FP32, "m", 1, 1, math.NaN(), 1},
+		{"b4 median of 5", profilespec.FP32, "m", 1, 4, 0.5, 14},
+		{"b4 u=0.25 h=0.75", profilespec.FP32, "m", 1, 4, 0.25, 11.5},
+		{"b4 u=0.1 first midpoint", profilespec.FP32, "m", 1, 4, 0.1, 10},
+		{"b4 u=0.7 h=3", profilespec.FP32, "m", 1, 4, 0.7, 16},
+		{"b4 u=0.9 last midpoint", profilespec.FP32, "m", 1, 4, 0.9, 18},
+		{"b8 u=0 of 2", profilespec.FP32, "m", 1, 8, 0, 20},
+		{"b8 u=0.375 h=0.25", profilespec.FP32, "m", 1, 8, 0.375, 21},
+		{"b8 median of 2", profilespec.FP32, "m", 1, 8, 0.5, 22},
+		{"b8 u=0.75", profilespec.FP32, "m", 1, 8, 0.75, 24},
 		// Between: (1-w)·Q_lo + w·Q_hi at the same u.
-		{"b2 median w=1/3", profile.FP32, "m", 1, 2, 0.5, 2.0/3*2.5 + 1.0/3*14},
-		{"b3 u=0 w=2/3", profile.FP32, "m", 1, 3, 0, 1.0/3*1 + 2.0/3*10},
-		{"b6 u=0.25 w=1/2", profile.FP32, "m", 1, 6, 0.25, (11.5 + 20) / 2},
-		{"b6 median", profile.FP32, "m", 1, 6, 0.5, 18},
+		{"b2 median w=1/3", profilespec.FP32, "m", 1, 2, 0.5, 2.0/3*2.5 + 1.0/3*14},
+		{"b3 u=0 w=2/3", profilespec.FP32, "m", 1, 3, 0, 1.0/3*1 + 2.0/3*10},
+		{"b6 u=0.25 w=1/2", profilespec.FP32, "m", 1, 6, 0.25, (11.5 + 20) / 2},
+		{"b6 median", profilespec.FP32, "m", 1, 6, 0.5, 18},
 		// Above: Q_8 + t·(Q_8 - Q_4), t = (b-8)/4.
-		{"b12 median t=1", profile.FP32, "m", 1, 12, 0.5, 22 + 8},
-		{"b12 u=0.25 t=1", profile.FP32, "m", 1, 12, 0.25, 20 + 8.5},
-		{"b16 median t=2", profile.FP32, "m", 1, 16, 0.5, 22 + 2*8},
+		{"b12 median t=1", profilespec.FP32, "m", 1, 12, 0.5, 22 + 8},
+		{"b12 u=0.25 t=1", profilespec.FP32, "m", 1, 12, 0.25, 20 + 8.5},
+		{"b16 median t=2", profilespec.FP32, "m", 1, 16, 0.5, 22 + 2*8},
 		// Batch below 1 counts as 1.
-		{"b0 is b1", profile.FP32, "m", 1, 0, 0.5, 2.5},
-		{"b-3 is b1", profile.FP32, "m", 1, -3, 0.5, 2.5},
+		{"b0 is b1", profilespec.FP32, "m", 1, 0, 0.5, 2.5},
+		{"b-3 is b1", profilespec.FP32, "m", 1, -3, 0.5, 2.5},
 		// Below the smallest, threads=2: line 4 + b inside [b/4·8, 8].
-		{"below b2 line", profile.FP32, "m", 2, 2, 0.5, 6},
-		{"below b1 line", profile.FP32, "m", 2, 1, 0.5, 5},
-		{"below b3 line", profile.FP32, "m", 2, 3, 0.9, 7},
-		{"threads=2 above b16", profile.FP32, "m", 2, 16, 0.5, 12 + 2*4},
+		{"below b2 line", profilespec.FP32, "m", 2, 2, 0.5, 6},
+		{"below b1 line", profilespec.FP32, "m", 2, 1, 0.5, 5},
+		{"below b3 line", profilespec.FP32, "m", 2, 3, 0.9, 7},
+		{"threads=2 above b16", profilespec.FP32, "m", 2, 16, 0.5, 12 + 2*4},
 		// Below, threads=4: line -4 + 2b falls under the floor b/4·4.
-		{"below b2 floor", profile.FP32, "m", 4, 2, 0.5, 2},
-		{"below b3 floor", profile.FP32, "m", 4, 3, 0.5, 3},
-		{"below b1 floor", profile.FP32, "m", 4, 1, 0.5, 1},
+		{"below b2 floor", profilespec.FP32, "m", 4, 2, 0.5, 2},
+		{"below b3 floor", profilespec.FP32, "m", 4, 3, 0.5, 3},
+		{"below b1 floor", profilespec.FP32, "m", 4, 1, 0.5, 1},
 		// Falling segment 10 → 9: flat outside, linear inside.
-		{"falling below is flat", profile.FP16, "m", 1, 2, 0.5, 10},
-		{"falling above is flat", profile.FP16, "m", 1, 16, 0.5, 9},
-		{"falling between", profile.FP16, "m", 1, 6, 0.5, 9.5},
+		{"falling below is flat", profilespec.FP16, "m", 1, 2, 0.5, 10},
+		{"falling above is flat", profilespec.FP16, "m", 1, 16, 0.5, 9},
+		{"falling between", profilespec.FP16, "m", 1, 6, 0.5, 9.5},
 		// One size only: proportional to batch.
-		{"solo measured", profile.FP32, "solo", 1, 4, 0.5, 3},
-		{"solo above", profile.FP32, "solo", 1, 8, 0.5, 6},
-		{"solo below", profile.FP32, "solo", 1, 2, 0.5, 1.5},
-		{"solo b1 u=0", profile.FP32, "solo", 1, 1, 0, 0.5},
-		{"solo b1 u=1", profile.FP32, "solo", 1, 1, 1, 1},
+		{"solo measured", profilespec.FP32, "solo", 1, 4, 0.5, 3},
+		{"solo above", profilespec.FP32, "solo", 1, 8, 0.5, 6},
+		{"solo below", profilespec.FP32, "solo", 1, 2, 0.5, 1.5},
+		{"solo b1 u=0", profilespec.FP32, "solo", 1, 1, 0, 0.5},
+		{"solo b1 u=1", profilespec.FP32, "solo", 1, 1, 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,20 +174,20 @@ func TestMean(t *testing.T) {
 		batch     int
 		wantMS    float64
 	}{
-		{"m", profile.FP32, 1, 1, 2.5},
-		{"m", profile.FP32, 1, 4, 14},
-		{"m", profile.FP32, 1, 8, 22},
-		{"m", profile.FP32, 1, 2, 2.0/3*2.5 + 1.0/3*14},
-		{"m", profile.FP32, 1, 6, 18},
-		{"m", profile.FP32, 1, 12, 22 + 8},
-		{"m", profile.FP32, 1, 0, 2.5},
-		{"m", profile.FP32, 2, 2, 6},
-		{"m", profile.FP32, 4, 2, 2},
-		{"m", profile.FP16, 1, 2, 10},
-		{"m", profile.FP16, 1, 16, 9},
-		{"solo", profile.FP32, 1, 4, 3},
-		{"solo", profile.FP32, 1, 8, 6},
-		{"solo", profile.FP32, 1, 2, 1.5},
+		{"m", profilespec.FP32, 1, 1, 2.5},
+		{"m", profilespec.FP32, 1, 4, 14},
+		{"m", profilespec.FP32, 1, 8, 22},
+		{"m", profilespec.FP32, 1, 2, 2.0/3*2.5 + 1.0/3*14},
+		{"m", profilespec.FP32, 1, 6, 18},
+		{"m", profilespec.FP32, 1, 12, 22 + 8},
+		{"m", profilespec.FP32, 1, 0, 2.5},
+		{"m", profilespec.FP32, 2, 2, 6},
+		{"m", profilespec.FP32, 4, 2, 2},
+		{"m", profilespec.FP16, 1, 2, 10},
+		{"m", profilespec.FP16, 1, 16, 9},
+		{"solo", profilespec.FP32, 1, 4, 3},
+		{"solo", profilespec.FP32, 1, 8, 6},
+		{"solo", profilespec.FP32, 1, 2, 1.5},
 	}
 	for _, tc := range tests {
 		c := mustCurve(t, tab, "cpu", tc.model, tc.precision, tc.threads)
@@ -200,11 +200,11 @@ func TestMean(t *testing.T) {
 // TestLargeBatches covers measured sizes past the span table (maxSpans),
 // where sizes are searched for rather than looked up.
 func TestLargeBatches(t *testing.T) {
-	var s []profile.Sample
-	s = append(s, inference("gpu", "m", profile.FP32, 2, 1, 1)...)
-	s = append(s, inference("gpu", "m", profile.FP32, 5000, 1, 100)...)
-	s = append(s, inference("gpu", "m", profile.FP32, 6000, 1, 120)...)
-	c := mustCurve(t, mustTable(t, s), "gpu", "m", profile.FP32, 1)
+	var s []profilespec.Sample
+	s = append(s, inference("gpu", "m", profilespec.FP32, 2, 1, 1)...)
+	s = append(s, inference("gpu", "m", profilespec.FP32, 5000, 1, 100)...)
+	s = append(s, inference("gpu", "m", profilespec.FP32, 6000, 1, 120)...)
+	c := mustCurve(t, mustTable(t, s), "gpu", "m", profilespec.FP32, 1)
 	tests := []struct {
 		batch  int
 		wantMS float64
@@ -250,15 +250,15 @@ func TestLookupMatchesSearch(t *testing.T) {
 }
 
 func TestCurveAccessors(t *testing.T) {
-	c := mustCurve(t, mustTable(t, fixture()), "cpu", "m", profile.FP32, 1)
+	c := mustCurve(t, mustTable(t, fixture()), "cpu", "m", profilespec.FP32, 1)
 	if got, want := c.Batches(), []int{1, 4, 8}; !slices.Equal(got, want) {
 		t.Errorf("Batches() = %v, want %v", got, want)
 	}
-	if got, want := c.Key(), (Key{"cpu", "m", profile.FP32, 1}); got != want {
+	if got, want := c.Key(), (Key{"cpu", "m", profilespec.FP32, 1}); got != want {
 		t.Errorf("Key() = %v, want %v", got, want)
 	}
-	if got := c.Source(); got != profile.SourceMeasured {
-		t.Errorf("Source() = %q, want %q", got, profile.SourceMeasured)
+	if got := c.Source(); got != profilespec.SourceMeasured {
+		t.Errorf("Source() = %q, want %q", got, profilespec.SourceMeasured)
 	}
 }
 
@@ -289,27 +289,27 @@ func TestContentionFactor(t *testing.T) {
 	samples := fixture()
 	// gpu0: medians 10, 9, 12 at k = 1, 2, 3: k=2 measured 0.9, clamped to 1.
 	for k, lat := range map[int]float64{1: 10, 2: 9, 3: 12} {
-		samples = append(samples, rows(profile.KindContention, "import:gpu.csv", "gpu0", "m", profile.FP32, 1, 1, k, lat)...)
+		samples = append(samples, rows(profilespec.KindContention, "import:gpu.csv", "gpu0", "m", profilespec.FP32, 1, 1, k, lat)...)
 	}
 	// gpu1: medians 10, 15, 14 at k = 1, 2, 4: a falling last segment.
 	for k, lat := range map[int]float64{1: 10, 2: 15, 4: 14} {
-		samples = append(samples, rows(profile.KindContention, "import:gpu.csv", "gpu1", "m", profile.FP32, 1, 1, k, lat)...)
+		samples = append(samples, rows(profilespec.KindContention, "import:gpu.csv", "gpu1", "m", profilespec.FP32, 1, 1, k, lat)...)
 	}
 	// base: no k=1 contention rows; inference rows of the same session stand in (median 2).
-	samples = append(samples, inference("base", "m", profile.FP32, 1, 1, 1, 2, 3)...)
+	samples = append(samples, inference("base", "m", profilespec.FP32, 1, 1, 1, 2, 3)...)
 	samples = append(samples, contention("base", 2, 3)...)
 	samples = append(samples, contention("base", 4, 5)...)
 	// tpu: latencies, no contention rows.
-	samples = append(samples, inference("tpu", "m", profile.FP32, 1, 1, 1)...)
+	samples = append(samples, inference("tpu", "m", profilespec.FP32, 1, 1, 1)...)
 	// mix: sessions of two models, each run over its own model's median
 	// alone: a 1 1 1 (1) and 1.2 1.4 at k=2; b 10 (10), 10 11 at k=2, and
 	// 30 at k=4: ratios 1.2 1.4 1 1.1 at k=2, median 1.15; 3 at k=4. The
 	// ratio of the pooled medians would be 5.5/1 instead.
-	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "a", profile.FP32, 2, 1, 1, 1, 1, 1)...)
-	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "a", profile.FP32, 2, 1, 2, 1.2, 1.4)...)
-	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "b", profile.FP32, 2, 1, 1, 10)...)
-	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "b", profile.FP32, 2, 1, 2, 10, 11)...)
-	samples = append(samples, rows(profile.KindContention, profile.SourceMeasured, "mix", "b", profile.FP32, 2, 1, 4, 30)...)
+	samples = append(samples, rows(profilespec.KindContention, profilespec.SourceMeasured, "mix", "a", profilespec.FP32, 2, 1, 1, 1, 1, 1)...)
+	samples = append(samples, rows(profilespec.KindContention, profilespec.SourceMeasured, "mix", "a", profilespec.FP32, 2, 1, 2, 1.2, 1.4)...)
+	samples = append(samples, rows(profilespec.KindContention, profilespec.SourceMeasured, "mix", "b", profilespec.FP32, 2, 1, 1, 10)...)
+	samples = append(samples, rows(profilespec.KindContention, profilespec.SourceMeasured, "mix", "b", profilespec.FP32, 2, 1, 2, 10, 11)...)
+	samples = append(samples, rows(profilespec.KindContention, profilespec.SourceMeasured, "mix", "b", profilespec.FP32, 2, 1, 4, 30)...)
 	tab := mustTable(t, samples)
 
 	tests := []struct {
@@ -370,32 +370,32 @@ func TestContentionFactor(t *testing.T) {
 }
 
 func TestNewTableErrors(t *testing.T) {
-	good := inference("cpu", "m", profile.FP32, 1, 1, 1)
-	bad := func(mut func(*profile.Sample)) []profile.Sample {
+	good := inference("cpu", "m", profilespec.FP32, 1, 1, 1)
+	bad := func(mut func(*profilespec.Sample)) []profilespec.Sample {
 		s := slices.Clone(fixture())
 		mut(&s[3])
 		return s
 	}
 	tests := []struct {
 		name    string
-		samples []profile.Sample
+		samples []profilespec.Sample
 		want    []string
 	}{
 		{"no rows", nil, []string{"no \"inference\" rows", "among 0 rows"}},
-		{"no inference rows", append(contention("cpu", 1, 1), rows(profile.KindMatMul, profile.SourceMeasured, "cpu", "matmul", profile.FP32, 128, 1, 1, 3)...),
+		{"no inference rows", append(contention("cpu", 1, 1), rows(profilespec.KindMatMul, profilespec.SourceMeasured, "cpu", "matmul", profilespec.FP32, 128, 1, 1, 3)...),
 			[]string{"no \"inference\" rows of concurrency 1", "among 2 rows"}},
-		{"only concurrent inference", rows(profile.KindInference, profile.SourceMeasured, "cpu", "m", profile.FP32, 1, 1, 2, 1),
+		{"only concurrent inference", rows(profilespec.KindInference, profilespec.SourceMeasured, "cpu", "m", profilespec.FP32, 1, 1, 2, 1),
 			[]string{"no \"inference\" rows of concurrency 1"}},
-		{"zero latency", bad(func(s *profile.Sample) { s.LatencyS = 0 }), []string{"row 4 ", "latency_s", "got 0"}},
-		{"negative latency", bad(func(s *profile.Sample) { s.LatencyS = -1 }), []string{"row 4 ", "latency_s"}},
-		{"NaN latency", bad(func(s *profile.Sample) { s.LatencyS = math.NaN() }), []string{"row 4 ", "NaN"}},
-		{"infinite latency", bad(func(s *profile.Sample) { s.LatencyS = math.Inf(1) }), []string{"row 4 ", "+Inf"}},
-		{"batch 0", bad(func(s *profile.Sample) { s.Batch = 0 }), []string{"row 4 ", "column batch: must be at least 1"}},
-		{"threads 0", bad(func(s *profile.Sample) { s.Threads = 0 }), []string{"row 4 ", "column threads: must be at least 1"}},
+		{"zero latency", bad(func(s *profilespec.Sample) { s.LatencyS = 0 }), []string{"row 4 ", "latency_s", "got 0"}},
+		{"negative latency", bad(func(s *profilespec.Sample) { s.LatencyS = -1 }), []string{"row 4 ", "latency_s"}},
+		{"NaN latency", bad(func(s *profilespec.Sample) { s.LatencyS = math.NaN() }), []string{"row 4 ", "NaN"}},
+		{"infinite latency", bad(func(s *profilespec.Sample) { s.LatencyS = math.Inf(1) }), []string{"row 4 ", "+Inf"}},
+		{"batch 0", bad(func(s *profilespec.Sample) { s.Batch = 0 }), []string{"row 4 ", "column batch: must be at least 1"}},
+		{"threads 0", bad(func(s *profilespec.Sample) { s.Threads = 0 }), []string{"row 4 ", "column threads: must be at least 1"}},
 		// The profile stage's checks of imported rows apply here too.
-		{"unknown precision", bad(func(s *profile.Sample) { s.Precision = "int8" }), []string{"row 4 ", `column precision: want fp32 or fp16, got "int8"`}},
-		{"no provider", bad(func(s *profile.Sample) { s.Provider = "" }), []string{"row 4 ", "column provider: empty"}},
-		{"bad contention row", append(slices.Clone(good), rows(profile.KindContention, profile.SourceMeasured, "cpu", "m", profile.FP32, 1, 1, 0, 1)...),
+		{"unknown precision", bad(func(s *profilespec.Sample) { s.Precision = "int8" }), []string{"row 4 ", `column precision: want fp32 or fp16, got "int8"`}},
+		{"no provider", bad(func(s *profilespec.Sample) { s.Provider = "" }), []string{"row 4 ", "column provider: empty"}},
+		{"bad contention row", append(slices.Clone(good), rows(profilespec.KindContention, profilespec.SourceMeasured, "cpu", "m", profilespec.FP32, 1, 1, 0, 1)...),
 			[]string{"row 2 ", "contention cpu/m/fp32", "column concurrency: must be at least 1"}},
 	}
 	for _, tc := range tests {
@@ -416,12 +416,12 @@ func TestNewTableErrors(t *testing.T) {
 func TestLookupErrors(t *testing.T) {
 	samples := fixture()
 	// The same configuration measured here and imported under the same device name.
-	samples = append(samples, inference("cpu", "m", profile.FP32, 1, 8, 5)...)
-	samples = append(samples, rows(profile.KindInference, "import:other.csv", "cpu", "m", profile.FP32, 1, 8, 1, 6)...)
+	samples = append(samples, inference("cpu", "m", profilespec.FP32, 1, 8, 5)...)
+	samples = append(samples, rows(profilespec.KindInference, "import:other.csv", "cpu", "m", profilespec.FP32, 1, 8, 1, 6)...)
 	// Contention without a baseline, and two contention measurements on one device.
-	samples = append(samples, rows(profile.KindContention, "import:x.csv", "nobase", "m", profile.FP32, 1, 1, 2, 3)...)
-	samples = append(samples, rows(profile.KindContention, "import:x.csv", "two", "m", profile.FP32, 1, 1, 1, 3)...)
-	samples = append(samples, rows(profile.KindContention, "import:x.csv", "two", "n", profile.FP32, 2, 1, 1, 3)...)
+	samples = append(samples, rows(profilespec.KindContention, "import:x.csv", "nobase", "m", profilespec.FP32, 1, 1, 2, 3)...)
+	samples = append(samples, rows(profilespec.KindContention, "import:x.csv", "two", "m", profilespec.FP32, 1, 1, 1, 3)...)
+	samples = append(samples, rows(profilespec.KindContention, "import:x.csv", "two", "n", profilespec.FP32, 2, 1, 1, 3)...)
 	tab := mustTable(t, samples)
 
 	curve := []struct {
@@ -431,11 +431,11 @@ func TestLookupErrors(t *testing.T) {
 		notMeasured              bool
 		want                     []string
 	}{
-		{"other threads", "cpu", "m", profile.FP32, 3, true,
+		{"other threads", "cpu", "m", profilespec.FP32, 3, true,
 			[]string{"cpu/m/fp32/threads=3", "not measured", "cpu/m/fp16/threads=1, cpu/m/fp32/threads=1, cpu/m/fp32/threads=2, cpu/m/fp32/threads=4, cpu/m/fp32/threads=8"}},
-		{"other device", "gpu", "m", profile.FP32, 1, true, []string{"gpu/m/fp32/threads=1", "the profile measured m at cpu/m/fp16/threads=1"}},
-		{"unknown model", "cpu", "vit", profile.FP32, 1, true, []string{"cpu/vit/fp32/threads=1", "model vit was not profiled", "profiled models: m, solo"}},
-		{"two origins", "cpu", "m", profile.FP32, 8, false,
+		{"other device", "gpu", "m", profilespec.FP32, 1, true, []string{"gpu/m/fp32/threads=1", "the profile measured m at cpu/m/fp16/threads=1"}},
+		{"unknown model", "cpu", "vit", profilespec.FP32, 1, true, []string{"cpu/vit/fp32/threads=1", "model vit was not profiled", "profiled models: m, solo"}},
+		{"two origins", "cpu", "m", profilespec.FP32, 8, false,
 			[]string{"cpu/m/fp32/threads=8", "2 origins", "import:other.csv onnxruntime/CPUExecutionProvider, measured onnxruntime/CPUExecutionProvider", "device name"}},
 	}
 	for _, tc := range curve {
@@ -481,7 +481,7 @@ func TestLookupErrors(t *testing.T) {
 		})
 	}
 	// The ambiguous curve blocks only itself.
-	if _, err := tab.Curve("cpu", "m", profile.FP32, 1); err != nil {
+	if _, err := tab.Curve("cpu", "m", profilespec.FP32, 1); err != nil {
 		t.Errorf("Curve(cpu/m/fp32/threads=1) beside an ambiguous one: %v", err)
 	}
 }
@@ -543,7 +543,7 @@ func popSD(latMS ...float64) float64 {
 // the tolerance is 4 standard errors of the mean of n draws.
 func TestDrawsReproduceMean(t *testing.T) {
 	tab := mustTable(t, fixture())
-	c := mustCurve(t, tab, "cpu", "m", profile.FP32, 1)
+	c := mustCurve(t, tab, "cpu", "m", profilespec.FP32, 1)
 	sd := map[int]float64{1: popSD(1, 2, 3, 4), 4: popSD(10, 12, 14, 16, 18), 8: popSD(20, 24)}
 	tests := []struct {
 		batch int
@@ -579,7 +579,7 @@ func TestDrawsReproduceMean(t *testing.T) {
 // for k < n-1, and x_0 and x_{n-1} carry atoms of ½/n, each probability
 // estimated within 4 binomial standard errors.
 func TestDrawsReproduceDistribution(t *testing.T) {
-	c := mustCurve(t, mustTable(t, fixture()), "cpu", "m", profile.FP32, 1)
+	c := mustCurve(t, mustTable(t, fixture()), "cpu", "m", profilespec.FP32, 1)
 	var x []float64 // as rows computes them, so that == compares exactly
 	for _, v := range []float64{10, 12, 14, 16, 18} {
 		x = append(x, v*ms)

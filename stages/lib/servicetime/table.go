@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // ErrNotMeasured is wrapped by the errors of Table.Curve and
@@ -70,14 +70,14 @@ type Table struct {
 // "contention" rows for contention, and ignores every other row. Rows may
 // come from several devices and sources. It fails if there is no inference
 // row of concurrency 1, or if a row it uses is not valid
-// (profile.Sample.Validate, which the profile stage applies to imported
+// (profilespec.Sample.Validate, which the profile stage applies to imported
 // rows, so only a damaged file fails here); the error names the row,
 // counting from 1, and the column. Samples that are valid but
 // cannot make a curve or a contention factor (two origins for one
 // configuration, contention without a one-session baseline) are reported
 // by Curve or Contention when asked for, so that they block only the
 // simulations that need them.
-func NewTable(samples []profile.Sample) (*Table, error) {
+func NewTable(samples []profilespec.Sample) (*Table, error) {
 	type group struct {
 		key Key
 		o   origin
@@ -94,8 +94,8 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 	}
 	contention := map[contentionRun]map[string]map[int][]float64{}
 	for n, s := range samples {
-		isInference := s.Kind == profile.KindInference && s.Concurrency == 1
-		if !isInference && s.Kind != profile.KindContention {
+		isInference := s.Kind == profilespec.KindInference && s.Concurrency == 1
+		if !isInference && s.Kind != profilespec.KindContention {
 			continue
 		}
 		if err := s.Validate(); err != nil {
@@ -116,7 +116,7 @@ func NewTable(samples []profile.Sample) (*Table, error) {
 	}
 	if len(inference) == 0 {
 		return nil, fmt.Errorf("service: profile samples: no %q rows of concurrency 1 among %d rows: nothing to draw service times from",
-			profile.KindInference, len(samples))
+			profilespec.KindInference, len(samples))
 	}
 
 	t := &Table{

@@ -29,6 +29,12 @@ const (
 	ClassBatch       = "batch"
 )
 
+// Job precisions.
+const (
+	PrecisionFP32 = "fp32"
+	PrecisionFP16 = "fp16"
+)
+
 const (
 	ProcessPoisson = "poisson"
 	ProcessBursty  = "bursty"

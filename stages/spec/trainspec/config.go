@@ -22,6 +22,10 @@ const (
 	PredictorFile = "predictor.json"
 	// PlacementFile is the migration network as ONNX.
 	PlacementFile = "placement.onnx"
+	// PlacementThreshold is the probability above which PlacementFile's
+	// output says migrate: what train scores it at and schedule serves it
+	// with.
+	PlacementThreshold = 0.5
 	// CVFile holds every held-out configuration of every split, with its
 	// measured median and each candidate's prediction.
 	CVFile = "cv.parquet"

@@ -3,14 +3,17 @@ package placement
 import (
 	"fmt"
 	"math"
+
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // Inputs is the number of features the network reads per decision point.
 // It will become sim.NumFeatures once the simulator declares its features.
 const Inputs = 10
 
-// Threshold is the probability above which the network says migrate.
-const Threshold = 0.5
+// Threshold is the probability above which the network says migrate
+// (trainspec.PlacementThreshold).
+const Threshold = trainspec.PlacementThreshold
 
 // Layer is one fully connected layer, y = Weight·x + Bias.
 type Layer struct {

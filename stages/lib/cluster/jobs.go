@@ -1,4 +1,4 @@
-package schedule
+package cluster
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
-// readChunk is how many jobs a jobReader decodes from its columns at a time:
+// readChunk is how many jobs a JobReader decodes from its columns at a time:
 // enough to amortize the per-column calls, small enough to stay in cache.
 const readChunk = 4096
 
@@ -26,19 +26,34 @@ const (
 )
 
 // precisionNames is indexed by the precision indexes above.
-var precisionNames = [numPrecisions]string{generate.PrecisionFP32, generate.PrecisionFP16}
+var precisionNames = [numPrecisions]string{generatespec.PrecisionFP32, generatespec.PrecisionFP16}
 
 // modelNames is indexed by sim.Job.Model: the catalog's fixed order.
 var modelNames = catalog.Names()
 
 // classNames is indexed by sim.Class.
-var classNames = [...]string{sim.Interactive: generate.ClassInteractive, sim.Batch: generate.ClassBatch}
+var classNames = [...]string{sim.Interactive: generatespec.ClassInteractive, sim.Batch: generatespec.ClassBatch}
+
+// ModelName is the catalog name of a sim.Job.Model index.
+func ModelName(model int32) string { return modelNames[model] }
+
+// PrecisionName is the name (generatespec.PrecisionFP32, PrecisionFP16) of
+// a sim.Job.Precision index.
+func PrecisionName(precision int32) string { return precisionNames[precision] }
+
+// ClassName is the name (generatespec.ClassInteractive, ClassBatch) of a
+// job class.
+func ClassName(c sim.Class) string { return classNames[c] }
+
+// CheckEvery is how many jobs pass between looks at the context in a loop
+// over a workload.
+const CheckEvery = 4096
 
 // noCode marks a string a column holds that names nothing known: any
 // negative code does for parquetio.Column.Codes.
 const noCode = -1
 
-// jobReader streams the jobs of a jobs-<workload>.parquet file in file
+// JobReader streams the jobs of a jobs-<workload>.parquet file in file
 // (arrival) order as sim.Jobs. It decodes the seven columns it needs a page
 // at a time through parquetio.ColumnFile, straight from parquet-go's typed
 // page buffers: no row is ever assembled as a Go struct, and strings are
@@ -49,7 +64,7 @@ const noCode = -1
 // Memory is bounded whatever the file's size: one decoded page per column
 // (pages are written PageBufferSize, 256 KiB, at a time), parquet-go's read
 // buffers, and readChunk rows of decoded values; a few MiB in all.
-type jobReader struct {
+type JobReader struct {
 	file *parquetio.ColumnFile
 	name string // the file's base name, for errors
 	rows int64  // as the footer says
@@ -72,11 +87,11 @@ type jobReader struct {
 	free []*sim.Job
 }
 
-// openJobs opens a jobs file for streaming and checks that it has the
+// OpenJobs opens a jobs file for streaming and checks that it has the
 // columns the simulator needs, with the physical types generate writes.
 // Arrival times are divided by load; limit > 0 reads only the first limit
 // jobs.
-func openJobs(path string, load float64, limit int64) (r *jobReader, err error) {
+func OpenJobs(path string, load float64, limit int64) (r *JobReader, err error) {
 	name := filepath.Base(path)
 	cf, err := parquetio.OpenColumns(path)
 	if err != nil {
@@ -91,7 +106,7 @@ func openJobs(path string, load float64, limit int64) (r *jobReader, err error) 
 	if limit > 0 {
 		rows = min(rows, limit)
 	}
-	r = &jobReader{file: cf, name: name, rows: rows, load: load, lastArrival: math.Inf(-1)}
+	r = &JobReader{file: cf, name: name, rows: rows, load: load, lastArrival: math.Inf(-1)}
 	for _, c := range []struct {
 		col  **parquetio.Column
 		name string
@@ -119,12 +134,15 @@ func openJobs(path string, load float64, limit int64) (r *jobReader, err error) 
 	return r, nil
 }
 
-// Close releases the file and the pages in use.
-func (r *jobReader) Close() error { return r.file.Close() }
+// Read is how many jobs Next has returned.
+func (r *JobReader) Read() int64 { return r.done }
 
-// next returns the next job, or nil at the end of the file. The job comes
+// Close releases the file and the pages in use.
+func (r *JobReader) Close() error { return r.file.Close() }
+
+// Next returns the next job, or nil at the end of the file. The job comes
 // from the reader's free list when one was recycled.
-func (r *jobReader) next() (*sim.Job, error) {
+func (r *JobReader) Next() (*sim.Job, error) {
 	if r.pos == r.n {
 		if r.done == r.rows {
 			return nil, nil
@@ -168,14 +186,14 @@ func (r *jobReader) next() (*sim.Job, error) {
 	return j, nil
 }
 
-// recycle hands back a job the simulator has finished with: sim.Run
+// Recycle hands back a job the simulator has finished with: sim.Run
 // emits a job's record once, when it is done with the job, and keeps no
 // reference to it afterwards, so its memory can carry a later job. The
 // jobs in memory are then only those queued or running.
-func (r *jobReader) recycle(j *sim.Job) { r.free = append(r.free, j) }
+func (r *JobReader) Recycle(j *sim.Job) { r.free = append(r.free, j) }
 
 // fill decodes the next n rows of every column.
-func (r *jobReader) fill(n int) error {
+func (r *JobReader) fill(n int) error {
 	if err := r.id.Int64s(r.ids[:n]); err != nil {
 		return r.wrap(err)
 	}
@@ -209,12 +227,12 @@ func (r *jobReader) fill(n int) error {
 	return nil
 }
 
-func (r *jobReader) wrap(err error) error {
+func (r *JobReader) wrap(err error) error {
 	return fmt.Errorf("read %s: after row %d: %w", r.name, r.done, err)
 }
 
 // badValue reports the row that holds a string naming nothing known.
-func (r *jobReader) badValue(col string, i int, value string) error {
+func (r *JobReader) badValue(col string, i int, value string) error {
 	var want []string
 	switch col {
 	case "class":
@@ -229,9 +247,9 @@ func (r *jobReader) badValue(col string, i int, value string) error {
 
 func classCode(b []byte) int32 {
 	switch string(b) {
-	case generate.ClassInteractive:
+	case generatespec.ClassInteractive:
 		return int32(sim.Interactive)
-	case generate.ClassBatch:
+	case generatespec.ClassBatch:
 		return int32(sim.Batch)
 	}
 	return noCode
@@ -244,9 +262,9 @@ func modelCode(b []byte) int32 {
 
 func precisionCode(b []byte) int32 {
 	switch string(b) {
-	case generate.PrecisionFP32:
+	case generatespec.PrecisionFP32:
 		return precFP32
-	case generate.PrecisionFP16:
+	case generatespec.PrecisionFP16:
 		return precFP16
 	}
 	return noCode

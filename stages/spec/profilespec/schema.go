@@ -1,8 +1,9 @@
-package profile
+package profilespec
 
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/mlsched/mlsched/stages/lib/ident"
 )
@@ -137,3 +138,13 @@ const (
 	SamplesFile = "samples.parquet"
 	SummaryFile = "summary.parquet"
 )
+
+// ModelFile names the .onnx file of a model build, in the stage's output.
+func ModelFile(name, precision string) string {
+	if precision == FP32 {
+		return name + ".onnx"
+	}
+	return name + "-" + precision + ".onnx"
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

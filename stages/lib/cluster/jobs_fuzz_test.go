@@ -1,4 +1,4 @@
-package schedule
+package cluster
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // FuzzReadJobs feeds the jobs reader that schedule and train read
-// generate's workloads with (openJobs) any bytes, from a generated eval
+// generate's workloads with (OpenJobs) any bytes, from a generated eval
 // workload, the same jobs with every column plain, and the files in
 // testdata/fuzz/FuzzReadJobs. Whatever the file holds, the reader never
 // panics or runs away, its errors name the file, and every job it yields
@@ -30,7 +31,7 @@ func FuzzReadJobs(f *testing.F) {
 	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
 		f.Fatal(err)
 	}
-	path := filepath.Join(dir, generate.JobsFile(generate.WorkloadEval))
+	path := filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		f.Fatal(err)
@@ -57,7 +58,7 @@ func FuzzReadJobs(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := openJobs(path, 2, 0)
+		r, err := OpenJobs(path, 2, 0)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) && !strings.Contains(err.Error(), "jobs-eval.parquet") {
 				t.Fatalf("error %q does not name the file", err)
@@ -67,7 +68,7 @@ func FuzzReadJobs(f *testing.F) {
 		defer r.Close()
 		prev := math.Inf(-1)
 		for n := 0; n < 20_000; n++ { // a few bytes may hold millions of rows
-			j, err := r.next()
+			j, err := r.Next()
 			if err != nil {
 				if !strings.Contains(err.Error(), "jobs-eval.parquet") {
 					t.Fatalf("error %q does not name the file", err)
@@ -90,7 +91,7 @@ func FuzzReadJobs(f *testing.F) {
 				t.Fatalf("job %d: model %d, precision %d", j.ID, j.Model, j.Precision)
 			}
 			prev = j.Arrival
-			r.recycle(j)
+			r.Recycle(j)
 		}
 	})
 }

@@ -1,7 +1,11 @@
-package schedule
+package cluster
 
 import (
 	"fmt"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 
 	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
@@ -16,7 +20,7 @@ const maxCachedBatch = 1 << 16
 // base + b·perSample MiB.
 type memToken struct{ base, perSample float64 }
 
-// cluster is the virtual cluster as the simulator sees it, and its
+// Cluster is the virtual cluster as the simulator sees it, and its
 // sim.Service: each device's profile curves, its contention, and the
 // memory model. Model and precision are the reader's indexes (catalog
 // order; precFP32, precFP16), combined into one pair index.
@@ -24,8 +28,11 @@ type memToken struct{ base, perSample float64 }
 // Curves are resolved by need, for the (model, precision) pairs the
 // workload holds, before any simulation starts; from then on the cluster is
 // read-only and shared by the concurrent simulations.
-type cluster struct {
-	cfg     []Device
+type Cluster struct {
+	// sched is the schedule section the cluster was built from: its
+	// options' settings configure every simulation (Build).
+	sched   schedulespec.Config
+	cfg     []schedulespec.Device
 	devices []sim.Device
 	table   *servicetime.Table
 	// contention is nil for a declared device, whose contention is unknown.
@@ -44,28 +51,40 @@ type cluster struct {
 	// maxBatch samples and each job's batch.
 	learned  *learned
 	maxBatch int
-	// placement is the train stage's placement network (ONNX), which the
-	// learned policy serves; decisionCost a batch of n decisions' time on
-	// the simulated clock. Both nil without a learned policy.
-	placement    []byte
-	decisionCost func(n int) float64
-	profileCost  func(n int) float64 // the profiled mlp's, once asked for
+	// serving is how the learned policy's decisions are served; its
+	// NewMigrator is nil without a learned policy.
+	serving     Serving
+	profileCost func(n int) float64 // the profiled mlp's, once asked for
 }
 
-var _ sim.Service = (*cluster)(nil)
+var _ sim.Service = (*Cluster)(nil)
 
 func pairOf(model, precision int32) int { return int(model)*numPrecisions + int(precision) }
 
-// newCluster builds the cluster of cfg on the profile's table. It fails if a
+// Open reads the profile's samples.parquet at samplesPath and builds the
+// cluster of cfg on it (New).
+func Open(cfg schedulespec.Config, samplesPath string) (*Cluster, error) {
+	samples, err := parquetio.ReadAll[profilespec.Sample](samplesPath)
+	if err != nil {
+		return nil, fmt.Errorf("read profile samples: %w", err)
+	}
+	table, err := servicetime.NewTable(samples)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, table)
+}
+
+// New builds the cluster of cfg on the profile's table. It fails if a
 // measured device's profile device has no rows or unusable contention rows.
-func newCluster(cfg Config, table *servicetime.Table) (*cluster, error) {
+func New(cfg schedulespec.Config, table *servicetime.Table) (*Cluster, error) {
 	pairs := len(modelNames) * numPrecisions
-	c := &cluster{cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs), maxBatch: cfg.Batching.MaxBatch}
+	c := &Cluster{sched: cfg, cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs), maxBatch: cfg.Batching.MaxBatch}
 	for i, d := range cfg.Cluster {
 		c.devices = append(c.devices, sim.Device{Name: d.Name, Lanes: d.Lanes, Memory: d.MemoryMiB, Speed: d.Speed})
 		factors := make([]float64, d.Lanes+1)
 		var con *servicetime.Contention
-		if d.Kind == KindMeasured {
+		if d.Kind == schedulespec.KindMeasured {
 			var err error
 			if con, err = table.Contention(d.ProfileDevice); err != nil {
 				return nil, fmt.Errorf("cluster[%d] (%s): %w", i, d.Name, err)
@@ -92,9 +111,11 @@ func newCluster(cfg Config, table *servicetime.Table) (*cluster, error) {
 	return c, nil
 }
 
-// resolve fetches every device's curve for job j's model and precision, if
+// Resolve fetches every device's curve for job j's model and precision, if
 // not done yet, and widens the predicted-time tables to j's batch size.
-func (c *cluster) resolve(j *sim.Job) error {
+// Every job a simulation will see must be resolved before any simulation
+// starts (Bounds does it): from then on the cluster is read-only.
+func (c *Cluster) Resolve(j *sim.Job) error {
 	pr := pairOf(j.Model, j.Precision)
 	if !c.resolved[pr] {
 		for d, dev := range c.cfg {
@@ -125,14 +146,15 @@ func (c *cluster) resolve(j *sim.Job) error {
 	return nil
 }
 
-// predictor is what the policies of a simulation predict with
-// (sim.Config.Predictor): nil, the cluster's own means, for
-// PredictorTable; the tabulated learned predictor for PredictorLearned.
-func (c *cluster) predictor(name string) (sim.Predictor, error) {
+// Predictor is what the policies of a simulation predict with
+// (sim.Config.Predictor) for a value of schedule.predictor: nil, the
+// cluster's own means, for schedulespec.PredictorTable; the tabulated
+// learned predictor (UsePredictor) for schedulespec.PredictorLearned.
+func (c *Cluster) Predictor(name string) (sim.Predictor, error) {
 	switch name {
-	case PredictorTable:
+	case schedulespec.PredictorTable:
 		return nil, nil
-	case PredictorLearned:
+	case schedulespec.PredictorLearned:
 		if c.learned == nil {
 			return nil, fmt.Errorf("no learned predictor was loaded (the train stage's %s)", "predictor.json")
 		}
@@ -143,12 +165,12 @@ func (c *cluster) predictor(name string) (sim.Predictor, error) {
 
 // Time implements sim.Service: the u-quantile of the batch's latency on
 // device d's profile curve.
-func (c *cluster) Time(d int, model, precision, batch int32, u float64) float64 {
+func (c *Cluster) Time(d int, model, precision, batch int32, u float64) float64 {
 	return c.curves[d][pairOf(model, precision)].Quantile(int(batch), u)
 }
 
 // Predict implements sim.Service: the curve's mean.
-func (c *cluster) Predict(d int, model, precision, batch int32) float64 {
+func (c *Cluster) Predict(d int, model, precision, batch int32) float64 {
 	pr := pairOf(model, precision)
 	if tab := c.means[d][pr]; batch >= 0 && int(batch) < len(tab) {
 		return tab[batch]
@@ -157,13 +179,13 @@ func (c *cluster) Predict(d int, model, precision, batch int32) float64 {
 }
 
 // Memory implements sim.Service: the token model, in MiB.
-func (c *cluster) Memory(model, precision, batch int32) float64 {
+func (c *Cluster) Memory(model, precision, batch int32) float64 {
 	t := c.memory[pairOf(model, precision)]
 	return t.base + float64(batch)*t.perSample
 }
 
 // Contention implements sim.Service.
-func (c *cluster) Contention(d, k int) float64 {
+func (c *Cluster) Contention(d, k int) float64 {
 	if f := c.factors[d]; k >= 0 && k < len(f) {
 		return f[k]
 	}
@@ -173,9 +195,9 @@ func (c *cluster) Contention(d, k int) float64 {
 	return 1
 }
 
-// fits reports whether j fits on some device; the simulator rejects it
+// Fits reports whether j fits on some device; the simulator rejects it
 // otherwise.
-func (c *cluster) fits(j *sim.Job) bool {
+func (c *Cluster) Fits(j *sim.Job) bool {
 	need := c.Memory(j.Model, j.Precision, j.Batch)
 	for _, dev := range c.devices {
 		if need <= dev.Memory {
@@ -189,7 +211,7 @@ func (c *cluster) fits(j *sim.Job) bool {
 // can hold it, in seconds of wall-clock time (mean over speed) and in
 // seconds of its profile device (the mean itself, minimized separately);
 // ok is false when j fits on no device.
-func (c *cluster) fastest(j *sim.Job) (wall, profiled float64, ok bool) {
+func (c *Cluster) fastest(j *sim.Job) (wall, profiled float64, ok bool) {
 	need := c.Memory(j.Model, j.Precision, j.Batch)
 	for d, dev := range c.devices {
 		if need > dev.Memory {
@@ -207,10 +229,10 @@ func (c *cluster) fastest(j *sim.Job) (wall, profiled float64, ok bool) {
 	return wall, profiled, ok
 }
 
-// effectiveLanes is device d's throughput in lanes running alone:
+// EffectiveLanes is device d's throughput in lanes running alone:
 // max over k <= lanes of k/factor(k), since k busy lanes each progress at
 // 1/factor(k) of a lone lane's rate.
-func (c *cluster) effectiveLanes(d int) float64 {
+func (c *Cluster) EffectiveLanes(d int) float64 {
 	best := 0.0
 	for k := 1; k < len(c.factors[d]); k++ {
 		best = max(best, float64(k)/c.factors[d][k])
@@ -219,8 +241,8 @@ func (c *cluster) effectiveLanes(d int) float64 {
 }
 
 // contentionNote says where device d's contention factors come from.
-func (c *cluster) contentionNote(d int) string {
-	if c.cfg[d].Kind == KindDeclared {
+func (c *Cluster) contentionNote(d int) string {
+	if c.cfg[d].Kind == schedulespec.KindDeclared {
 		return "declared device: contention unknown, factor 1"
 	}
 	con := c.contention[d]
@@ -229,3 +251,20 @@ func (c *cluster) contentionNote(d int) string {
 	}
 	return con.String()
 }
+
+// Devices are the simulator's devices, in schedule.cluster's order.
+func (c *Cluster) Devices() []sim.Device { return c.devices }
+
+// Device is schedule.cluster[d] as configured.
+func (c *Cluster) Device(d int) *schedulespec.Device { return &c.cfg[d] }
+
+// Table is the profile's service-time table the cluster draws from.
+func (c *Cluster) Table() *servicetime.Table { return c.table }
+
+// HasLearnedPredictor says whether train's predictor is loaded
+// (UsePredictor): schedulespec.PredictorLearned can be asked for.
+func (c *Cluster) HasLearnedPredictor() bool { return c.learned != nil }
+
+// Serves says whether the learned policy's decisions are served (Serve):
+// a learned policy can be simulated.
+func (c *Cluster) Serves() bool { return c.serving.NewMigrator != nil }

@@ -1,4 +1,4 @@
-package schedule
+package cluster
 
 import (
 	"math"
@@ -24,22 +24,22 @@ type plainJob struct {
 	Precision string  `parquet:"precision"`
 }
 
-// readJobs streams every job of a file through a jobReader.
+// readJobs streams every job of a file through a JobReader.
 func readJobs(t *testing.T, path string, load float64) ([]sim.Job, error) {
 	t.Helper()
-	r, err := openJobs(path, load, 0)
+	r, err := OpenJobs(path, load, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	var out []sim.Job
 	for {
-		j, err := r.next()
+		j, err := r.Next()
 		if err != nil || j == nil {
 			return out, err
 		}
 		out = append(out, *j)
-		r.recycle(j)
+		r.Recycle(j)
 	}
 }
 
@@ -151,8 +151,8 @@ func TestJobReaderErrors(t *testing.T) {
 		missing:   "read missing.parquet: no column batch_size",
 		wrongType: "read wrong.parquet: column batch_size: want a required INT32 column",
 	} {
-		if _, err := openJobs(path, 1, 0); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("openJobs(%s) = %v, want an error containing %q", filepath.Base(path), err, want)
+		if _, err := OpenJobs(path, 1, 0); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("OpenJobs(%s) = %v, want an error containing %q", filepath.Base(path), err, want)
 		}
 	}
 }

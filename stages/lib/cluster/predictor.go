@@ -1,4 +1,4 @@
-package schedule
+package cluster
 
 import (
 	"fmt"
@@ -6,17 +6,18 @@ import (
 
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // learned is the train stage's service-time predictor as the simulations
 // ask it (sim.Predictor): tabulated once per device, model, precision and
 // batch size the workload can run, before any simulation starts, so that
 // a prediction costs a table lookup. Like the cluster's curves it is
-// filled while the jobs are first read (cluster.resolve) and read-only
+// filled while the jobs are first read (Cluster.Resolve) and read-only
 // from then on, shared by the concurrent simulations.
 type learned struct {
 	model *predictor.Model
-	devs  []Device
+	devs  []schedulespec.Device
 	// tab[d][pair][b] is the prediction for a batch of b on cluster
 	// device d's profile device and threads, before the device's speed.
 	tab [][][]float64
@@ -24,22 +25,28 @@ type learned struct {
 
 var _ sim.Predictor = (*learned)(nil)
 
-// loadLearned reads a predictor file written by the train stage.
-func loadLearned(path string, devs []Device) (*learned, error) {
+// LoadPredictor reads a predictor file written by the train stage and
+// makes it the cluster's learned predictor (UsePredictor).
+func (c *Cluster) LoadPredictor(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("learned predictor: %w", err)
+		return fmt.Errorf("learned predictor: %w", err)
 	}
 	defer f.Close()
 	m, err := predictor.Load(f)
 	if err != nil {
-		return nil, fmt.Errorf("learned predictor %s: %w", path, err)
+		return fmt.Errorf("learned predictor %s: %w", path, err)
 	}
-	return newLearned(m, devs), nil
+	c.UsePredictor(m)
+	return nil
 }
 
+// UsePredictor makes m the predictions of schedulespec.PredictorLearned
+// (Predictor). Call it before the jobs are resolved: the tables fill then.
+func (c *Cluster) UsePredictor(m *predictor.Model) { c.learned = newLearned(m, c.cfg) }
+
 // newLearned is m for the cluster devs, its tables empty until resolve.
-func newLearned(m *predictor.Model, devs []Device) *learned {
+func newLearned(m *predictor.Model, devs []schedulespec.Device) *learned {
 	l := &learned{model: m, devs: devs, tab: make([][][]float64, len(devs))}
 	pairs := len(modelNames) * numPrecisions
 	for d := range l.tab {
@@ -49,7 +56,7 @@ func newLearned(m *predictor.Model, devs []Device) *learned {
 }
 
 // query is the predictor's question for a batch on cluster device dev.
-func query(dev Device, model, precision int32, batch int) predictor.Query {
+func query(dev schedulespec.Device, model, precision int32, batch int) predictor.Query {
 	return predictor.Query{Device: dev.ProfileDevice, Model: modelNames[model], Precision: precisionNames[precision],
 		Batch: batch, Threads: dev.Threads}
 }
@@ -67,7 +74,7 @@ func (l *learned) resolve(j *sim.Job, upTo int) error {
 				var ok bool
 				if v, ok = l.model.Predict(query(dev, j.Model, j.Precision, b)); !ok {
 					return fmt.Errorf("cluster[%d] (%s): the learned predictor (%s) has no prediction for %s %s at batch %d on profile device %s at %d threads (set schedule.predictor: %s to predict from the profile)",
-						d, dev.Name, l.model.Kind(), modelNames[j.Model], precisionNames[j.Precision], b, dev.ProfileDevice, dev.Threads, PredictorTable)
+						d, dev.Name, l.model.Kind(), modelNames[j.Model], precisionNames[j.Precision], b, dev.ProfileDevice, dev.Threads, schedulespec.PredictorTable)
 				}
 			}
 			tab = append(tab, v)

@@ -1,4 +1,4 @@
-package schedule
+package cluster
 
 import (
 	"context"
@@ -6,70 +6,51 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mlsched/mlsched/pipeline/parquetio"
-	"github.com/mlsched/mlsched/stages/lib/servicetime"
-	"github.com/mlsched/mlsched/stages/profile"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
-// Bounds computes the lower bounds (bounds.parquet's row) of the jobs in
-// in.Jobs on cfg's cluster at cfg.Load, from the profile in in.Samples,
-// without simulating: what the evaluate stage's load sweep scales by.
-func Bounds(ctx context.Context, cfg Config, in Inputs) (BoundsRow, error) {
-	samples, err := parquetio.ReadAll[profile.Sample](in.Samples)
+// Bounds reads the jobs of jobsPath once (the first limit of them, when
+// limit > 0), their arrival times divided by load, resolving the cluster's
+// curves for every (model, precision) among the jobs that fit somewhere,
+// and returns their lower bounds (bounds.parquet's row; see the schedule
+// stage's package doc).
+func (cl *Cluster) Bounds(ctx context.Context, jobsPath string, load float64, limit int64) (schedulespec.BoundsRow, error) {
+	r, err := OpenJobs(jobsPath, load, limit)
 	if err != nil {
-		return BoundsRow{}, fmt.Errorf("schedule: read profile samples: %w", err)
-	}
-	table, err := servicetime.NewTable(samples)
-	if err != nil {
-		return BoundsRow{}, fmt.Errorf("schedule: %w", err)
-	}
-	cl, err := newCluster(cfg, table)
-	if err != nil {
-		return BoundsRow{}, fmt.Errorf("schedule: %w", err)
-	}
-	return computeBounds(ctx, cl, in.Jobs, cfg.Load, 0)
-}
-
-// computeBounds reads the jobs once (the first limit of them, when limit >
-// 0), resolving the cluster's curves for every (model, precision) among the
-// jobs that fit somewhere, and returns the lower bounds of the package doc.
-func computeBounds(ctx context.Context, cl *cluster, jobsPath string, load float64, limit int64) (BoundsRow, error) {
-	r, err := openJobs(jobsPath, load, limit)
-	if err != nil {
-		return BoundsRow{}, err
+		return schedulespec.BoundsRow{}, err
 	}
 	defer r.Close()
-	var b BoundsRow
+	var b schedulespec.BoundsRow
 	for {
-		if r.done%checkEvery == 0 {
+		if r.done%CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return BoundsRow{}, err
+				return schedulespec.BoundsRow{}, err
 			}
 		}
-		j, err := r.next()
+		j, err := r.Next()
 		if err != nil {
-			return BoundsRow{}, err
+			return schedulespec.BoundsRow{}, err
 		}
 		if j == nil {
 			break
 		}
 		b.Jobs++
-		if !cl.fits(j) {
+		if !cl.Fits(j) {
 			b.UnfitJobs++ // rejected by every policy; no service time
-			r.recycle(j)
+			r.Recycle(j)
 			continue
 		}
-		if err := cl.resolve(j); err != nil {
-			return BoundsRow{}, err
+		if err := cl.Resolve(j); err != nil {
+			return schedulespec.BoundsRow{}, err
 		}
 		wall, profiled, _ := cl.fastest(j)
 		b.WorkS += wall
 		b.ProfiledWorkS += profiled
 		b.ArrivalLBS = max(b.ArrivalLBS, j.Arrival+wall)
-		r.recycle(j)
+		r.Recycle(j)
 	}
 	for d, dev := range cl.devices {
-		lanes := cl.effectiveLanes(d)
+		lanes := cl.EffectiveLanes(d)
 		b.EffectiveLanes += lanes
 		b.SpeedCapacity += dev.Speed * lanes
 	}
@@ -81,12 +62,12 @@ func computeBounds(ctx context.Context, cl *cluster, jobsPath string, load float
 	return b, nil
 }
 
-// rows describes the cluster for cluster.parquet.
-func (c *cluster) rows() []ClusterRow {
-	rows := make([]ClusterRow, len(c.cfg))
+// Rows describes the cluster for cluster.parquet.
+func (c *Cluster) Rows() []schedulespec.ClusterRow {
+	rows := make([]schedulespec.ClusterRow, len(c.cfg))
 	for d, dev := range c.cfg {
 		con := c.contention[d]
-		rows[d] = ClusterRow{
+		rows[d] = schedulespec.ClusterRow{
 			Device:             dev.Name,
 			Kind:               dev.Kind,
 			ProfileDevice:      dev.ProfileDevice,
@@ -96,7 +77,7 @@ func (c *cluster) rows() []ClusterRow {
 			Speed:              dev.Speed,
 			ContentionMeasured: con != nil && con.Measured(),
 			ContentionFactors:  c.factors[d][1:],
-			EffectiveLanes:     c.effectiveLanes(d),
+			EffectiveLanes:     c.EffectiveLanes(d),
 			ContentionNote:     c.contentionNote(d),
 		}
 	}
@@ -108,36 +89,36 @@ func (c *cluster) rows() []ClusterRow {
 // comparison of policies on what is left is not the one asked for.
 const RejectedWarnShare = 0.05
 
-// rejectedWarning says, when more than RejectedWarnShare of the jobs fit
+// RejectedWarning says, when more than RejectedWarnShare of the jobs fit
 // on no device, how many and which: one more pass over the jobs counts
 // them by model and precision. It returns "" when the share is lower.
-func rejectedWarning(ctx context.Context, cl *cluster, jobsPath string, load float64, b BoundsRow) (string, error) {
+func (cl *Cluster) RejectedWarning(ctx context.Context, jobsPath string, load float64, b schedulespec.BoundsRow) (string, error) {
 	if b.Jobs == 0 || float64(b.UnfitJobs) <= RejectedWarnShare*float64(b.Jobs) {
 		return "", nil
 	}
-	r, err := openJobs(jobsPath, load, 0)
+	r, err := OpenJobs(jobsPath, load, 0)
 	if err != nil {
 		return "", err
 	}
 	defer r.Close()
 	counts := map[int]int64{} // by pair
 	for {
-		if r.done%checkEvery == 0 {
+		if r.done%CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
 		}
-		j, err := r.next()
+		j, err := r.Next()
 		if err != nil {
 			return "", err
 		}
 		if j == nil {
 			break
 		}
-		if !cl.fits(j) {
+		if !cl.Fits(j) {
 			counts[pairOf(j.Model, j.Precision)]++
 		}
-		r.recycle(j)
+		r.Recycle(j)
 	}
 	type group struct {
 		name string

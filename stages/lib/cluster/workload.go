@@ -1,0 +1,84 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mlsched/mlsched/stages/lib/predictor"
+	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+)
+
+// Workload is a jobs file loaded whole for simulations that the schedule
+// stage does not run itself (the train stage's rollouts), on the cluster
+// schedule would run it on: the same devices, service model and policy
+// settings, so that what those simulations learn holds in schedule's.
+type Workload struct {
+	// Cluster is the cluster the jobs run on.
+	Cluster *Cluster
+	// Jobs are the workload's jobs in arrival order, arrival times divided
+	// by the load. A simulation must run copies: the simulator keeps its
+	// bookkeeping in the jobs it is given.
+	Jobs []sim.Job
+	// Bounds are the jobs' lower bounds on the cluster.
+	Bounds schedulespec.BoundsRow
+	// predictor is schedule.predictor.
+	predictor string
+}
+
+// Load reads the profile samples in samplesPath and the first limit jobs
+// of jobsPath (all of them for limit 0), with arrival times divided by
+// cfg.Load, for cfg's cluster, whose policies predict with model when
+// cfg.Predictor is schedulespec.PredictorLearned. It fails as the schedule
+// stage would: on a damaged file, a job the cluster has no curve for, or
+// one the model cannot predict.
+func Load(ctx context.Context, cfg schedulespec.Config, samplesPath, jobsPath string, limit int64, model *predictor.Model) (*Workload, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("schedule: invalid config: %w", err)
+	}
+	cl, err := Open(cfg, samplesPath)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	if cfg.Predictor == schedulespec.PredictorLearned {
+		if model == nil {
+			return nil, fmt.Errorf("schedule: predictor %s and no model", schedulespec.PredictorLearned)
+		}
+		cl.UsePredictor(model)
+	}
+	bounds, err := cl.Bounds(ctx, jobsPath, cfg.Load, limit)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	r, err := OpenJobs(jobsPath, cfg.Load, limit)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	defer r.Close()
+	w := &Workload{Cluster: cl, Jobs: make([]sim.Job, 0, bounds.Jobs), Bounds: bounds, predictor: cfg.Predictor}
+	for {
+		j, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("schedule: %w", err)
+		}
+		if j == nil {
+			break
+		}
+		w.Jobs = append(w.Jobs, *j)
+		r.Recycle(j)
+	}
+	return w, nil
+}
+
+// SimConfig is the simulation of the policy spec on the workload as the
+// schedule stage configures it (Cluster.Build): the cluster's devices and
+// service model, the policy seeded with policySeed, and the spec's options
+// with schedule's settings. simSeed keys the ground-truth draws
+// (sim.Config.Seed).
+func (w *Workload) SimConfig(spec string, simSeed, policySeed uint64) (sim.Config, error) {
+	b, err := w.Cluster.Build(Simulation{Spec: spec, SimSeed: simSeed, PolicySeed: policySeed, Predictor: w.predictor})
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("schedule: %w", err)
+	}
+	return b.Config, nil
+}
