@@ -74,7 +74,7 @@ ort-lib:
 	mv -f libonnxruntime.so.1 $(CURDIR)/$(ORT_LIB)
 
 # cuda-ort installs, for a machine with an NVIDIA GPU, the onnxruntime that
-# profile.provider: cuda measures with (README: "Profiling a GPU"):
+# profile.provider: cuda measures with (docs/gpu.md):
 # onnxruntime $(CUDA_ORT_VERSION)'s library from the npm package
 # onnxruntime-node (built with the bridge that loads GPU providers) and the
 # CUDA 13 build of its CUDA provider, which Microsoft publishes on NuGet
