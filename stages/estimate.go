@@ -11,14 +11,10 @@ import (
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
-// Bytes per row of the big Parquet files, as measured on a full run's
-// store (the default config: 200,000 eval and 500,000 train jobs, eleven
-// policies): jobs-eval.parquet took 4,137,396 bytes for 200,000 jobs
-// (20.7 B a row), a policy's trace.parquet 8.7 to 9.2 MB for the same jobs
-// (43.5 to 46.0 B a row) and its devices.parquet 19.0 to 19.5 B a row, with
-// up to 6% more rows than jobs under work splitting; a sweep point's memo
-// entry takes about 8 KiB. The estimates round each up: they guard against
-// a typo that would fill the disk, not a close fit.
+// Bytes per row of the big Parquet files, rounded up from a full run's
+// store (docs/artifacts.md, "How big the artifacts are", has the measured
+// sizes): they guard against a typo that would fill the disk, not a close
+// fit.
 const (
 	jobRowBytes      = 22
 	traceRowBytes    = 47

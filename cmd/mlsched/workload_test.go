@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestImportedWorkload runs the whole pipeline on the README's example
+// TestImportedWorkload runs the whole pipeline on docs/workloads.md's example
 // workload (data/examples/workload.csv) as the eval workload, through the real
 // CLI: every stage downstream takes it as it takes a synthetic one. Then an
 // edit of the file reruns generate, a file out of order fails naming its

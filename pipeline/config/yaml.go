@@ -13,7 +13,7 @@ import (
 //
 // koanf's parser decodes with yaml.v3 into interface values, and yaml.v3
 // checks each mapping for duplicate keys by comparing every pair of keys:
-// a generate.models map of 64k entries took 8.5 s to load, 128k 58 s. So
+// quadratic in a map's size (docs/benchmarks.md has the figures). So
 // the document is parsed into yaml.Node trees here (linear), duplicates are
 // found with a set, and each scalar is still resolved by yaml.v3 itself, so
 // every scalar means what it did. Aliases, merge keys ("<<") and the limit

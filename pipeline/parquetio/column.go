@@ -15,8 +15,8 @@ import (
 // typed values decoded straight from parquet-go's page buffers: no row is
 // ever assembled as a Go struct, and strings are mapped to codes once per
 // dictionary rather than once per row. parquet-go's row reader allocates
-// for every string of every row and ran at 1.5M rows/s on the generate
-// stage's jobs; reading by column runs an order of magnitude faster.
+// for every string of every row; reading by column runs an order of
+// magnitude faster (docs/benchmarks.md).
 //
 // Memory is bounded whatever the file's size: one decoded page per open
 // column and parquet-go's read buffers.

@@ -168,6 +168,6 @@
 // Every file carries the run's provenance in its footer (Output.Metadata)
 // and is written with parquetio.WriterOptions. Files stream to disk in
 // chunks, so memory stays bounded whatever the job count: the chunks in
-// flight plus one row group per workload, about 85 MiB of peak heap for
-// 10M jobs (BenchmarkGenerate10M fails above 256 MiB).
+// flight plus one row group per workload (BenchmarkGenerate10M fails
+// above 256 MiB of peak heap for 10M jobs).
 package generate

@@ -76,7 +76,7 @@ func checkImport(t *testing.T, path string) {
 }
 
 // FuzzImportCSV feeds the CSV reader of generate.<workload>.import any
-// bytes: the README's example, the edge cases the tests name, and what the
+// bytes: the example of docs/workloads.md, the edge cases the tests name, and what the
 // fuzzer makes of them (and the files in testdata/fuzz/FuzzImportCSV).
 func FuzzImportCSV(f *testing.F) {
 	if example, err := os.ReadFile(filepath.Join("..", "..", "examples", "workload.csv")); err == nil {

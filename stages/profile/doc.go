@@ -30,9 +30,8 @@
 // pair of tensors per batch size (ort.Session.Bind), so that the graph is
 // optimised once per series. A configuration runs profile.warmup times
 // untimed (2 by default: onnxruntime faults new memory in on a shape's
-// first run, and for ResNet-50 on its second; with one warm-up, the
-// first timed ResNet-50 run at batch 16 took 649 ms here, the next two
-// 557 and 553), then is timed profile.repeats times and on until its
+// first run, and for ResNet-50 on its second, which would otherwise be
+// timed; docs/fidelity.md), then is timed profile.repeats times and on until its
 // runs have taken profile.min_time, at most profile.max_repeats times (a microsecond
 // model's median needs hundreds of runs to hold still), stopping early
 // once it has used profile.max_time after at least profile.min_repeats
@@ -59,17 +58,16 @@
 // the models of profile.contention.models in turn (Contention.ModelOf), so
 // that over n² rounds two sessions meet every ordered pair of the n
 // models: a server's lanes run different models side by side, and one
-// model beside another is not one model beside itself (on this 2-vCPU
-// machine, a ResNet-18 at batch 1 ran 0.1% slower beside a ResNet-18 at
-// batch 16 and 8% slower beside a ViT at batch 16). The sessions are made
+// model beside another is not one model beside itself (docs/fidelity.md
+// has the measurements). The sessions are made
 // once, warmed the first time they run and kept across rounds. The counts
 // are measured in profile.contention.rounds rounds spread evenly over the
 // models' measurements, each round in the order opposite to the one
 // before (1, 2, 4, then 4, 2, 1, ...): the factor is the machine's over the profile's
 // minutes rather than over a few seconds of them, and a neighbour's burst
-// or a drift of the machine's speed lands on every count alike. (On a
-// shared 2-vCPU virtual machine, single back-to-back runs of each count
-// gave two-session factors from 0.9 to 2.8 minutes apart.) The schedule
+// or a drift of the machine's speed lands on every count alike (single
+// back-to-back runs of each count on a shared virtual machine gave
+// factors far apart; docs/fidelity.md). The schedule
 // stage turns these rows into the slowdown of a measured device's busy
 // lanes: the median, over every run at a count, of the run's latency over
 // its model's median alone.
@@ -91,8 +89,7 @@
 // copying them to the GPU and back, as a served request's does. Each batch
 // size gets a session of its own, always run at its one shape: the CUDA
 // convolutions set themselves up again whenever a session's input shape
-// changes (on an H200, interleaved ResNet-18 runs of one session took 80 ms
-// instead of 0.8), and a GPU deployment keeps an engine per batch size.
+// changes (docs/gpu.md), and a GPU deployment keeps an engine per batch size.
 // gonum's products are left out (they would time the host's cores under
 // the GPU's name); the onnxruntime products run on the GPU. The machine's
 // description gains the GPU (nvidia-smi's name, memory, driver and compute

@@ -153,8 +153,8 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 	// session per batch size instead, each always run at its one shape, as
 	// a GPU deployment keeps an engine per batch size: onnxruntime's CUDA
 	// convolutions set themselves up again whenever a session's input
-	// shape changes, which on an H200 made every interleaved ResNet-18 run
-	// take 80 ms instead of 0.8.
+	// shape changes, which makes interleaved runs of one session a hundred
+	// times slower (docs/gpu.md).
 	in, out, err := zoo.Signature(name)
 	if err != nil {
 		return nil, nil, err
@@ -376,10 +376,8 @@ func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Samp
 // session running, untimed, until all have their timed runs: each timed
 // run then has the others running beside it from its start to its end.
 // Sessions of unequal run times would otherwise stop unequally, and the
-// slowest's last runs, timed alone, would pass for contended ones: with
-// three models mixed at batch 2, ResNet-50's third and fourth runs of
-// four among four sessions measured 1.03 to 1.04 times its time alone,
-// its first 2.04.
+// slowest's last runs, timed alone, would pass for contended ones
+// (docs/fidelity.md, "The profile's contention sessions").
 func together(ctx context.Context, warmups []int, repeats int, run func(i int) error) ([][]float64, error) {
 	k := len(warmups)
 	lat := make([][]float64, k)

@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 		tg := targetOf(cfg)
 		if tg.provider != ort.CPU && !slices.Contains(providers, tg.provider) {
 			return fmt.Errorf("profile.provider is %s, but onnxruntime %s at %s cannot use it: %v "+
-				"(it needs libonnxruntime_providers_cuda.so beside the library, the CUDA libraries that provider was built for, and a GPU; README: Profiling a GPU)",
+				"(it needs libonnxruntime_providers_cuda.so beside the library, the CUDA libraries that provider was built for, and a GPU; docs/gpu.md)",
 				cfg.Provider, version, lib.Path, ort.ProbeProvider(tg.provider))
 		}
 		m := describeMachine(version, providers)

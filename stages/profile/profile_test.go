@@ -408,8 +408,8 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	cfg.Warmup, cfg.Repeats, cfg.MinRepeats, cfg.MaxTime = 1, 3, 3, time.Second
 	// The mlp runs in microseconds: it runs on to min_time, up to
 	// max_repeats; the ResNets are done after repeats, as long as three
-	// runs take min_time (at 50 ms, this machine's 16 ms ResNet-18 at
-	// batch 1 needed a fourth run).
+	// runs take min_time (at 50 ms, a ResNet-18 at batch 1 can need a
+	// fourth run).
 	cfg.MinTime, cfg.MaxRepeats = 10*time.Millisecond, 40
 	cfg.MatMul = MatMul{Sizes: []int{64, 256}, Repeats: 3}
 	cfg.Contention = Contention{Models: []string{"mlp"}, Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 2}

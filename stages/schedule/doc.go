@@ -91,10 +91,11 @@
 //
 // The default cluster is this machine's CPU, two single-threaded lanes as
 // measured, beside a declared four-lane accelerator whose lanes are each
-// ten times one CPU thread. Where this was written (two cores), generate's
-// default eval workload needs about 75% of that cluster's capacity by the
-// work bound below; a slower accelerator would leave every policy missing
-// nearly every SLO, and the comparison would say nothing.
+// ten times one CPU thread: on a two-core machine generate's default eval
+// workload then needs well under that cluster's capacity by the work bound
+// below, while a slower accelerator would leave every policy missing
+// nearly every SLO, and the comparison would say nothing
+// (docs/configuration.md has the figures).
 //
 // Validate reports every problem at once with its full key
 // (schedule.cluster[1].lanes: must be in [1, 1024], got 0). Devices are
@@ -297,21 +298,19 @@
 // Before the simulations, one pass over the jobs resolves the curves and
 // computes the bounds. Then the policies run concurrently, at most
 // GOMAXPROCS at once, each streaming the jobs file itself: seven columns
-// decoded a page at a time straight from parquet-go's page buffers (about
-// 27M jobs/s; parquet-go's row reader ran at 1.5M), the simulation, and
-// trace and devices rows written 4096 at a time.
+// decoded a page at a time straight from parquet-go's page buffers (many
+// times faster than parquet-go's row reader; docs/benchmarks.md), the
+// simulation, and trace and devices rows written 4096 at a time.
 //
 // Memory does not grow with the workload as long as the cluster keeps
 // up: per running policy, the reader's few MiB, the jobs queued or running
 // in the simulator (their memory is reused once recorded), and one row
 // group (1M rows, parquetio.RowGroupRows) of compressed trace and devices
-// pages, about 65 MiB. On 1M jobs at 80% load (BenchmarkScheduleStage),
-// the peak heap was 88 MiB for one policy and 182 MiB for the seven base
-// policies (two at a time on two cores), garbage included; on 10M jobs it
-// was 101 MiB for one policy (BenchmarkScheduleStageScale). An overloaded
-// cluster's queues hold a growing share of the workload, as they would in
-// reality: round_robin and random, which ignore device speed, peak at
-// about 140 MiB on 1M jobs.
+// pages. BenchmarkScheduleStage (1M jobs) and BenchmarkScheduleStageScale
+// (10M) report the peak heap (docs/benchmarks.md has the figures). An
+// overloaded cluster's queues hold a growing share of the workload, as
+// they would in reality: round_robin and random, which ignore device
+// speed, hold more.
 //
 // BenchmarkScheduleStage times the stage on a million jobs, and
 // BenchmarkScheduleStageScale at 10⁵, 10⁶ and 10⁷ (the cost per job stays

@@ -70,7 +70,7 @@ type realRunner struct {
 	// providers are the execution providers the profile measured each
 	// profile device through, which its real lanes run on.
 	providers map[string]string
-	exec      *ortmachine.Executor
+	exec      *ortmachine.Machine
 	perUnit   float64
 }
 
@@ -350,7 +350,7 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	return row, nil
 }
 
-// replayOf is the Executor that replays the real run of trace and batches:
+// replayOf is the Machine that replays the real run of trace and batches:
 // a batch takes the time that the real batch its lead job led on the same
 // device took (start to end, the dispatch included), and where the real
 // run had none of the same size (the decisions parted) the profile's mean
@@ -399,7 +399,7 @@ func restamp[T any](entry, dir, name string, meta map[string]string) ([]T, error
 // simConfig is the simulation, or the real run (x not nil), of spec on
 // the real cluster, its records going to rec; done releases what it
 // holds once the run is over.
-func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Executor, v variant) (sim.Config, func(), error) {
+func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Machine, v variant) (sim.Config, func(), error) {
 	u := Unit{Spec: spec, Replication: max(1, v.draw), Predictor: r.cfg.Predictor}
 	simSeed, policySeed := u.seeds(r.seed)
 	b, err := r.cl.Build(cluster.Simulation{Spec: spec, SimSeed: simSeed, PolicySeed: policySeed, Predictor: r.cfg.Predictor,
@@ -440,7 +440,7 @@ func (r *realRunner) simulate(ctx context.Context, spec string, jobs []*sim.Job,
 		return err
 	}
 	defer rec.abort()
-	var ex sim.Executor
+	var ex sim.Machine
 	if x != nil {
 		ex = x
 	}
@@ -573,7 +573,7 @@ func quantileSorted(s []float64, q float64) float64 {
 	return s[i] + (p-float64(i))*(s[i+1]-s[i])
 }
 
-// prepare readies the executor for every batch size the run may see: each
+// prepare readies the machine for every batch size the run may see: each
 // job's own, and with micro-batching every size up to the largest batch.
 func (r *realRunner) prepare(jobs []*sim.Job, batching bool) error {
 	sizes := map[[2]int32]map[int32]bool{}

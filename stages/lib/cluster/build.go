@@ -50,7 +50,7 @@ type Simulation struct {
 	OnBatch func(*sim.BatchRecord) error
 	// Machine, if not nil, runs the batches for real on its clock (a real
 	// run): a decision then takes the time it takes, not DecisionCost's.
-	Machine sim.Executor
+	Machine sim.Machine
 }
 
 // Built is one simulation, ready for sim.Run.
@@ -119,7 +119,7 @@ func (c *Cluster) Build(s Simulation) (Built, error) {
 	}
 	if s.Machine != nil {
 		st.Serving.Latency = nil
-		b.Config.Executor = s.Machine
+		b.Config.Machine = s.Machine
 	}
 	if err := ps.Configure(&b.Config, st); err != nil {
 		return Built{}, err

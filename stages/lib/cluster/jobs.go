@@ -57,9 +57,9 @@ const noCode = -1
 // (arrival) order as sim.Jobs. It decodes the seven columns it needs a page
 // at a time through parquetio.ColumnFile, straight from parquet-go's typed
 // page buffers: no row is ever assembled as a Go struct, and strings are
-// mapped to indexes once per dictionary rather than once per row. parquet-go's row reader allocates
-// three strings a row and ran at 1.5M rows/s here; the simulator alone runs
-// faster than that.
+// mapped to indexes once per dictionary rather than once per row.
+// parquet-go's row reader allocates three strings a row, and is slower than
+// the simulator it would feed (docs/benchmarks.md).
 //
 // Memory is bounded whatever the file's size: one decoded page per column
 // (pages are written PageBufferSize, 256 KiB, at a time), parquet-go's read

@@ -9,7 +9,7 @@
 // given the cluster's device names; JobSamples reads the eval workload's
 // jobs file for each job's own samples. The large files are read column by
 // column through parquetio.ColumnFile, straight from parquet-go's page
-// buffers (a million-row trace in 0.12-0.18 s on one core); a Trace's
+// buffers (docs/benchmarks.md has the times); a Trace's
 // rows are ordered by job id, so that row i of every policy's trace is the
 // same job. Errors name the file and the column or row at fault, and a
 // corrupt file gives an error wrapping parquetio.ErrCorrupt, never a panic.
@@ -94,9 +94,7 @@
 // run has no sampling distribution for it; intervals across replicated
 // runs are the caller's to compute.
 //
-// On two cores (an AMD EPYC VM), Summarize on a million jobs took 0.2-0.3 s
-// and Compare with 1000 resamples 2.0-2.6 s, nearly all of it the
-// resamples' draws at about 2.6 ns a job; ten policies of 200k jobs, each
-// summarized and nine compared with a baseline, took 3.6-4.2 s
-// (BenchmarkSummarize, BenchmarkCompare, BenchmarkEvaluate).
+// BenchmarkSummarize, BenchmarkCompare and BenchmarkEvaluate time them on a
+// million jobs and on ten policies of 200k (docs/benchmarks.md has the
+// figures): Compare's time is nearly all the resamples' draws.
 package metrics

@@ -73,10 +73,9 @@
 // Spinning is off: session.intra_op.allow_spinning and
 // session.inter_op.allow_spinning are "0" unless SessionOptions.AllowSpinning
 // is set. With spinning, idle pool threads busy-wait for the next parallel
-// section. On the 2-core development machine a 64x64 MatMul session with two
-// intra-op threads then used 2.1 cores of CPU time per second of wall time
-// instead of 1.1, for a median of 4µs instead of 6µs: back-to-back runs look
-// faster because the pool never sleeps, while the burnt core is taken from
+// section, burning nearly a core more for a slightly lower median
+// (docs/benchmarks.md): back-to-back runs look faster because the pool
+// never sleeps, while the burnt core is taken from
 // whatever else shares the machine, which is exactly what the contention
 // measurements are about. Sleeping threads make each run pay its own wake-up,
 // as a request arriving at an idle server does.

@@ -210,7 +210,7 @@ var setupSum string
 // checkSetupSum verifies that the library in the make setup folder is still
 // the file make setup checked. A byte changed in the middle of the library
 // passes every structural check and fails, if at all, somewhere inside
-// onnxruntime; hashing 35 MB costs about 30 ms once per process. Libraries
+// onnxruntime; hashing it costs milliseconds, once per process. Libraries
 // from the flag, the environment or the config are the user's own builds and
 // are not hashed.
 func checkSetupSum(path string) error {

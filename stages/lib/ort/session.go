@@ -239,13 +239,9 @@ func sessionOptions(opts SessionOptions) (*onnx.SessionOptions, error) {
 		// its intermediate tensors out in one block of the session's
 		// arena, and a session that serves many batch sizes, as a lane
 		// does, fragments the arena until a shape it ran before no longer
-		// fits and the arena grows into new memory. In the real runs of
-		// the default pipeline, ViT batches at sizes their lane had run
-		// faulted in 47,000 pages (190 MB) and took twice their profiled
-		// time; without the pattern, no batch faulted in more than 3,000,
-		// and a run took the same time within the noise (ViT at batch 45:
-		// 803 to 846 ms against 791 to 797; ResNet-50 at 44: 1485 to 1502
-		// against 1483 to 1520; 2026-11-27, this machine).
+		// fits and the arena grows into new memory, faulting pages in
+		// within a batch; without the pattern a run takes the same time
+		// (docs/fidelity.md, "Page faults").
 		steps = append(steps, struct {
 			what string
 			do   func() error

@@ -57,7 +57,7 @@ func (s *State) settle(ds *deviceState) {
 // completions already scheduled; otherwise just the new batch's completion
 // is scheduled. Call after settle.
 func (s *State) retime(d, started int) {
-	if s.cfg.Executor != nil {
+	if s.cfg.Machine != nil {
 		return // the batches end when they have run
 	}
 	ds := &s.devs[d]

@@ -79,20 +79,20 @@
 //
 // # Real execution
 //
-// With an Executor (Config.Executor) the same code schedules real work: the
+// With a Machine (Config.Machine) the same code schedules real work: the
 // policies, queues, batching, splitting, migrations and memory tokens
-// decide exactly as in a simulation, while time is the executor's clock
-// and a batch ends when the executor says it has run. The seam is that
-// small on purpose: Step waits on the executor for the next event due
+// decide exactly as in a simulation, while time is the machine's clock
+// and a batch ends when the machine says it has run. The seam is that
+// small on purpose: Step waits on the machine for the next event due
 // (an arrival, a batching timer, a migration landing) or a batch's end,
-// whichever comes first, and start hands the batch to the executor instead
-// of drawing its time. A test runs the simulator on an executor that times
+// whichever comes first, and start hands the batch to the machine instead
+// of drawing its time. A test runs the simulator on a machine that times
 // batches as the Service would and checks that the records are the
 // simulation's, so a real run and a simulation differ only in time.
 //
 // # Determinism
 //
-// Time is virtual (without an Executor); nothing reads the wall clock. Events at the same time are
+// Time is virtual (without a Machine); nothing reads the wall clock. Events at the same time are
 // handled in a fixed order: completions and batching timers first, in the
 // order they were last set, then migrated jobs arriving, then new jobs.
 // Arrivals are handled in input order. Ties between devices in a policy's

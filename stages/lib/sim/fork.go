@@ -45,8 +45,8 @@ func (m *Sim) Fork(next func() (*Job, bool), emit func(*Record) error, mig Migra
 		return nil, fmt.Errorf("sim: fork: the simulation has stopped: %w", s.err)
 	}
 	cfg := s.cfg
-	if cfg.Executor != nil {
-		return nil, fmt.Errorf("sim: fork: a run on an executor cannot be forked: its batches run for real")
+	if cfg.Machine != nil {
+		return nil, fmt.Errorf("sim: fork: a run on a machine cannot be forked: its batches run for real")
 	}
 	cfg.OnBatch = nil
 	if f, ok := cfg.Policy.(PolicyForker); ok {

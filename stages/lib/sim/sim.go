@@ -48,9 +48,9 @@ type Config struct {
 	// OnBatch, if not nil, receives each batch as it ends, before the
 	// records of its jobs; the record is reused once OnBatch returns.
 	OnBatch func(*BatchRecord) error
-	// Executor, if not nil, runs the batches for real on its clock
-	// instead of drawing their times from the Service (Executor).
-	Executor Executor
+	// Machine, if not nil, runs the batches for real on its clock
+	// instead of drawing their times from the Service (Machine).
+	Machine Machine
 }
 
 // Stats counts what a run did.
@@ -214,7 +214,7 @@ func (m *Sim) Step() (more bool, err error) {
 	if len(s.asked) > 0 {
 		tSend = s.askedAt + s.cfg.Migration.Window
 	}
-	if s.cfg.Executor != nil {
+	if s.cfg.Machine != nil {
 		t := min(tArr, tIn, tLand, tSend)
 		if len(s.events.heap) > 0 {
 			t = min(t, s.events.slots[s.events.heap[0]].time)
@@ -468,7 +468,7 @@ func (s *State) start(d int, samples int32) {
 	r.predEnd = s.now + s.predict(d, h, samples)/ds.Speed
 	ds.memUsed += r.memory
 	ds.busy++
-	if x := s.cfg.Executor; x != nil {
+	if x := s.cfg.Machine; x != nil {
 		s.fail(x.Start(d, i, r.jobs, samples))
 		return
 	}
@@ -477,7 +477,7 @@ func (s *State) start(d int, samples int32) {
 }
 
 // complete ends the batch running on lane i of device d, which ended at
-// end: now in a simulation, and up to now with an Executor.
+// end: now in a simulation, and up to now with a Machine.
 func (s *State) complete(d, i int, end float64) {
 	ds := &s.devs[d]
 	r := &ds.lanes[i]

@@ -1,16 +1,16 @@
-// Package ortmachine runs batches for real: it is the sim.Executor that turns
+// Package ortmachine runs batches for real: it is the sim.Machine that turns
 // the simulator into a scheduler of this machine's onnxruntime, so that
 // the simulator can be measured against what it simulates.
 //
 // Each lane of a device is a worker goroutine locked to its own OS thread
-// for the executor's life, with its own onnxruntime session per model and
+// for the machine's life, with its own onnxruntime session per model and
 // precision, at the intra-op threads the cluster configures, and tensors
 // bound once per batch size (ort.Session.Bind); the lane makes, warms and
 // runs them all on its thread, as a server's worker would. A batch is a
 // real batch: the jobs' inputs, seeded samples of each model's input, are
 // concatenated into the binding's input tensor and the model runs once.
 // The models are the profile's own .onnx files, the very bytes it timed.
-// Executor.Prepare makes the sessions and the tensors of the sizes a run
+// Machine.Prepare makes the sessions and the tensors of the sizes a run
 // will see before its clock starts (writing each tensor once, so that its
 // pages are mapped before a batch fills it), and runs each session once;
 // a size not prepared is bound when first needed, and the batch says so
@@ -21,13 +21,10 @@
 // size until a run faults no page in (at most maxWarmRuns runs; Warmup
 // says what it did): onnxruntime faults new memory in on a shape's first
 // run (and for some models its second), and a smaller shape then reuses
-// that memory. Without it, the default pipeline's first real runs ran
-// 1.45 and 1.32 times the profile's latencies, the lanes' threads
-// faulting in up to 99,000 pages in a batch, some 50,000 a second between
-// them; with it (and sessions without a memory pattern, see package
-// ort), the real runs' batches took 1.00 to 1.03 times the profile, and
-// no batch faulted in more than 3,000 pages (2026-11-27, this machine).
-// Each batch records the pages its Run still faulted in (Batch.Faults).
+// that memory. Without it, the first real runs ran well over the
+// profile's latencies, the lanes' threads faulting pages in within their
+// batches (docs/fidelity.md, "Page faults", has the figures). Each batch
+// records the pages its Run still faulted in (Batch.Faults).
 //
 // A device whose profile was measured through onnxruntime's CUDA provider
 // runs on CUDA lanes (Device.Provider), on GPU 0: each keeps a session
@@ -37,13 +34,13 @@
 // convolutions' algorithms.
 //
 // Every batch keeps its moments on the run's clock: handed to the
-// executor, taken by its lane, inputs concatenated and Run begun, Run
-// returned, and heard of by the scheduler; and the executor keeps how
+// machine, taken by its lane, inputs concatenated and Run begun, Run
+// returned, and heard of by the scheduler; and the machine keeps how
 // late each event due at a time was handled. They are the dispatch
 // overheads that the simulator's trace cannot show. An event is handled
-// within tens of microseconds of its time: the executor sleeps its last
+// within tens of microseconds of its time: the machine sleeps its last
 // 1.5 ms before it on the kernel's high-resolution timer, since a Go
-// timer fires up to a millisecond late (Executor.Wait).
+// timer fires up to a millisecond late (Machine.Wait).
 //
 // # Where the real run lives
 //
@@ -72,8 +69,8 @@
 // Three more views bound what the comparison can show. With
 // schedule.real.sensitivity, each slice is simulated again with every
 // service time that fraction shorter and longer: how far the simulation
-// moves for a service-time model off by that much (at 80% of capacity,
-// 2% moved the default pipeline's simulated edf P50 from 177 to 248 ms).
+// moves for a service-time model off by that much (near capacity, a few
+// percent moves a queue's percentiles far more; docs/fidelity.md).
 // With schedule.real.draws, each slice is simulated with that many seeds
 // of the service-time draws (the sweep's replications): how far the
 // simulation moves with its own randomness. With schedule.real.repeats,

@@ -63,23 +63,14 @@
 //
 // # Costs
 //
-// Medians of five runs of
+// The package's benchmarks time each path a decision takes (an uncached
+// decision, a batch of 32, a cache hit, Standardize and Key):
 //
 //	go test -run '^$' -bench . -count 5 ./stages/schedule/placementnet
 //
-// on the 2-core AMD EPYC development machine, onnxruntime 1.24.1, a
-// network of hidden width 64:
-//
-//	one uncached decision, Eval at batch 1   4.9 µs p50, 37 µs p99, 6.6 µs mean
-//	32 decisions, Eval at batch 32           674 ns a decision (15 µs p50, 84 µs p99 a call)
-//	Cache.Get that hits                      54 ns
-//	Cache.Put of a new cell, evicting        100 ns
-//	Standardize and Key                      304 ns (ten float64 asinh: about 210 ns)
-//	a cached decision: Standardize, Key, Get 371 ns
-//
-// The targets were 20 µs p50 and 100 µs p99 for an uncached decision, 2 µs
-// a decision in batches of 32, and 200 ns a hit. The p99 is the noisiest
-// figure: 19 to 39 µs across the five runs.
+// The targets are 20 µs p50 and 100 µs p99 for an uncached decision, 2 µs
+// a decision in batches of 32, and 200 ns a hit; docs/benchmarks.md has
+// the measured figures.
 //
 // # Concurrency
 //

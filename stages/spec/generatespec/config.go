@@ -174,8 +174,8 @@ type Class struct {
 }
 
 // DefaultConfig returns the configuration the pipeline uses when
-// pipeline.yaml leaves generate unset. Its 700,000 jobs generate in well
-// under a second on two cores. Train follows a diurnal cycle so the learned
+// pipeline.yaml leaves generate unset. Its 700,000 jobs generate in a
+// moment (docs/benchmarks.md). Train follows a diurnal cycle so the learned
 // models see a range of loads; eval is burstier than Poisson, as production
 // traffic is.
 func DefaultConfig() Config {

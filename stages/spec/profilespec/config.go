@@ -142,7 +142,7 @@ const (
 
 // DefaultConfig returns the profile that `make run` measures: every model
 // at batch sizes 1 to 64, the range of the default workload's jobs, one and
-// two threads, in about three minutes on a two-core machine.
+// two threads: minutes on a two-core machine (docs/benchmarks.md).
 func DefaultConfig() Config {
 	return Config{
 		Measure:         true,

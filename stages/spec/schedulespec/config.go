@@ -340,11 +340,10 @@ func (mem Memory) Token(m catalog.Model, fp16 bool) (base, perSample float64) {
 // pipeline.yaml leaves schedule unset: every policy, on this machine's CPU
 // as measured (two single-threaded lanes, 8 GiB) beside a declared
 // accelerator of four lanes, each ten times as fast as one CPU thread, and
-// 16 GiB, with catalog memory and the workload as generated. On the
-// two-core machine this was written on, generate's default eval workload
-// then needs about 75% of the cluster's capacity (bounds.parquet: 1504 s
-// of work, at best, for 2006 s of arrivals); with an accelerator of speed
-// 4 it needed 175%, and every policy missed nearly every SLO.
+// 16 GiB, with catalog memory and the workload as generated: an
+// accelerator much slower than that leaves every policy missing nearly
+// every SLO on a two-core machine (docs/configuration.md has the
+// figures).
 func DefaultConfig() Config {
 	return Config{
 		Policies: []string{"fifo", "round_robin", "random", "greedy", "edf", "batch_aware", "dynamic",

@@ -26,11 +26,11 @@ func serviceTimes(svc Service, devs []Device, seed uint64) func(d, lane int, job
 	}
 }
 
-// TestExecutorReplaysTheSimulation runs the same jobs simulated and on an
-// executor that takes the simulation's times: the records must be the
+// TestMachineReplaysTheSimulation runs the same jobs simulated and on an
+// machine that takes the simulation's times: the records must be the
 // same, micro-batches, splits, migrations and decisions that take time
 // included, so the policies decide the same way on either clock.
-func TestExecutorReplaysTheSimulation(t *testing.T) {
+func TestMachineReplaysTheSimulation(t *testing.T) {
 	two := []Device{{Name: "a", Lanes: 2, Memory: 6, Speed: 1}, {Name: "b", Lanes: 2, Memory: 8, Speed: 2}}
 	tests := []struct {
 		name    string
@@ -53,19 +53,19 @@ func TestExecutorReplaysTheSimulation(t *testing.T) {
 			jobs := forkWorkload(1, 2000)
 			want := collect(t, cfg, jobs)
 			x := &Replay{Time: serviceTimes(svc, two, cfg.Seed)}
-			cfg.Executor = x
+			cfg.Machine = x
 			got := collect(t, cfg, jobs)
 			if d := diff(got, want); d != "" {
 				t.Fatal(d)
 			}
 			if x.Started() == 0 || x.Running() != 0 {
-				t.Errorf("the executor started %d batches and has %d unfinished", x.Started(), x.Running())
+				t.Errorf("the machine started %d batches and has %d unfinished", x.Started(), x.Running())
 			}
 		})
 	}
 }
 
-// late is an Executor whose clock is always behind by a fixed lag when it
+// late is a Machine whose clock is always behind by a fixed lag when it
 // reaches a time, and whose batches take a fixed time: a scheduler that
 // handles every event late.
 type late struct {
@@ -90,12 +90,12 @@ func (l *late) Wait(t float64) (Done, bool, error) {
 	return Done{}, false, nil
 }
 
-// TestExecutorClockIsTheRecords checks that with an executor the records
+// TestMachineClockIsTheRecords checks that with a machine the records
 // hold its clock's times: a job starts when the scheduler got to it, late,
 // and ends when its batch ended, not when the scheduler heard.
-func TestExecutorClockIsTheRecords(t *testing.T) {
+func TestMachineClockIsTheRecords(t *testing.T) {
 	x := &late{lag: 0.25, run: 1}
-	cfg := Config{Devices: []Device{{Name: "d", Lanes: 1, Memory: 10, Speed: 1}}, Service: unit{}, Policy: first{}, Executor: x}
+	cfg := Config{Devices: []Device{{Name: "d", Lanes: 1, Memory: 10, Speed: 1}}, Service: unit{}, Policy: first{}, Machine: x}
 	got := collect(t, cfg, []*Job{{ID: 1, Arrival: 0}, {ID: 2, Arrival: 0.5}, {ID: 3, Arrival: 5}})
 	// Job 1 arrives at 0, handled at 0.25, ends at 1.25, heard of at 1.5,
 	// when job 2 (handled at 0.75) starts; job 3 is handled at 5.25.
@@ -117,14 +117,14 @@ func (b *badEnd) Wait(t float64) (Done, bool, error) {
 	return Done{Device: 0, Lane: 1, End: b.now}, true, nil
 }
 
-func TestExecutorErrors(t *testing.T) {
+func TestMachineErrors(t *testing.T) {
 	dev := []Device{{Name: "d", Lanes: 2, Memory: 10, Speed: 1}}
-	cfg := Config{Devices: dev, Service: unit{}, Policy: first{}, Executor: &badEnd{}}
+	cfg := Config{Devices: dev, Service: unit{}, Policy: first{}, Machine: &badEnd{}}
 	_, err := Run(cfg, feed(&Job{ID: 1, Arrival: 0}), func(*Record) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "lane 1, which runs no batch") {
 		t.Errorf("err = %v, want a batch end on an idle lane refused", err)
 	}
-	cfg.Executor = &Replay{Time: serviceTimes(unit{}, dev, 0)}
+	cfg.Machine = &Replay{Time: serviceTimes(unit{}, dev, 0)}
 	m, err := New(cfg, feed(&Job{ID: 1, Arrival: 0}), func(*Record) error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestExecutorErrors(t *testing.T) {
 		t.Errorf("fork err = %v, want a refusal", err)
 	}
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
-		cfg.Executor = &Replay{Time: func(int, int, []*Job, int32) (float64, error) { return bad, nil }}
+		cfg.Machine = &Replay{Time: func(int, int, []*Job, int32) (float64, error) { return bad, nil }}
 		_, err := Run(cfg, feed(&Job{ID: 1, Arrival: 0}), func(*Record) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), "replay: batch of job 1 on device 0 lane 0 takes") {
 			t.Errorf("a batch taking %v s: err = %v, want it refused", bad, err)

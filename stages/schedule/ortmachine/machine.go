@@ -51,7 +51,7 @@ type Config struct {
 	Seed uint64
 }
 
-// Batch is one batch as it ran, by the executor's clock (seconds, the
+// Batch is one batch as it ran, by the machine's clock (seconds, the
 // jobs' time): what the scheduler's trace cannot see.
 type Batch struct {
 	// BatchID is the simulator's: batches are numbered as they start.
@@ -59,7 +59,7 @@ type Batch struct {
 	Device, Lane     int32
 	Model, Precision int32
 	Jobs, Samples    int32
-	// Handed is when the scheduler handed the batch to the executor (just
+	// Handed is when the scheduler handed the batch to the machine (just
 	// after the trace's start: the policy's decision), Picked when its
 	// lane's worker took it, Run when the inputs
 	// were concatenated and onnxruntime's Run began, End when Run returned
@@ -92,11 +92,11 @@ const maxWarmRuns = 4
 // samples are taken from them in turn.
 const poolSamples = 64
 
-// Executor runs the batches a simulation starts on this machine's
-// onnxruntime, on the wall clock (sim.Executor). Prepare every (model,
+// Machine runs the batches a simulation starts on this machine's
+// onnxruntime, on the wall clock (sim.Machine). Prepare every (model,
 // precision, batch size) a run will see, Begin, hand it to the simulator
-// as sim.Config.Executor, and Finish; Close it after the last run.
-type Executor struct {
+// as sim.Config.Machine, and Finish; Close it after the last run.
+type Machine struct {
 	ctx     context.Context
 	cfg     Config
 	origin  float64
@@ -114,18 +114,18 @@ type Executor struct {
 	closed  bool
 }
 
-var _ sim.Executor = (*Executor)(nil)
+var _ sim.Machine = (*Machine)(nil)
 
 // pair numbers a (model, precision).
 func pair(model, precision int32) int32 { return model<<8 | precision }
 
 // lane is one worker, a goroutine locked to its own OS thread for the
-// executor's life: it makes its sessions and bindings, warms them and runs
+// machine's life: it makes its sessions and bindings, warms them and runs
 // its batches on that thread, so that whatever onnxruntime keeps per
 // thread is made once and reused, as in a server's worker. ops carries
 // what it is asked to do, in order; sessions, by pair, are its alone.
 type lane struct {
-	x        *Executor
+	x        *Machine
 	d, i     int
 	opts     ort.SessionOptions
 	sessions map[int32]*session
@@ -166,9 +166,9 @@ type result struct {
 	err   error
 }
 
-// New prepares an executor on cfg's devices; onnxruntime must be loaded
+// New prepares a machine on cfg's devices; onnxruntime must be loaded
 // (ort.Init). ctx ends the run: Wait returns its error once it is done.
-func New(ctx context.Context, cfg Config) (*Executor, error) {
+func New(ctx context.Context, cfg Config) (*Machine, error) {
 	if len(cfg.Devices) == 0 {
 		return nil, errors.New("real: no devices")
 	}
@@ -180,7 +180,7 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 			return nil, fmt.Errorf("real: device %d (%s): want lanes >= 1 and threads >= 1, got %d and %d", d, dev.Name, dev.Lanes, dev.Threads)
 		}
 	}
-	x := &Executor{ctx: ctx, cfg: cfg, pools: map[int32][]float32{}}
+	x := &Machine{ctx: ctx, cfg: cfg, pools: map[int32][]float32{}}
 	lanes := 0
 	for d, dev := range cfg.Devices {
 		var ls []*lane
@@ -216,7 +216,7 @@ func (l *lane) call(f func() error) error {
 }
 
 // each has every lane do f on its thread, the lanes at once.
-func (x *Executor) each(f func(l *lane) error) error {
+func (x *Machine) each(f func(l *lane) error) error {
 	var g errgroup.Group
 	for _, ls := range x.devices {
 		for _, l := range ls {
@@ -230,7 +230,7 @@ func (x *Executor) each(f func(l *lane) error) error {
 // model and precision: its session (run once, untimed, when new) and the
 // tensors of that batch size. A size not prepared is bound when a batch
 // first needs it, during the run (Batch.Bound).
-func (x *Executor) Prepare(model, precision, samples int32) error {
+func (x *Machine) Prepare(model, precision, samples int32) error {
 	if x.started {
 		return errors.New("real: prepare while a run is under way")
 	}
@@ -323,7 +323,7 @@ func (l *lane) session(model, precision int32) (*session, error) {
 // pool returns the seeded input samples of pair p, of elems floats each,
 // making them the first time: values in [-1, 1), since latency does not
 // depend on them but all-zero inputs or denormals could take odd paths.
-func (x *Executor) pool(p int32, elems int) []float32 {
+func (x *Machine) pool(p int32, elems int) []float32 {
 	x.poolsMu.Lock()
 	defer x.poolsMu.Unlock()
 	if pool, ok := x.pools[p]; ok {
@@ -341,8 +341,8 @@ func (x *Executor) pool(p int32, elems int) []float32 {
 // binding returns the session's binding of samples samples, making it if
 // it has none (made true). A new binding's tensors are written once, so
 // that the kernel maps their pages now: the first batch to fill a fresh
-// 10 MB input tensor otherwise paid 15 to 64 ms of page faults between
-// its lane taking it and Run, on a binding Prepare had made.
+// input tensor otherwise pays its page faults between its lane taking it
+// and Run, on a binding Prepare had made (docs/fidelity.md).
 func (l *lane) binding(s *session, samples int32) (b *ort.Binding, made bool, err error) {
 	if b := s.bindings[samples]; b != nil {
 		return b, false, nil
@@ -400,9 +400,9 @@ func (l *lane) warmSized(w *Warmup) error {
 // starts the clock, at origin. A run measures a warm server, as the
 // profile measures warm runs: a lane's first runs at a session's largest
 // size fault in the memory that its smaller sizes then reuse. A run ends
-// with Finish; the executor may begin another after it, its sessions
+// with Finish; the machine may begin another after it, its sessions
 // kept.
-func (x *Executor) Begin(origin float64) error {
+func (x *Machine) Begin(origin float64) error {
 	if x.started {
 		return errors.New("real: begin while a run is under way")
 	}
@@ -432,13 +432,13 @@ func (x *Executor) Begin(origin float64) error {
 }
 
 // Warmup returns what the last Begin did before its clock started.
-func (x *Executor) Warmup() Warmup { return x.warmup }
+func (x *Machine) Warmup() Warmup { return x.warmup }
 
 // Finish ends the run that Begin started, once its lanes have finished
 // what they were given, and returns its batches, in the order they
 // started, and how late each event due at a time (an arrival, a batching
 // timer) was handled, seconds, in order.
-func (x *Executor) Finish() (batches []Batch, late []float64) {
+func (x *Machine) Finish() (batches []Batch, late []float64) {
 	if !x.started {
 		return nil, nil
 	}
@@ -450,13 +450,13 @@ func (x *Executor) Finish() (batches []Batch, late []float64) {
 	return x.batches, x.late
 }
 
-// Now implements sim.Executor: seconds since Begin, from its origin.
-func (x *Executor) Now() float64 {
+// Now implements sim.Machine: seconds since Begin, from its origin.
+func (x *Machine) Now() float64 {
 	return x.origin + time.Since(x.begun).Seconds()
 }
 
-// Start implements sim.Executor: it hands the batch to its lane's worker.
-func (x *Executor) Start(d, lane int, jobs []*sim.Job, samples int32) error {
+// Start implements sim.Machine: it hands the batch to its lane's worker.
+func (x *Machine) Start(d, lane int, jobs []*sim.Job, samples int32) error {
 	if !x.started {
 		return errors.New("real: start before begin")
 	}
@@ -522,21 +522,20 @@ func (l *lane) run(t task) (Batch, error) {
 }
 
 // A Go timer fires up to a millisecond late on Linux, its poller sleeping
-// in whole milliseconds (a probe of 400 waits of 0 to 3 ms on this
-// machine: 601 µs late at the median, 1.08 ms at P99), which would hold
-// every arrival back by that much. Wait's timer is set coarseMargin
-// early instead, and the rest is slept in slices of at most fineSlice on
-// the kernel's high-resolution timer, watching for ended batches between
-// them (the same probe: 52 µs late at the median, 88 µs at P99, five
-// wake-ups a wait).
+// in whole milliseconds, which would hold every arrival back by that
+// much. Wait's timer is set coarseMargin early instead, and the rest is
+// slept in slices of at most fineSlice on the kernel's high-resolution
+// timer, watching for ended batches between them: tens of microseconds
+// late instead (BenchmarkWaitLateness; docs/benchmarks.md has the
+// figures).
 const (
 	coarseMargin = 1500 * time.Microsecond
 	fineSlice    = 100 * time.Microsecond
 )
 
-// Wait implements sim.Executor: it returns the first batch to end, or
+// Wait implements sim.Machine: it returns the first batch to end, or
 // nothing at t.
-func (x *Executor) Wait(t float64) (sim.Done, bool, error) {
+func (x *Machine) Wait(t float64) (sim.Done, bool, error) {
 	if !x.started {
 		return sim.Done{}, false, errors.New("real: wait before begin")
 	}
@@ -590,7 +589,7 @@ func (x *Executor) Wait(t float64) (sim.Done, bool, error) {
 }
 
 // notice records a batch's end as the scheduler hears of it.
-func (x *Executor) notice(r result) (sim.Done, bool, error) {
+func (x *Machine) notice(r result) (sim.Done, bool, error) {
 	if r.err != nil {
 		return sim.Done{}, false, r.err
 	}
@@ -601,7 +600,7 @@ func (x *Executor) notice(r result) (sim.Done, bool, error) {
 }
 
 // Close ends a run under way and frees the sessions.
-func (x *Executor) Close() error {
+func (x *Machine) Close() error {
 	if x.closed {
 		return nil
 	}

@@ -6,20 +6,20 @@ import (
 	"math"
 )
 
-// Executor runs the simulator's batches for real (Config.Executor): with
+// Machine runs the simulator's batches for real (Config.Machine): with
 // one, the simulator is a real scheduler. The same policies, queues,
 // batching, splitting, migration and memory tokens decide as in a
-// simulation, in the same code; only time is the executor's, and a batch
+// simulation, in the same code; only time is the machine's, and a batch
 // ends when it has run, not when a draw of the Service says.
 //
 // The simulator then never calls Service.Time or Service.Contention: the
 // lanes of a device slow each other down as the machine makes them. It
 // still reads Predict (the policies' and backlogs' predictions) and Memory
 // (the admission tokens). Events due at a time (arrivals, batching timers,
-// migrations landing, decisions sent) are handled once the executor's
+// migrations landing, decisions sent) are handled once the machine's
 // clock has reached it, at the clock's time then, so a late scheduler
 // shows in the records as it would in a real one.
-type Executor interface {
+type Machine interface {
 	// Now is the clock, in the jobs' time (seconds); it never goes back.
 	Now() float64
 	// Start begins running a batch of samples samples on lane lane of
@@ -33,7 +33,7 @@ type Executor interface {
 	Wait(t float64) (done Done, ok bool, err error)
 }
 
-// Done is a batch that an Executor ran: where, and when it ended by its
+// Done is a batch that a Machine ran: where, and when it ended by its
 // clock (at or before its Now when Wait returns it).
 type Done struct {
 	Device, Lane int
@@ -41,9 +41,9 @@ type Done struct {
 }
 
 // at is the time at which an event due at t is handled: t in a
-// simulation, and with an Executor the clock's time once it has reached t.
+// simulation, and with a Machine the clock's time once it has reached t.
 func (s *State) at(t float64) float64 {
-	if x := s.cfg.Executor; x != nil {
+	if x := s.cfg.Machine; x != nil {
 		return max(t, x.Now(), s.now)
 	}
 	return t
@@ -58,13 +58,13 @@ func (s *State) running() int {
 	return n
 }
 
-// waitReal blocks, with an Executor, until the next event is due at time t
+// waitReal blocks, with a Machine, until the next event is due at time t
 // or a batch ends first, and handles the batch's end. It returns handled
 // false when the event at t is due (or none is left: t is +Inf and nothing
 // runs).
 func (m *Sim) waitReal(t float64) (handled bool) {
 	s := m.state
-	x := s.cfg.Executor
+	x := s.cfg.Machine
 	if s.running() == 0 && math.IsInf(t, 1) {
 		return false
 	}
@@ -78,7 +78,7 @@ func (m *Sim) waitReal(t float64) (handled bool) {
 	}
 	if done.Device < 0 || done.Device >= len(s.devs) || done.Lane < 0 || done.Lane >= s.devs[done.Device].Lanes ||
 		len(s.devs[done.Device].lanes[done.Lane].jobs) == 0 {
-		s.fail(fmt.Errorf("sim: executor: batch end on device %d lane %d, which runs no batch", done.Device, done.Lane))
+		s.fail(fmt.Errorf("sim: machine: batch end on device %d lane %d, which runs no batch", done.Device, done.Lane))
 		return true
 	}
 	s.now = s.at(done.End)
@@ -87,7 +87,7 @@ func (m *Sim) waitReal(t float64) (handled bool) {
 	return true
 }
 
-// Replay is an Executor on a virtual clock whose batches take the times a
+// Replay is a Machine on a virtual clock whose batches take the times a
 // function gives, say the times a real run measured them to take: a
 // simulation whose service times are given rather than drawn. With the
 // times of a real run of the same jobs, its records differ from the real
@@ -102,12 +102,12 @@ type Replay struct {
 	started int
 }
 
-var _ Executor = (*Replay)(nil)
+var _ Machine = (*Replay)(nil)
 
-// Now implements Executor.
+// Now implements Machine.
 func (r *Replay) Now() float64 { return r.now }
 
-// Start implements Executor.
+// Start implements Machine.
 func (r *Replay) Start(d, lane int, jobs []*Job, samples int32) error {
 	t, err := r.Time(d, lane, jobs, samples)
 	if err != nil {
@@ -121,7 +121,7 @@ func (r *Replay) Start(d, lane int, jobs []*Job, samples int32) error {
 	return nil
 }
 
-// Wait implements Executor: the earliest end at or before t, the clock
+// Wait implements Machine: the earliest end at or before t, the clock
 // moving to it, or else the clock moving to t.
 func (r *Replay) Wait(t float64) (Done, bool, error) {
 	if len(r.running) > 0 && r.running[0].End <= t {

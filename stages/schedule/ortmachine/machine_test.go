@@ -61,7 +61,7 @@ func TestRealRunIsCausal(t *testing.T) {
 
 // TestRealRunOnCUDA runs the same jobs on CUDA lanes, a session per batch
 // size, where this machine has a GPU onnxruntime's CUDA provider can use;
-// elsewhere the executor must refuse, naming the provider.
+// elsewhere the machine must refuse, naming the provider.
 func TestRealRunOnCUDA(t *testing.T) {
 	orttest.Require(t)
 	if probe := ort.ProbeProvider(ort.CUDA); probe != nil {
@@ -114,7 +114,7 @@ func realRunIsCausal(t *testing.T, provider string) {
 		}
 	}()
 	cfg := sim.Config{Devices: []sim.Device{{Name: "cpu", Lanes: 2, Memory: 1000, Speed: 1}}, Service: flat{}, Policy: fifo{},
-		Batching: sim.Batching{MaxBatch: 8, Window: 0.002}, Executor: x,
+		Batching: sim.Batching{MaxBatch: 8, Window: 0.002}, Machine: x,
 		OnBatch: func(b *sim.BatchRecord) error { batches = append(batches, *b); return nil }}
 	st, err := sim.Run(cfg, next, func(r *sim.Record) error { recs = append(recs, *r); return nil })
 	if err != nil {
@@ -160,7 +160,7 @@ func realRunIsCausal(t *testing.T, provider string) {
 		t.Errorf("the second run's warm-up: %+v; want none", w)
 	}
 	if len(recs) != len(jobs) || st.Batches != int64(len(ran)) || int(st.Batches) != len(batches) {
-		t.Fatalf("%d records of %d jobs, %d batches, the executor saw %d", len(recs), len(jobs), len(batches), len(ran))
+		t.Fatalf("%d records of %d jobs, %d batches, the machine saw %d", len(recs), len(jobs), len(batches), len(ran))
 	}
 	for _, r := range recs {
 		if r.Start < r.Job.Arrival || r.End <= r.Start {
@@ -177,7 +177,7 @@ func realRunIsCausal(t *testing.T, provider string) {
 			}
 		}
 		if b.BatchID != int64(i+1) || sb.BatchID != b.BatchID || sb.Start > b.Handed || sb.End != b.End || sb.Samples != b.Samples {
-			t.Errorf("batch %d: the executor's %+v, the simulator's %+v", i+1, b, sb)
+			t.Errorf("batch %d: the machine's %+v, the simulator's %+v", i+1, b, sb)
 		}
 		if !(b.Handed <= b.Picked && b.Picked <= b.Run && b.Run < b.End && b.End <= b.Noticed) {
 			t.Errorf("batch %d's moments are out of order: %+v", b.BatchID, b)
@@ -203,10 +203,9 @@ func realRunIsCausal(t *testing.T, provider string) {
 const waitsPerOp = 300
 
 // BenchmarkWaitLateness times how late Wait returns for a time due 0 to 3
-// ms ahead, on an executor with one idle lane, waitsPerOp times an op, and
+// ms ahead, on a machine with one idle lane, waitsPerOp times an op, and
 // reports the median and P99 over the waits (lateness-p50-µs,
-// lateness-p99-µs). A Go timer alone fired 601 µs late at the median and
-// 1.08 ms at P99 on this machine.
+// lateness-p99-µs), to set beside a plain Go timer's (docs/benchmarks.md).
 func BenchmarkWaitLateness(b *testing.B) {
 	orttest.Require(b)
 	x, err := New(context.Background(), Config{Devices: []Device{{Name: "cpu", Lanes: 1, Threads: 1}}, Model: func(int32, int32) (Model, error) {
