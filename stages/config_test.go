@@ -146,7 +146,7 @@ func TestExampleConfigs(t *testing.T) {
 				return
 			}
 			rt := Runtime{ConfigDir: filepath.Dir(tc.file)}
-			if _, err := profileStage(cfg, rt); err != nil {
+			if _, err := profileStage.Declare(cfg, rt); err != nil {
 				t.Errorf("profile stage: %v", err)
 			}
 		})

@@ -24,7 +24,7 @@ func TestGenerateImportEntersTheKey(t *testing.T) {
 	rt := Runtime{ConfigDir: dir}
 	extern := func(cfg Config) (map[string]string, error) {
 		t.Helper()
-		s, err := generateStage(cfg, rt)
+		s, err := generateStage.Declare(cfg, rt)
 		return s.Extern, err
 	}
 	cfg := DefaultConfig()

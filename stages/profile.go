@@ -1,0 +1,33 @@
+package stages
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
+)
+
+// profileStage is the profile stage: it measures this machine, or imports
+// a profile measured elsewhere.
+var profileStage = declare(Profile, func(c *Config) *profilespec.Config { return &c.Profile }, profilespec.DefaultConfig, declareProfile)
+
+func declareProfile(cfg Config, rt Runtime) (pipeline.Stage, error) {
+	extern := map[string]string{}
+	if pc := cfg.Profile; pc.Import != "" {
+		importPath := rt.Path(pc.Import)
+		digest, err := fileDigest(importPath, profilespec.MaxImportBytes)
+		if err != nil {
+			return pipeline.Stage{}, fmt.Errorf("profile.import: %w", err)
+		}
+		extern[filepath.Base(importPath)] = digest
+	}
+	return pipeline.Stage{
+		Name:      Profile,
+		Config:    cfg.Profile,
+		UsesSeed:  true,
+		Extern:    extern,
+		Exclusive: true, // nothing else may run on the cores while it times
+		Publish:   []pipeline.Publish{{Glob: "*.onnx", Dir: "models"}},
+	}, nil
+}
