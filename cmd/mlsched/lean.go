@@ -58,10 +58,10 @@ func (a *app) handOver(why string) error {
 type lazyRemote struct{}
 
 func (*lazyRemote) Location() string { return "" }
-func (*lazyRemote) Fetch(context.Context, pipeline.Store, string, string, string) (*pipeline.Manifest, error) {
+func (*lazyRemote) Fetch(context.Context, pipeline.StoreWriter, string, string, string) (*pipeline.Manifest, error) {
 	return nil, errors.New("the lean build has no remote")
 }
-func (*lazyRemote) Push(context.Context, pipeline.Store, *pipeline.Manifest) error {
+func (*lazyRemote) Push(context.Context, pipeline.VersionSource, *pipeline.Manifest) error {
 	return errors.New("the lean build has no remote")
 }
 
