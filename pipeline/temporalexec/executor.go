@@ -11,7 +11,6 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/digest"
-	"github.com/mlsched/mlsched/pipeline/remote"
 )
 
 // Updater sends a stage to a run's workflow and waits for its reply; the
@@ -32,10 +31,12 @@ type Updater interface {
 // worker, moving its inputs and outputs through Remote.
 type Executor struct {
 	Updater Updater
-	Remote  *remote.Remote
+	// Remote is the remote shared with the workers: a *remote.Remote,
+	// or a fake in tests.
+	Remote DispatcherRemote
 	// Store is the runner's store: the inputs pushed to the remote come
 	// from it, and the memo entries a worker built are pulled into it.
-	Store pipeline.Store
+	Store pipeline.VersionSource
 	// Payload goes to the worker with every stage, as Process's does; it
 	// must hold nothing of this machine's (no environment).
 	Payload json.RawMessage
