@@ -104,7 +104,7 @@ func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFla
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return &temporalexec.Executor{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
+	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
 		Payload: payload, Extern: extern}, nil
 }
 
