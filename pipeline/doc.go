@@ -68,7 +68,10 @@
 // a Task on its standard input, and reads its progress and outcome from its
 // standard output (Serve is the worker's side). A program that only declares
 // its stages (Stage.Run nil) and runs them in workers need not link their
-// code, and a stage that crashes its process fails alone.
+// code, and a stage that crashes its process fails alone. An executor that
+// holds something open across a run's stages (package temporalexec's
+// Dispatcher starts a workflow) implements Finisher, and is told when the
+// run is over.
 //
 // # Store
 //

@@ -85,7 +85,7 @@ func (l *lazyTemporal) Finish(ctx context.Context, cancelled bool) error {
 
 // temporalExecutor makes the pipeline of l run its stages on Temporal
 // workers, its inputs and outputs moving through the config's remote.
-func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (distributedExecutor, error) {
+func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (pipeline.Executor, error) {
 	if l.remote == nil {
 		return nil, usageError{fmt.Errorf("--executor temporal: the workers exchange artifacts through a shared remote, and %s names none (remote: s3://bucket/prefix?endpoint=…)", a.configPath)}
 	}

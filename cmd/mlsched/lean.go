@@ -81,7 +81,7 @@ func (t *temporalFlags) add(f interface {
 	f.StringVar(&t.taskQueue, "task-queue", "mlsched", "Temporal task `queue` the workers poll")
 }
 
-func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags) (distributedExecutor, error) {
+func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags) (pipeline.Executor, error) {
 	return nil, a.handOver("--executor temporal")
 }
 

@@ -55,7 +55,10 @@ type Dispatcher struct {
 	started  bool
 }
 
-var _ pipeline.Executor = (*Dispatcher)(nil)
+var (
+	_ pipeline.Executor = (*Dispatcher)(nil)
+	_ pipeline.Finisher = (*Dispatcher)(nil)
+)
 
 // start starts the run's workflow and uploads the files outside the
 // store, once.
@@ -154,9 +157,9 @@ func (e *Dispatcher) Execute(ctx context.Context, s *pipeline.Stage, env *pipeli
 	return e.Remote.PullMemo(ctx, e.Store, env.Stage, res.Memo)
 }
 
-// Finish ends the run's workflow if one was started: done after a
-// finished run, cancelled (stopping its stages on the workers) after an
-// interrupted or failed one.
+// Finish implements pipeline.Finisher: it ends the run's workflow if one
+// was started, done after a finished run, cancelled (stopping its stages
+// on the workers) after an interrupted or failed one.
 func (e *Dispatcher) Finish(ctx context.Context, cancelled bool) error {
 	e.mu.Lock()
 	started := e.started
