@@ -25,19 +25,6 @@ import (
 	"github.com/mlsched/mlsched/stages"
 )
 
-// temporalFlags are the flags that reach a Temporal service.
-type temporalFlags struct {
-	address, namespace, taskQueue string
-}
-
-func (t *temporalFlags) add(f interface {
-	StringVar(p *string, name, value, usage string)
-}) {
-	f.StringVar(&t.address, "temporal", "127.0.0.1:7233", "Temporal frontend `address` (host:port)")
-	f.StringVar(&t.namespace, "namespace", "default", "Temporal `namespace`")
-	f.StringVar(&t.taskQueue, "task-queue", temporalexec.DefaultTaskQueue, "Temporal task `queue` the workers poll")
-}
-
 // dial connects to Temporal, logging only its warnings, on stderr.
 func (t *temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Client, error) {
 	host, _ := os.Hostname()
