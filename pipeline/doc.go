@@ -68,14 +68,21 @@
 // a Task on its standard input, and reads its progress and outcome from its
 // standard output (Serve is the worker's side). A program that only declares
 // its stages (Stage.Run nil) and runs them in workers need not link their
-// code, and a stage that crashes its process fails alone.
+// code, and a stage that crashes its process fails alone. An executor that
+// holds something open across a run's stages (package temporalexec's
+// Dispatcher starts a workflow) implements Finisher, and is told when the
+// run is over.
 //
 // # Store
 //
 // Store is an interface: what the runner, status, pin, verify and gc ask
-// of a store, and nothing more. LocalStore keeps versions in a directory of
-// this machine; a shared store is meant to keep a LocalStore as its cache,
-// so that stage code, which only sees local directories, never changes.
+// of a store, and nothing more. It is made of four small ones, and a caller
+// that needs less asks for less: StoreReader (list and read versions),
+// StoreWriter (stage and commit one), MemoStore (the stages' memos) and
+// StoreMaintainer (lock, mark damage, gc, verify). LocalStore keeps
+// versions in a directory of this machine; a shared store is meant to keep
+// a LocalStore as its cache, so that stage code, which only sees local
+// directories, never changes.
 //
 // Each version directory holds the stage's files and manifest.json (stage,
 // version, key, every key input including the config as used, files with

@@ -28,6 +28,20 @@ type Executor interface {
 	Execute(ctx context.Context, s *Stage, env *Env) error
 }
 
+// Finisher is implemented by an Executor that holds something open across
+// a run's stages, such as a workflow on a cluster's scheduler, and must be
+// told when the run is over. It is optional, as io.Closer is: Run does not
+// call it; whoever runs a pipeline with such an executor calls Finish once
+// after Run returns, whatever Run's outcome, with a context that is not
+// the run's (which an interrupt has cancelled).
+type Finisher interface {
+	// Finish ends what the executor started for the run: cleanly after a
+	// run that succeeded (cancelled false), or cancelling what still runs
+	// elsewhere after one that failed or was interrupted (cancelled true).
+	// It does nothing when the run started nothing there.
+	Finish(ctx context.Context, cancelled bool) error
+}
+
 // Inline runs a stage's Run function in this process.
 type Inline struct{}
 

@@ -40,7 +40,14 @@ type LocalStore struct {
 	ownF *os.File
 }
 
-var _ Store = (*LocalStore)(nil)
+// LocalStore is the one Store, and so each of its parts.
+var (
+	_ Store           = (*LocalStore)(nil)
+	_ StoreReader     = (*LocalStore)(nil)
+	_ StoreWriter     = (*LocalStore)(nil)
+	_ MemoStore       = (*LocalStore)(nil)
+	_ StoreMaintainer = (*LocalStore)(nil)
+)
 
 const (
 	tmpDir   = ".tmp"
@@ -66,7 +73,7 @@ func OpenStore(root string) (*LocalStore, error) {
 // Root returns the store's absolute path.
 func (s *LocalStore) Root() string { return s.root }
 
-// Location implements Store: the store's absolute path.
+// Location implements StoreReader: the store's absolute path.
 func (s *LocalStore) Location() string { return s.root }
 
 var _ SpaceReporter = (*LocalStore)(nil)
@@ -93,17 +100,17 @@ func (s *LocalStore) Free() (int64, error) {
 // Dir returns the directory of a version.
 func (s *LocalStore) Dir(stage, version string) string { return filepath.Join(s.root, stage, version) }
 
-// Open implements Store: a local version is already in place.
+// Open implements StoreReader: a local version is already in place.
 func (s *LocalStore) Open(stage, version string) (string, error) {
 	return s.Dir(stage, version), nil
 }
 
-// Manifest implements Store.
+// Manifest implements StoreReader.
 func (s *LocalStore) Manifest(stage, version string) (*Manifest, error) {
 	return readManifest(s.Dir(stage, version), stage, version)
 }
 
-// Stages implements Store.
+// Stages implements StoreReader.
 func (s *LocalStore) Stages() ([]string, error) {
 	ents, err := os.ReadDir(s.root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -121,8 +128,8 @@ func (s *LocalStore) Stages() ([]string, error) {
 	return out, nil
 }
 
-// Versions implements Store. A directory without a readable manifest is not
-// a version and is skipped (Verify reports it).
+// Versions implements StoreReader. A directory without a readable
+// manifest is not a version and is skipped (Verify reports it).
 func (s *LocalStore) Versions(stage string) ([]*Manifest, error) {
 	ents, err := os.ReadDir(filepath.Join(s.root, stage))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -146,7 +153,7 @@ func (s *LocalStore) Versions(stage string) ([]*Manifest, error) {
 	return out, nil
 }
 
-// Unreadable implements Store.
+// Unreadable implements StoreReader.
 func (s *LocalStore) Unreadable(stage string) ([]Problem, error) {
 	ents, err := os.ReadDir(filepath.Join(s.root, stage))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -171,8 +178,9 @@ func (s *LocalStore) Unreadable(stage string) ([]Problem, error) {
 	return out, nil
 }
 
-// Check implements Store. It stays fast whatever the artifacts' size: only
-// files whose mtime changed are ever read, and only with rehash.
+// Check implements StoreReader. It stays fast whatever the artifacts'
+// size: only files whose mtime changed are ever read, and only with
+// rehash.
 func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched int, err error) {
 	dir := s.Dir(m.Stage, m.Version)
 	var changed []int // files whose mtime differs but size matches
@@ -194,8 +202,9 @@ func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched 
 	return damaged, 0, err
 }
 
-// Suspect implements Store: the files' recorded mtimes are cleared, which
-// no file has, so Check sees them as changed and re-hashes them.
+// Suspect implements StoreMaintainer: the files' recorded mtimes are
+// cleared, which no file has, so Check sees them as changed and re-hashes
+// them.
 func (s *LocalStore) Suspect(m *Manifest, paths []string) error {
 	m2, err := s.Manifest(m.Stage, m.Version)
 	if err != nil {
@@ -239,11 +248,11 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 	return nil, rewriteManifest(dir, filepath.Join(s.root, tmpDir), m)
 }
 
-// Lock implements Store with a flock(2) on root/.lock: the kernel releases
-// it when the holder exits, even by kill -9, so a stale lock never blocks.
-// Once it is held, the scratch directories in root/.tmp whose owner is gone
-// are removed; those of a live process (one that got in while the lock
-// file was deleted, say) are left alone.
+// Lock implements StoreMaintainer with a flock(2) on root/.lock: the
+// kernel releases it when the holder exits, even by kill -9, so a stale
+// lock never blocks. Once it is held, the scratch directories in root/.tmp
+// whose owner is gone are removed; those of a live process (one that got
+// in while the lock file was deleted, say) are left alone.
 func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error) {
 	if err := os.MkdirAll(s.root, 0o755); err != nil {
 		return nil, fmt.Errorf("store %s: %w", s.root, err)
@@ -409,8 +418,9 @@ func (s *LocalStore) release() {
 	s.own, s.ownF = "", nil
 }
 
-// Begin implements Store: the staging directory is in root/.tmp, on the same
-// file system as the version's final place, so that Commit is a rename.
+// Begin implements StoreWriter: the staging directory is in root/.tmp, on
+// the same file system as the version's final place, so that Commit is a
+// rename.
 func (s *LocalStore) Begin(stage, version string) (string, error) {
 	return s.scratch(stage + "-" + version)
 }
@@ -429,9 +439,9 @@ func (s *LocalStore) scratch(prefix string) (string, error) {
 	return dir, os.Chmod(dir, 0o755)
 }
 
-// Commit implements Store. An existing version with the same name (a forced
-// rerun, or a damaged version being replaced) is swapped out atomically
-// where the kernel allows.
+// Commit implements StoreWriter. An existing version with the same name
+// (a forced rerun, or a damaged version being replaced) is swapped out
+// atomically where the kernel allows.
 func (s *LocalStore) Commit(staging, stage, version string) error {
 	parent := filepath.Join(s.root, stage)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -467,15 +477,16 @@ func (s *LocalStore) remove(dir, name string) error {
 	return os.RemoveAll(trash)
 }
 
-// Memo implements Store: a stage's entries live in root/.memo/<stage>/ and
-// are built in this process's directory in root/.tmp.
+// Memo implements MemoStore: a stage's entries live in
+// root/.memo/<stage>/ and are built in this process's directory in
+// root/.tmp.
 func (s *LocalStore) Memo(stage string, base KeyInputs) *Memo {
 	m := &Memo{stage: stage, base: base, root: filepath.Join(s.root, memoDir, stage)}
 	m.tmp, m.err = s.owned()
 	return m
 }
 
-// Prune implements Store.
+// Prune implements StoreMaintainer.
 func (s *LocalStore) Prune(keep Keep, dryRun bool) ([]Removed, error) {
 	stages, err := s.Stages()
 	if err != nil {
@@ -556,7 +567,7 @@ func treeSize(dir string) int64 {
 	return n
 }
 
-// Verify implements Store.
+// Verify implements StoreMaintainer.
 func (s *LocalStore) Verify(ctx context.Context) ([]Problem, int, error) {
 	stages, err := s.Stages()
 	if err != nil {

@@ -11,6 +11,13 @@ import (
 // stage reads its inputs from local directories (Input.Dir) and writes into
 // one (Env.Dir).
 //
+// Store is the composition of four small interfaces, one per kind of
+// caller, and whatever needs less asks for less: StoreReader for what lists
+// and reads versions (Resolve, inspect), StoreWriter for what commits a new
+// one (a remote's Fetch), MemoStore for what moves memo entries, and
+// StoreMaintainer for what locks, repairs and collects the store. The
+// runner (Pipeline) needs all four.
+//
 // LocalStore keeps versions in a directory of this machine. A shared store
 // (an object store, say) is meant to be a second implementation that keeps a
 // LocalStore as its cache: Open brings a version's files into the cache and
@@ -18,15 +25,18 @@ import (
 // Go's build cache is split the same way (its Cache interface has a disk and
 // an external-program implementation).
 type Store interface {
+	StoreReader
+	StoreWriter
+	MemoStore
+	StoreMaintainer
+}
+
+// StoreReader reads stored versions: it lists them, returns their
+// manifests and directories, and says whether their files still match
+// their manifests. Resolve, status and inspect need no more.
+type StoreReader interface {
 	// Location says where the store is, for messages.
 	Location() string
-	// Lock takes the store's writer lock, waiting while another process
-	// holds it (or failing at once with ErrStoreBusy when wait is false),
-	// and then removes what interrupted writers left behind. waiting is
-	// told once, with the holder's description, if the lock is busy. Run,
-	// pin, unpin and gc write under it.
-	Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error)
-
 	// Stages returns the names of the stages that have stored versions,
 	// sorted.
 	Stages() ([]string, error)
@@ -49,11 +59,12 @@ type Store interface {
 	// bytes are the recorded ones; otherwise they are only counted in
 	// touched.
 	Check(m *Manifest, rehash bool) (damaged []string, touched int, err error)
-	// Suspect records that files of a version were found damaged (by a
-	// reader), so that the next Check with rehash re-hashes them and
-	// reports them, and the runner rebuilds the version.
-	Suspect(m *Manifest, paths []string) error
+}
 
+// StoreWriter adds versions to a store: a new version is staged in a
+// directory of its own and then committed whole. The runner writes what a
+// stage made this way, and a remote's Fetch what it downloaded.
+type StoreWriter interface {
 	// Begin creates an empty staging directory for a new version of stage,
 	// to be filled by the stage and then committed.
 	Begin(stage, version string) (staging string, err error)
@@ -62,11 +73,30 @@ type Store interface {
 	// without a moment where it is absent. A crash at any moment leaves
 	// either the old state or the complete new version.
 	Commit(staging, stage, version string) error
+}
 
-	// Memo returns the memo of a stage: its intermediate results kept
-	// across runs. Its entries are keyed with base, the stage's key lines
-	// (see Memo.Get).
+// MemoStore keeps each stage's memo: the intermediate results a stage
+// keeps across runs. A running stage reads and writes its memo through the
+// Memo it is given; a remote moves memo entries through it.
+type MemoStore interface {
+	// Memo returns the memo of a stage. Its entries are keyed with base,
+	// the stage's key lines (see Memo.Get).
 	Memo(stage string, base KeyInputs) *Memo
+}
+
+// StoreMaintainer is what keeps a store sound: its writer lock, the
+// marking of damaged files, garbage collection and full verification.
+type StoreMaintainer interface {
+	// Lock takes the store's writer lock, waiting while another process
+	// holds it (or failing at once with ErrStoreBusy when wait is false),
+	// and then removes what interrupted writers left behind. waiting is
+	// told once, with the holder's description, if the lock is busy. Run,
+	// pin, unpin and gc write under it.
+	Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error)
+	// Suspect records that files of a version were found damaged (by a
+	// reader), so that the next Check with rehash re-hashes them and
+	// reports them, and the runner rebuilds the version.
+	Suspect(m *Manifest, paths []string) error
 	// Prune removes every version and memo entry that keep does not hold
 	// (with dryRun it only reports them), and returns what it removed.
 	Prune(keep Keep, dryRun bool) ([]Removed, error)
@@ -75,6 +105,23 @@ type Store interface {
 	// directory that is not a complete version or entry. It returns the
 	// number of files checked.
 	Verify(ctx context.Context) ([]Problem, int, error)
+}
+
+// VersionSource is a store that versions are copied out of: their files,
+// checked against their manifests first, and the memo entries they list. A
+// remote's Push reads one.
+type VersionSource interface {
+	StoreReader
+	MemoStore
+}
+
+// VersionSink is a store that a pull copies versions into: it says
+// whether it holds a version intact already, commits the versions it lacks
+// and keeps their memo entries.
+type VersionSink interface {
+	StoreReader
+	StoreWriter
+	MemoStore
 }
 
 // Remote is a store shared between machines (package remote keeps one in
@@ -88,10 +135,10 @@ type Remote interface {
 	// Fetch brings stage@version, whose full key is key, from the remote
 	// into st (whose lock the caller holds) and returns its manifest, or
 	// nil and no error when the remote lacks it.
-	Fetch(ctx context.Context, st Store, stage, version, key string) (*Manifest, error)
+	Fetch(ctx context.Context, st StoreWriter, stage, version, key string) (*Manifest, error)
 	// Push copies a stored version, with the memo entries it lists, to the
 	// remote, unless the remote holds it already.
-	Push(ctx context.Context, st Store, m *Manifest) error
+	Push(ctx context.Context, st VersionSource, m *Manifest) error
 }
 
 // SpaceReporter is a Store that can tell how much room it has left: the
@@ -144,7 +191,7 @@ func (p Problem) String() string {
 }
 
 // Resolve finds the version of stage named by a unique prefix.
-func Resolve(st Store, stage, prefix string) (*Manifest, error) {
+func Resolve(st StoreReader, stage, prefix string) (*Manifest, error) {
 	vs, err := st.Versions(stage)
 	if err != nil {
 		return nil, err

@@ -25,19 +25,6 @@ import (
 	"github.com/mlsched/mlsched/stages"
 )
 
-// temporalFlags are the flags that reach a Temporal service.
-type temporalFlags struct {
-	address, namespace, taskQueue string
-}
-
-func (t *temporalFlags) add(f interface {
-	StringVar(p *string, name, value, usage string)
-}) {
-	f.StringVar(&t.address, "temporal", "127.0.0.1:7233", "Temporal frontend `address` (host:port)")
-	f.StringVar(&t.namespace, "namespace", "default", "Temporal `namespace`")
-	f.StringVar(&t.taskQueue, "task-queue", temporalexec.DefaultTaskQueue, "Temporal task `queue` the workers poll")
-}
-
 // dial connects to Temporal, logging only its warnings, on stderr.
 func (t *temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Client, error) {
 	host, _ := os.Hostname()
@@ -85,7 +72,7 @@ func (l *lazyTemporal) Finish(ctx context.Context, cancelled bool) error {
 
 // temporalExecutor makes the pipeline of l run its stages on Temporal
 // workers, its inputs and outputs moving through the config's remote.
-func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (distributedExecutor, error) {
+func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (pipeline.Executor, error) {
 	if l.remote == nil {
 		return nil, usageError{fmt.Errorf("--executor temporal: the workers exchange artifacts through a shared remote, and %s names none (remote: s3://bucket/prefix?endpoint=…)", a.configPath)}
 	}
@@ -104,7 +91,7 @@ func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFla
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return &temporalexec.Executor{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
+	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
 		Payload: payload, Extern: extern}, nil
 }
 

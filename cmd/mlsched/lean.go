@@ -58,10 +58,10 @@ func (a *app) handOver(why string) error {
 type lazyRemote struct{}
 
 func (*lazyRemote) Location() string { return "" }
-func (*lazyRemote) Fetch(context.Context, pipeline.Store, string, string, string) (*pipeline.Manifest, error) {
+func (*lazyRemote) Fetch(context.Context, pipeline.StoreWriter, string, string, string) (*pipeline.Manifest, error) {
 	return nil, errors.New("the lean build has no remote")
 }
-func (*lazyRemote) Push(context.Context, pipeline.Store, *pipeline.Manifest) error {
+func (*lazyRemote) Push(context.Context, pipeline.VersionSource, *pipeline.Manifest) error {
 	return errors.New("the lean build has no remote")
 }
 
@@ -69,19 +69,7 @@ func (a *app) openRemote(string) (*lazyRemote, error) {
 	return nil, a.handOver("a config with a remote")
 }
 
-// temporalFlags are the full build's flags of run --executor temporal,
-// declared here so that run parses and documents them.
-type temporalFlags struct{ address, namespace, taskQueue string }
-
-func (t *temporalFlags) add(f interface {
-	StringVar(p *string, name, value, usage string)
-}) {
-	f.StringVar(&t.address, "temporal", "127.0.0.1:7233", "Temporal frontend `address` (host:port)")
-	f.StringVar(&t.namespace, "namespace", "default", "Temporal `namespace`")
-	f.StringVar(&t.taskQueue, "task-queue", "mlsched", "Temporal task `queue` the workers poll")
-}
-
-func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags) (distributedExecutor, error) {
+func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags) (pipeline.Executor, error) {
 	return nil, a.handOver("--executor temporal")
 }
 

@@ -42,7 +42,7 @@ func (l *lazyRemote) Location() string {
 }
 
 // Fetch implements pipeline.Remote.
-func (l *lazyRemote) Fetch(ctx context.Context, st pipeline.Store, stage, version, key string) (*pipeline.Manifest, error) {
+func (l *lazyRemote) Fetch(ctx context.Context, st pipeline.StoreWriter, stage, version, key string) (*pipeline.Manifest, error) {
 	r, err := l.open(ctx)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (l *lazyRemote) Fetch(ctx context.Context, st pipeline.Store, stage, versio
 }
 
 // Push implements pipeline.Remote.
-func (l *lazyRemote) Push(ctx context.Context, st pipeline.Store, m *pipeline.Manifest) error {
+func (l *lazyRemote) Push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) error {
 	r, err := l.open(ctx)
 	if err != nil {
 		return err

@@ -46,17 +46,17 @@ again ("fetched"); each version the run computes is pushed there.`,
 				l.p.Remote = nil
 			}
 			l.p.ReadOnlyRemote = noPush
-			var distributed distributedExecutor
 			switch executor {
 			case executorLocal:
 			case executorTemporal:
 				if noRemote {
 					return usageError{errors.New("--executor temporal needs the remote: drop --no-remote")}
 				}
-				if distributed, err = a.temporalExecutor(cmd.Context(), l, tflags); err != nil {
+				exec, err := a.temporalExecutor(cmd.Context(), l, tflags)
+				if err != nil {
 					return err
 				}
-				l.p.Executor = distributed
+				l.p.Executor = exec
 			default:
 				return usageError{fmt.Errorf("--executor %q: want %s or %s", executor, executorLocal, executorTemporal)}
 			}
@@ -72,12 +72,14 @@ again ("fetched"); each version the run computes is pushed there.`,
 			})
 			_, err = l.p.Run(cmd.Context(), opts)
 			rep.close()
-			if distributed != nil {
-				// The workflow ends with the run: done, or cancelled (which
-				// stops its stages on the workers) after a failure.
+			if f, ok := l.p.Executor.(pipeline.Finisher); ok {
+				// What the executor started elsewhere (the Temporal
+				// dispatcher's workflow) ends with the run: done, or
+				// cancelled (which stops its stages on the workers) after
+				// a failure.
 				ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 30*time.Second)
 				defer cancel()
-				if ferr := distributed.Finish(ctx, err != nil); ferr != nil && err == nil {
+				if ferr := f.Finish(ctx, err != nil); ferr != nil && err == nil {
 					err = fmt.Errorf("end the run's workflow: %w", ferr)
 				}
 			}
@@ -101,13 +103,6 @@ const (
 	executorLocal    = "local"
 	executorTemporal = "temporal"
 )
-
-// distributedExecutor runs stages elsewhere and ends what it started
-// there when the run is over.
-type distributedExecutor interface {
-	pipeline.Executor
-	Finish(ctx context.Context, cancelled bool) error
-}
 
 // runReporter prints one line per finished stage on stdout and, on
 // stderr, the progress of the stages still running with an estimate of the

@@ -138,7 +138,7 @@ type PushStats struct {
 
 // Push implements pipeline.Remote: it uploads stage@version from st, and
 // the memo entries its run used, unless the remote has them.
-func (r *Remote) Push(ctx context.Context, st pipeline.Store, m *pipeline.Manifest) error {
+func (r *Remote) Push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) error {
 	_, err := r.PushVersion(ctx, st, m)
 	return err
 }
@@ -147,7 +147,7 @@ func (r *Remote) Push(ctx context.Context, st pipeline.Store, m *pipeline.Manife
 // lists: the blobs the remote lacks, then the memo entries' manifests, then
 // the version's manifest. A version whose local files do not match their
 // manifest is refused.
-func (r *Remote) PushVersion(ctx context.Context, st pipeline.Store, m *pipeline.Manifest) (PushStats, error) {
+func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) (PushStats, error) {
 	var stats PushStats
 	name := m.Stage + "@" + m.Version
 	if bad, _, err := st.Check(m, true); err != nil {
@@ -396,7 +396,7 @@ func (r *Remote) readSmall(ctx context.Context, key string) ([]byte, error) {
 // Fetch implements pipeline.Remote: it brings stage@version into st when
 // the remote holds it with the given key, and returns its manifest; nil
 // and no error when the remote lacks it. The caller holds st's lock.
-func (r *Remote) Fetch(ctx context.Context, st pipeline.Store, stage, version, key string) (*pipeline.Manifest, error) {
+func (r *Remote) Fetch(ctx context.Context, st pipeline.StoreWriter, stage, version, key string) (*pipeline.Manifest, error) {
 	raw, m, err := r.readManifest(ctx, stage, version)
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return nil, nil
@@ -416,7 +416,7 @@ func (r *Remote) Fetch(ctx context.Context, st pipeline.Store, stage, version, k
 // install downloads a version's files into a staging directory of st,
 // checking each against the manifest, and commits it with the remote's
 // manifest.
-func (r *Remote) install(ctx context.Context, st pipeline.Store, m *pipeline.Manifest, raw []byte) error {
+func (r *Remote) install(ctx context.Context, st pipeline.StoreWriter, m *pipeline.Manifest, raw []byte) error {
 	name := m.Stage + "@" + m.Version
 	staging, err := st.Begin(m.Stage, m.Version)
 	if err != nil {
@@ -502,7 +502,7 @@ type PullStats struct {
 
 // Pull brings stage@version, and the memo entries it lists, from the
 // remote into st unless st has them intact. The caller holds st's lock.
-func (r *Remote) Pull(ctx context.Context, st pipeline.Store, stage, version string) (*pipeline.Manifest, PullStats, error) {
+func (r *Remote) Pull(ctx context.Context, st pipeline.VersionSink, stage, version string) (*pipeline.Manifest, PullStats, error) {
 	var stats PullStats
 	raw, m, err := r.readManifest(ctx, stage, version)
 	if err != nil {
@@ -529,7 +529,7 @@ func (r *Remote) Pull(ctx context.Context, st pipeline.Store, stage, version str
 
 // pullMemo brings the memo entries a version lists that the remote holds
 // and st lacks.
-func (r *Remote) pullMemo(ctx context.Context, st pipeline.Store, m *pipeline.Manifest) error {
+func (r *Remote) pullMemo(ctx context.Context, st pipeline.MemoStore, m *pipeline.Manifest) error {
 	memo := st.Memo(m.Stage, pipeline.KeyInputs{})
 	for _, key := range m.Memo {
 		b, err := r.readSmall(ctx, memoKey(m.Stage, key))
@@ -652,7 +652,7 @@ func (r *Remote) DownloadFiles(ctx context.Context, dir string, files []pipeline
 
 // PushMemo uploads the memo entries of a stage that st holds, of those
 // keys, with their blobs first; entries st lacks are skipped.
-func (r *Remote) PushMemo(ctx context.Context, st pipeline.Store, stage string, keys []string) error {
+func (r *Remote) PushMemo(ctx context.Context, st pipeline.MemoStore, stage string, keys []string) error {
 	memo := st.Memo(stage, pipeline.KeyInputs{})
 	uploads := map[string]string{}
 	manifests := map[string][]byte{}
@@ -682,7 +682,7 @@ func (r *Remote) PushMemo(ctx context.Context, st pipeline.Store, stage string, 
 
 // PullMemo brings the memo entries of a stage, of those keys, that the
 // remote holds and st lacks. The caller holds st's lock.
-func (r *Remote) PullMemo(ctx context.Context, st pipeline.Store, stage string, keys []string) error {
+func (r *Remote) PullMemo(ctx context.Context, st pipeline.MemoStore, stage string, keys []string) error {
 	return r.pullMemo(ctx, st, &pipeline.Manifest{Stage: stage, Memo: keys})
 }
 

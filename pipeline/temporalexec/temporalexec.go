@@ -1,7 +1,7 @@
 // Package temporalexec runs a pipeline's stages on Temporal workers: a
 // pipeline.Executor for the machine that runs `mlsched run` (the
-// coordinator), and the workflow and activity that `mlsched worker`
-// machines serve. The runner stays the brain: it computes keys, decides
+// coordinator; Dispatcher), and the workflow and activity that `mlsched
+// worker` machines serve (Worker). The runner stays the brain: it computes keys, decides
 // what is stale and walks the DAG; this package only moves a stage's
 // work to another machine and its output back. Snakemake's executor
 // plugins draw the same line.

@@ -262,11 +262,11 @@ func openStore(t *testing.T) *pipeline.LocalStore {
 	return st
 }
 
-// TestExecutorMatchesALocalRun runs the pipeline through the executor,
+// TestDispatcherMatchesALocalRun runs the pipeline through the dispatcher,
 // with a worker that pulls inputs and pushes outputs through a remote,
 // and checks that every version is the one a local run makes, byte for
 // byte, and that the coordinator ran no stage code.
-func TestExecutorMatchesALocalRun(t *testing.T) {
+func TestDispatcherMatchesALocalRun(t *testing.T) {
 	cases := []struct {
 		name   string
 		crash  bool
@@ -295,7 +295,7 @@ func TestExecutorMatchesALocalRun(t *testing.T) {
 			coordinator := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
 			st := openStore(t)
 			up := &inline{t: t, wk: newWorker(t, rem, remoteCode), crash: crash}
-			exec := &Executor{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+			exec := &Dispatcher{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
 			p := coordinator.pipeline(t, st, exec)
 			p.Remote = rem
 			res, err := p.Run(ctx, pipeline.RunOptions{Jobs: 2})
@@ -361,7 +361,7 @@ func TestStageFailureIsNotRetried(t *testing.T) {
 	}
 	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, fail: "use"}
 	st := openStore(t)
-	exec := &Executor{Updater: &inline{t: t, wk: newWorker(t, rem, code)}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+	exec := &Dispatcher{Updater: &inline{t: t, wk: newWorker(t, rem, code)}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
 	_, err = code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1})
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != ErrStageFailed || !app.NonRetryable() || !strings.Contains(err.Error(), "the stage's own bug") {
@@ -422,5 +422,57 @@ func TestRecordNamesNeverNest(t *testing.T) {
 				t.Errorf("record %s is a folder of record %s", a, b)
 			}
 		}
+	}
+}
+
+// unreachable is a fake shared remote whose uploads fail; it counts them.
+// Nothing else of it may be called.
+type unreachable struct {
+	DispatcherRemote
+	uploads atomic.Int32
+}
+
+func (u *unreachable) UploadFiles(context.Context, map[string]string) (int, error) {
+	u.uploads.Add(1)
+	return 0, errors.New("remote unreachable")
+}
+
+// countingUpdater is an Updater that only counts what it is asked.
+type countingUpdater struct{ starts, stages, finishes atomic.Int32 }
+
+func (u *countingUpdater) Start(context.Context) error { u.starts.Add(1); return nil }
+func (u *countingUpdater) Stage(context.Context, Request) (Reply, error) {
+	u.stages.Add(1)
+	return Reply{}, errors.New("no workflow")
+}
+func (u *countingUpdater) Finish(context.Context, bool) error { u.finishes.Add(1); return nil }
+
+// TestDispatcherStartsNoWorkflowWithoutTheRemote checks, with a fake remote
+// standing in for the shared one, that a run whose files outside the store
+// cannot reach the remote fails every stage with the remote's error
+// before any workflow starts, trying the upload once, and that Finish then
+// has no workflow to end.
+func TestDispatcherStartsNoWorkflowWithoutTheRemote(t *testing.T) {
+	ctx := context.Background()
+	extern := filepath.Join(t.TempDir(), "profile.parquet")
+	if err := os.WriteFile(extern, []byte("rows"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rem, up := &unreachable{}, &countingUpdater{}
+	exec := &Dispatcher{Updater: up, Remote: rem, Store: openStore(t), Extern: map[string]string{"profile.parquet": extern}}
+	for _, stage := range []string{"make", "use"} {
+		env := &pipeline.Env{Stage: stage, Version: "0123456789abcdef", Dir: t.TempDir(), Notes: map[string]string{}}
+		if err := exec.Execute(ctx, &pipeline.Stage{Name: stage}, env); err == nil || !strings.Contains(err.Error(), "remote unreachable") {
+			t.Errorf("Execute(%s) = %v, want the remote's error", stage, err)
+		}
+	}
+	if err := exec.Finish(ctx, true); err != nil {
+		t.Errorf("Finish = %v, want nil", err)
+	}
+	if n := rem.uploads.Load(); n != 1 {
+		t.Errorf("%d uploads, want 1", n)
+	}
+	if s, st, f := up.starts.Load(), up.stages.Load(), up.finishes.Load(); s+st+f != 0 {
+		t.Errorf("the updater was asked to start %d, run %d stages and finish %d times; want nothing", s, st, f)
 	}
 }

@@ -17,17 +17,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/mlsched/mlsched/pipeline"
-	"github.com/mlsched/mlsched/pipeline/remote"
 )
 
 // Worker runs stages for runs' workflows on this machine: it pulls their
 // inputs from the remote into Cache, runs their code with Exec and
 // uploads what they made.
 type Worker struct {
-	Remote *remote.Remote
+	// Remote is the remote shared with the runs' coordinators: a
+	// *remote.Remote, or a fake in tests.
+	Remote WorkerRemote
 	// Cache is this worker's own store: the inputs it pulled, its
 	// staging directories and the memo entries its stages built.
-	Cache *pipeline.LocalStore
+	Cache pipeline.Store
 	// Exec runs a stage's code given the task's payload, rewritten by
 	// Prepare for this machine; typically a pipeline.Process running the
 	// stages' worker program.

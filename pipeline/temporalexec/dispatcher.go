@@ -11,7 +11,6 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/digest"
-	"github.com/mlsched/mlsched/pipeline/remote"
 )
 
 // Updater sends a stage to a run's workflow and waits for its reply; the
@@ -28,14 +27,20 @@ type Updater interface {
 	Finish(ctx context.Context, cancelled bool) error
 }
 
-// Executor is a pipeline.Executor that runs each stage on a Temporal
-// worker, moving its inputs and outputs through Remote.
-type Executor struct {
+// Dispatcher is the coordinator's side of a distributed run: the
+// pipeline.Executor that dispatches each stage the runner decides to run to
+// a Temporal worker, through the run's workflow, and moves the stage's
+// inputs and output through Remote. It starts the workflow with the first
+// stage, and Finish ends it.
+type Dispatcher struct {
+	// Updater sends each stage to the run's workflow.
 	Updater Updater
-	Remote  *remote.Remote
+	// Remote is the remote shared with the workers: a *remote.Remote,
+	// or a fake in tests.
+	Remote DispatcherRemote
 	// Store is the runner's store: the inputs pushed to the remote come
 	// from it, and the memo entries a worker built are pulled into it.
-	Store pipeline.Store
+	Store pipeline.VersionSource
 	// Payload goes to the worker with every stage, as Process's does; it
 	// must hold nothing of this machine's (no environment).
 	Payload json.RawMessage
@@ -50,11 +55,14 @@ type Executor struct {
 	started  bool
 }
 
-var _ pipeline.Executor = (*Executor)(nil)
+var (
+	_ pipeline.Executor = (*Dispatcher)(nil)
+	_ pipeline.Finisher = (*Dispatcher)(nil)
+)
 
 // start starts the run's workflow and uploads the files outside the
 // store, once.
-func (e *Executor) start(ctx context.Context) error {
+func (e *Dispatcher) start(ctx context.Context) error {
 	e.once.Do(func() {
 		uploads := map[string]string{}
 		for rel, local := range e.Extern {
@@ -80,7 +88,7 @@ func (e *Executor) start(ctx context.Context) error {
 }
 
 // Execute implements pipeline.Executor.
-func (e *Executor) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline.Env) error {
+func (e *Dispatcher) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline.Env) error {
 	if err := e.start(ctx); err != nil {
 		return err
 	}
@@ -149,10 +157,10 @@ func (e *Executor) Execute(ctx context.Context, s *pipeline.Stage, env *pipeline
 	return e.Remote.PullMemo(ctx, e.Store, env.Stage, res.Memo)
 }
 
-// Finish ends the run's workflow if one was started: done after a
-// finished run, cancelled (stopping its stages on the workers) after an
-// interrupted or failed one.
-func (e *Executor) Finish(ctx context.Context, cancelled bool) error {
+// Finish implements pipeline.Finisher: it ends the run's workflow if one
+// was started, done after a finished run, cancelled (stopping its stages
+// on the workers) after an interrupted or failed one.
+func (e *Dispatcher) Finish(ctx context.Context, cancelled bool) error {
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
