@@ -3,8 +3,8 @@
 package main
 
 // The lean build (make build's bin/mlsched, -tags lean) links neither the
-// S3 client nor Temporal's SDK: together they tripled the time the program
-// takes to start (3.5 ms to 9.5 ms for `mlsched version`), which every
+// S3 client nor Temporal's SDK: together they multiply the time the program
+// takes to start (docs/benchmarks.md), which every
 // cached run pays. A command that needs them (push, pull, worker, a run
 // with a remote or on Temporal) is handed, arguments and environment
 // unchanged, to the full build beside it, bin/mlsched-dist, as git hands a
