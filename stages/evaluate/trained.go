@@ -29,7 +29,7 @@ type trained struct {
 	kind string
 	rows []trainspec.MetricRow
 	at   map[trainKey]float64
-	cv   []predictor.CVRow
+	cv   []trainspec.CVRow
 	// features name the placement network's inputs by index, as
 	// decisions.parquet's footer lists them; nil when it lists none.
 	features []string
@@ -79,7 +79,7 @@ func readTrained(dir string) (*trained, error) {
 	}
 
 	path = filepath.Join(dir, trainspec.CVFile)
-	if t.cv, err = parquetio.ReadAll[predictor.CVRow](path); err != nil {
+	if t.cv, err = parquetio.ReadAll[trainspec.CVRow](path); err != nil {
 		return nil, fmt.Errorf("read train held-out predictions: %w", err)
 	}
 	for i, r := range t.cv {
@@ -289,9 +289,9 @@ func (t *trained) roc(scorer string) (fpr, tpr []float64) {
 
 // splitNames say what the predictor's splits hold out.
 var splitNames = map[string]string{
-	predictor.SplitKFold: "grouped k-fold",
-	predictor.SplitBatch: "leave one batch size out",
-	predictor.SplitModel: "leave one model out",
+	trainspec.SplitKFold: "grouped k-fold",
+	trainspec.SplitBatch: "leave one batch size out",
+	trainspec.SplitModel: "leave one model out",
 }
 
 func splitName(s string) string { return cmp.Or(splitNames[s], s) }
@@ -310,10 +310,10 @@ type predictorTarget struct {
 // enough to the measurements, on configurations it never saw, that the
 // simulator could draw service times from it rather than from the table.
 var predictorTargets = []predictorTarget{
-	{"grouped k-fold R²", predictor.SplitKFold, predictor.MetricR2, true, 0.97, num},
-	{"grouped k-fold MAPE", predictor.SplitKFold, predictor.MetricMAPE, false, 0.10, pct},
-	{"grouped k-fold share within ±10%", predictor.SplitKFold, predictor.MetricWithin10, true, 0.90, pct},
-	{"leave-one-batch-size-out MAPE", predictor.SplitBatch, predictor.MetricMAPE, false, 0.15, pct},
+	{"grouped k-fold R²", trainspec.SplitKFold, trainspec.MetricR2, true, 0.97, num},
+	{"grouped k-fold MAPE", trainspec.SplitKFold, trainspec.MetricMAPE, false, 0.10, pct},
+	{"grouped k-fold share within ±10%", trainspec.SplitKFold, trainspec.MetricWithin10, true, 0.90, pct},
+	{"leave-one-batch-size-out MAPE", trainspec.SplitBatch, trainspec.MetricMAPE, false, 0.15, pct},
 }
 
 // targetsText states the kept candidate's scores against every target,
@@ -369,7 +369,7 @@ func predictorSection(d *reportData) (report.Section, error) {
 	tb := newTable("split", "candidate", ">configs", ">coverage", ">R²", ">R² (ln)", ">MAPE", ">within ±10%", ">MAE", ">MAPE where the table predicts")
 	for _, s := range t.splits() {
 		for _, c := range t.candidates() {
-			if _, ok := t.value(trainspec.ModelPredictor, trainspec.SectionScore, s, c, predictor.MetricN); !ok {
+			if _, ok := t.value(trainspec.ModelPredictor, trainspec.SectionScore, s, c, trainspec.MetricN); !ok {
 				continue
 			}
 			name := report.Escape(c)
@@ -377,9 +377,9 @@ func predictorSection(d *reportData) (report.Section, error) {
 				name = "**" + name + "** (kept)"
 			}
 			sc := func(metric string) float64 { return t.score(s, c, metric) }
-			tb.add(report.Escape(splitName(s)), name, count(sc(predictor.MetricN)), pct(sc(predictor.MetricCoverage)), num(sc(predictor.MetricR2)),
-				num(sc(predictor.MetricR2Log)), pct(sc(predictor.MetricMAPE)), pct(sc(predictor.MetricWithin10)), secs(sc(predictor.MetricMAE)),
-				pct(sc(predictor.MetricMAPEWhereTable)))
+			tb.add(report.Escape(splitName(s)), name, count(sc(trainspec.MetricN)), pct(sc(trainspec.MetricCoverage)), num(sc(trainspec.MetricR2)),
+				num(sc(trainspec.MetricR2Log)), pct(sc(trainspec.MetricMAPE)), pct(sc(trainspec.MetricWithin10)), secs(sc(trainspec.MetricMAE)),
+				pct(sc(trainspec.MetricMAPEWhereTable)))
 		}
 	}
 	md.WriteString("\n" + tb.String())
@@ -417,11 +417,11 @@ func predictorSection(d *reportData) (report.Section, error) {
 // predictedSeries are the kept candidate's predictions on grouped k-fold,
 // one series per model (sorted, so that a model keeps its colour from run
 // to run), and how many held-out configurations it has no prediction for.
-func predictedSeries(cv []predictor.CVRow, kind string) ([]chart.Series, int) {
+func predictedSeries(cv []trainspec.CVRow, kind string) ([]chart.Series, int) {
 	by := map[string]*chart.Series{}
 	missing := 0
 	for _, r := range cv {
-		if r.Split != predictor.SplitKFold || r.Candidate != kind {
+		if r.Split != trainspec.SplitKFold || r.Candidate != kind {
 			continue
 		}
 		if !r.HasPrediction {
@@ -671,8 +671,8 @@ func trainRows(t *trained) []MetricRow {
 	}
 	var rows []MetricRow
 	for _, s := range t.splits() {
-		for _, m := range []string{predictor.MetricN, predictor.MetricCoverage, predictor.MetricR2, predictor.MetricR2Log,
-			predictor.MetricMAE, predictor.MetricMAPE, predictor.MetricWithin10} {
+		for _, m := range []string{trainspec.MetricN, trainspec.MetricCoverage, trainspec.MetricR2, trainspec.MetricR2Log,
+			trainspec.MetricMAE, trainspec.MetricMAPE, trainspec.MetricWithin10} {
 			if v, ok := t.value(trainspec.ModelPredictor, trainspec.SectionScore, s, t.kind, m); ok {
 				rows = append(rows, MetricRow{Scope: ScopePredictor, Metric: s + "_" + m, Value: v})
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
+	"github.com/mlsched/mlsched/stages/train/predictorfit"
 )
 
 // trainFixture is a small train artifact: every file train writes, with
@@ -20,7 +21,7 @@ import (
 type trainFixture struct {
 	kind string
 	rows []trainspec.MetricRow
-	cv   []predictor.CVRow
+	cv   []trainspec.CVRow
 	// features are decisions.parquet's footer list.
 	features string
 }
@@ -43,26 +44,26 @@ func newTrainFixture() trainFixture {
 	}
 	// knn is no candidate train has today: the report lists whatever
 	// metrics.parquet scores.
-	for _, split := range []string{predictor.SplitKFold, predictor.SplitBatch} {
+	for _, split := range []string{trainspec.SplitKFold, trainspec.SplitBatch} {
 		for k, cand := range []string{predictor.KindTable, predictor.KindForest, "knn", predictor.KindBoost} {
 			d := float64(k) / 100 // every candidate's numbers differ
 			r2, mape, within, mapeBatch := 0.5+d, 0.4+d, 0.3+d, 0.6+d
 			if cand == fixtureKind {
 				r2, mape, within, mapeBatch = fixtureR2, fixtureMAPE, fixtureWithin10, fixtureBatchMAPE
 			}
-			if split == predictor.SplitBatch {
+			if split == trainspec.SplitBatch {
 				mape = mapeBatch
 			}
-			score(split, cand, predictor.MetricN, 40)
-			score(split, cand, predictor.MetricCoverage, 0.975-d)
-			score(split, cand, predictor.MetricR2, r2)
-			score(split, cand, predictor.MetricR2Log, r2+0.01)
-			score(split, cand, predictor.MetricMAE, 0.0012+d/10)
-			score(split, cand, predictor.MetricMAPE, mape)
-			score(split, cand, predictor.MetricWithin10, within)
-			score(split, cand, predictor.MetricNWhereTable, 30)
-			score(split, cand, predictor.MetricMAPEWhereTable, mape+0.05)
-			score(split, cand, predictor.MetricWithin10WhereTable, within-0.05)
+			score(split, cand, trainspec.MetricN, 40)
+			score(split, cand, trainspec.MetricCoverage, 0.975-d)
+			score(split, cand, trainspec.MetricR2, r2)
+			score(split, cand, trainspec.MetricR2Log, r2+0.01)
+			score(split, cand, trainspec.MetricMAE, 0.0012+d/10)
+			score(split, cand, trainspec.MetricMAPE, mape)
+			score(split, cand, trainspec.MetricWithin10, within)
+			score(split, cand, trainspec.MetricNWhereTable, 30)
+			score(split, cand, trainspec.MetricMAPEWhereTable, mape+0.05)
+			score(split, cand, trainspec.MetricWithin10WhereTable, within-0.05)
 		}
 	}
 	for _, im := range []struct {
@@ -133,12 +134,12 @@ func newTrainFixture() trainFixture {
 		model    string
 		measured float64
 	}{{"mlp", 1e-4}, {"mlp", 4e-4}, {"resnet18", 2e-2}, {"resnet18", 9e-2}} {
-		f.cv = append(f.cv, predictor.CVRow{Split: predictor.SplitKFold, Fold: int32(fold % 2), Candidate: fixtureKind, Device: "cpu", Model: m.model,
+		f.cv = append(f.cv, trainspec.CVRow{Split: trainspec.SplitKFold, Fold: int32(fold % 2), Candidate: fixtureKind, Device: "cpu", Model: m.model,
 			Precision: profilespec.FP32, Batch: int32(1 + fold), Threads: 1, NSamples: 5, MeasuredS: m.measured, PredictedS: m.measured * 1.2, HasPrediction: true})
 	}
 	f.cv = append(f.cv,
-		predictor.CVRow{Split: predictor.SplitKFold, Candidate: fixtureKind, Device: "cpu", Model: "vit_ti16", Precision: profilespec.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 3e-3},
-		predictor.CVRow{Split: predictor.SplitKFold, Candidate: predictor.KindTable, Device: "cpu", Model: "mlp", Precision: profilespec.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 1e-4, PredictedS: 1, HasPrediction: true})
+		trainspec.CVRow{Split: trainspec.SplitKFold, Candidate: fixtureKind, Device: "cpu", Model: "vit_ti16", Precision: profilespec.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 3e-3},
+		trainspec.CVRow{Split: trainspec.SplitKFold, Candidate: predictor.KindTable, Device: "cpu", Model: "mlp", Precision: profilespec.FP32, Batch: 1, Threads: 1, NSamples: 5, MeasuredS: 1e-4, PredictedS: 1, HasPrediction: true})
 	return f
 }
 
@@ -153,7 +154,7 @@ func modelFile(t *testing.T, kind string) []byte {
 		s = append(s, inference("resnet18", p, 1, 20, 22, 19)...)
 		s = append(s, inference("resnet18", p, 8, 120, 130, 118)...)
 	}
-	res, err := predictor.Train(s, predictor.Options{Seed: 1, Folds: 2, Kind: kind, Trees: 2, Repeats: 1})
+	res, err := predictorfit.Train(s, predictorfit.Options{Seed: 1, Folds: 2, Kind: kind, Trees: 2, Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,16 +215,16 @@ func TestTrainedSections(t *testing.T) {
 		return f.rows[i].Value
 	}
 	var predWant []string
-	for _, split := range []string{predictor.SplitKFold, predictor.SplitBatch} {
+	for _, split := range []string{trainspec.SplitKFold, trainspec.SplitBatch} {
 		for _, cand := range []string{predictor.KindTable, predictor.KindForest, "knn", predictor.KindBoost} {
 			name := cand
 			if cand == fixtureKind {
 				name = "**" + cand + "** (kept)"
 			}
 			v := func(m string) float64 { return value(split, cand, m) }
-			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", pct(v(predictor.MetricCoverage)), num(v(predictor.MetricR2)),
-				num(v(predictor.MetricR2Log)), pct(v(predictor.MetricMAPE)), pct(v(predictor.MetricWithin10)), secs(v(predictor.MetricMAE)),
-				pct(v(predictor.MetricMAPEWhereTable))}, " | ")+" |")
+			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", pct(v(trainspec.MetricCoverage)), num(v(trainspec.MetricR2)),
+				num(v(trainspec.MetricR2Log)), pct(v(trainspec.MetricMAPE)), pct(v(trainspec.MetricWithin10)), secs(v(trainspec.MetricMAE)),
+				pct(v(trainspec.MetricMAPEWhereTable))}, " | ")+" |")
 		}
 	}
 	predWant = append(predWant,
@@ -324,11 +325,11 @@ func TestTargets(t *testing.T) {
 			set := func(split, metric string, v float64) {
 				tr.at[trainKey{model: trainspec.ModelPredictor, section: trainspec.SectionScore, split: split, candidate: tr.kind, metric: metric}] = v
 			}
-			set(predictor.SplitKFold, predictor.MetricR2, tt.r2)
-			set(predictor.SplitKFold, predictor.MetricMAPE, tt.mape)
-			set(predictor.SplitKFold, predictor.MetricWithin10, tt.within)
+			set(trainspec.SplitKFold, trainspec.MetricR2, tt.r2)
+			set(trainspec.SplitKFold, trainspec.MetricMAPE, tt.mape)
+			set(trainspec.SplitKFold, trainspec.MetricWithin10, tt.within)
 			if !tt.dropBatch {
-				set(predictor.SplitBatch, predictor.MetricMAPE, tt.batch)
+				set(trainspec.SplitBatch, trainspec.MetricMAPE, tt.batch)
 			}
 			got := targetsText(tr)
 			for _, w := range tt.want {

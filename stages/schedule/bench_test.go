@@ -158,7 +158,7 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 // BenchmarkLearnedSimulation is the figure for learned decisions
 // in the loop: generate's default eval workload (200,000 jobs) on the
 // default cluster and load, with the measured default profile in
-// stages/lib/predictor/testdata and the placement network the default
+// stages/train/predictorfit/testdata and the placement network the default
 // pipeline trained (testdata/placement.onnx), simulated under learned
 // (every migration decision through onnxruntime, the decision cache and
 // its audit on) and, side by side, under edf+migrate (the Threshold rule)
@@ -168,7 +168,7 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	lib, src := orttest.Library(b)
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs = 1
-	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../lib/predictor/testdata/samples-default.parquet",
+	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../train/predictorfit/testdata/samples-default.parquet",
 		Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	cfg := DefaultConfig()
 	cfg.Predictor = PredictorTable

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/train/predictorfit"
 )
 
 // learnedProfile times the mlp in both precisions at batch sizes 1, 4 and
@@ -29,7 +30,7 @@ func learnedProfile() []profilespec.Sample {
 // savePredictor trains a predictor of kind on s and writes its file.
 func savePredictor(t *testing.T, s []profilespec.Sample, kind string) (string, *predictor.Model) {
 	t.Helper()
-	r, err := predictor.Train(s, predictor.Options{Seed: 1, Kind: kind, Folds: 2, Trees: 3})
+	r, err := predictorfit.Train(s, predictorfit.Options{Seed: 1, Kind: kind, Folds: 2, Trees: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

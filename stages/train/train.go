@@ -13,12 +13,12 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
-	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 	"github.com/mlsched/mlsched/stages/train/label"
 	"github.com/mlsched/mlsched/stages/train/placement"
+	"github.com/mlsched/mlsched/stages/train/predictorfit"
 )
 
 // Config is the train section of pipeline.yaml.
@@ -68,7 +68,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	if err != nil {
 		return fmt.Errorf("train: read profile samples: %w", err)
 	}
-	res, err := predictor.Train(samples, predictor.Options{Seed: derive(seed, 1), Folds: cfg.Predictor.Folds, Kind: cfg.Predictor.Kind, Trees: cfg.Predictor.Trees})
+	res, err := predictorfit.Train(samples, predictorfit.Options{Seed: derive(seed, 1), Folds: cfg.Predictor.Folds, Kind: cfg.Predictor.Kind, Trees: cfg.Predictor.Trees})
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
@@ -317,7 +317,7 @@ func labelRows(points []label.Point, split []string, st label.Stats) []trainspec
 	return rows
 }
 
-func predictorRows(res *predictor.Result) []trainspec.MetricRow {
+func predictorRows(res *predictorfit.Result) []trainspec.MetricRow {
 	var rows []trainspec.MetricRow
 	for _, s := range res.Scores {
 		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionScore, Split: s.Split, Candidate: s.Candidate, Metric: s.Metric, Value: s.Value})
@@ -330,7 +330,7 @@ func predictorRows(res *predictor.Result) []trainspec.MetricRow {
 }
 
 // timings writes the predictor's measured timings for the manifest.
-func timings(ts []predictor.TimingRow) string {
+func timings(ts []predictorfit.TimingRow) string {
 	var b strings.Builder
 	for i, t := range ts {
 		if i > 0 {

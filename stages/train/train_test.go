@@ -22,7 +22,7 @@ import (
 
 // samplesPath is a profile measured on a two-core machine with the
 // default profile settings.
-const samplesPath = "../lib/predictor/testdata/samples-default.parquet"
+const samplesPath = "predictorfit/testdata/samples-default.parquet"
 
 // trainJobs runs the generate stage with its defaults but for the job
 // counts and returns the train workload's file.

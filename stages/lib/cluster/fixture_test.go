@@ -11,6 +11,7 @@ import (
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+	"github.com/mlsched/mlsched/stages/train/predictorfit"
 )
 
 // The fixtures: workloads from the generate stage itself (its encodings are
@@ -72,7 +73,7 @@ func writeSamples(t testing.TB, s []profilespec.Sample) string {
 // trainPredictor trains a predictor of kind on s.
 func trainPredictor(t *testing.T, s []profilespec.Sample, kind string) *predictor.Model {
 	t.Helper()
-	r, err := predictor.Train(s, predictor.Options{Seed: 1, Kind: kind, Folds: 2, Trees: 3})
+	r, err := predictorfit.Train(s, predictorfit.Options{Seed: 1, Kind: kind, Folds: 2, Trees: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,10 +35,11 @@ const (
 // listed: the table baseline first.
 var Kinds = []string{KindTable, KindCART, KindForest, KindLogLinear, KindBoost, KindAffine}
 
-// The targets a model file's target field names.
+// The targets a model file's target field names: ln seconds for the
+// learned kinds, seconds for the table.
 const (
-	targetLog   = "ln(latency_s)"
-	targetTable = "latency_s"
+	TargetLog   = "ln(latency_s)"
+	TargetTable = "latency_s"
 )
 
 // Model is a trained service-time predictor of one kind. It is immutable
@@ -57,13 +58,13 @@ const (
 // table returns the measured mean latency of the query's configuration,
 // interpolated in batch size.
 type Model struct {
-	f modelFile
+	f File
 	// table is f.Table built into the simulator's service table.
 	table *servicetime.Table
 }
 
 // modelFile is a Model as its JSON file holds it.
-type modelFile struct {
+type File struct {
 	Format   string    `json:"format"`
 	Kind     string    `json:"kind"`
 	Target   string    `json:"target"`
@@ -72,19 +73,19 @@ type modelFile struct {
 	// any other has no prediction.
 	Devices []string `json:"devices"`
 	// Linear is loglinear's fit and boost's base.
-	Linear *linear `json:"linear,omitempty"`
+	Linear *Linear `json:"linear,omitempty"`
 	// TreeWeight multiplies the sum of the trees' outputs.
 	TreeWeight float64 `json:"tree_weight,omitempty"`
-	Trees      []tree  `json:"trees,omitempty"`
+	Trees      []Tree  `json:"trees,omitempty"`
 	// Table is the table kind's measured latencies.
-	Table []tableGroup `json:"table,omitempty"`
+	Table []TableGroup `json:"table,omitempty"`
 	// Series are the affine kind's fits, sorted by series.
-	Series []series `json:"series,omitempty"`
+	Series []Series `json:"series,omitempty"`
 }
 
 // series is the affine kind's fit of one device, model, precision and
 // thread count: a batch of b takes Fixed + PerSample × b seconds.
-type series struct {
+type Series struct {
 	Device    string  `json:"device"`
 	Model     string  `json:"model"`
 	Precision string  `json:"precision"`
@@ -93,15 +94,15 @@ type series struct {
 	PerSample float64 `json:"per_sample_s"`
 }
 
-func compareSeries(a, b series) int {
+func CompareSeries(a, b Series) int {
 	return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Model, b.Model),
 		cmp.Compare(a.Precision, b.Precision), cmp.Compare(a.Threads, b.Threads))
 }
 
 // seriesOf returns the affine fit of q's series, if the model has one.
-func (f *modelFile) seriesOf(q Query) (*series, bool) {
-	key := series{Device: q.Device, Model: q.Model, Precision: q.Precision, Threads: int32(q.Threads)}
-	i, ok := slices.BinarySearchFunc(f.Series, key, compareSeries)
+func (f *File) seriesOf(q Query) (*Series, bool) {
+	key := Series{Device: q.Device, Model: q.Model, Precision: q.Precision, Threads: int32(q.Threads)}
+	i, ok := slices.BinarySearchFunc(f.Series, key, CompareSeries)
 	if !ok {
 		return nil, false
 	}
@@ -109,12 +110,12 @@ func (f *modelFile) seriesOf(q Query) (*series, bool) {
 }
 
 // linear is a linear function of the feature vector.
-type linear struct {
+type Linear struct {
 	Intercept    float64   `json:"intercept"`
 	Coefficients []float64 `json:"coefficients"`
 }
 
-func (l *linear) at(x []float64) float64 {
+func (l *Linear) At(x []float64) float64 {
 	v := l.Intercept
 	for i, c := range l.Coefficients {
 		v += c * x[i]
@@ -126,7 +127,7 @@ func (l *linear) at(x []float64) float64 {
 // with Feature -1 is a leaf returning Value; any other goes to Left when
 // x[Feature] < Threshold (golearn's rule) and to Right otherwise. Children
 // always come after their parent, so a walk cannot loop.
-type tree struct {
+type Tree struct {
 	Feature   []int32   `json:"feature"`
 	Threshold []float64 `json:"threshold"`
 	Left      []int32   `json:"left"`
@@ -134,7 +135,7 @@ type tree struct {
 	Value     []float64 `json:"value"`
 }
 
-func (t *tree) at(x []float64) float64 {
+func (t *Tree) At(x []float64) float64 {
 	i := int32(0)
 	for {
 		f := t.Feature[i]
@@ -151,7 +152,7 @@ func (t *tree) at(x []float64) float64 {
 
 // tableGroup is the measured latencies of one configuration from one
 // origin: what servicetime.NewTable needs to rebuild the same curves.
-type tableGroup struct {
+type TableGroup struct {
 	Device    string    `json:"device"`
 	Model     string    `json:"model"`
 	Precision string    `json:"precision"`
@@ -168,6 +169,30 @@ func (m *Model) Kind() string { return m.f.Kind }
 
 // Features returns the feature list, names and encodings, in vector order.
 func (m *Model) Features() []Feature { return slices.Clone(m.f.Features) }
+
+// File returns a copy of the model's file: what Save writes, for a reader
+// that needs its parameters (the train stage's tests and importances).
+func (m *Model) File() File {
+	f := m.f
+	f.Features = slices.Clone(f.Features)
+	f.Devices = slices.Clone(f.Devices)
+	if f.Linear != nil {
+		l := *f.Linear
+		l.Coefficients = slices.Clone(l.Coefficients)
+		f.Linear = &l
+	}
+	f.Trees = slices.Clone(f.Trees)
+	for i, t := range f.Trees {
+		f.Trees[i] = Tree{Feature: slices.Clone(t.Feature), Threshold: slices.Clone(t.Threshold),
+			Left: slices.Clone(t.Left), Right: slices.Clone(t.Right), Value: slices.Clone(t.Value)}
+	}
+	f.Table = slices.Clone(f.Table)
+	for i := range f.Table {
+		f.Table[i].Latencies = slices.Clone(f.Table[i].Latencies)
+	}
+	f.Series = slices.Clone(f.Series)
+	return f
+}
 
 // Devices returns the devices the model was trained on, sorted.
 func (m *Model) Devices() []string { return slices.Clone(m.f.Devices) }
@@ -187,13 +212,13 @@ func (m *Model) Predict(q Query) (seconds float64, ok bool) {
 	} else {
 		x = make([]float64, n)
 	}
-	if !featurize(x, q, m.f.Devices) {
+	if !Featurize(x, q, m.f.Devices) {
 		return 0, false
 	}
 	if s, ok := m.f.seriesOf(q); ok {
 		return s.Fixed + s.PerSample*float64(q.Batch), true
 	}
-	return math.Exp(m.logAt(x)), true
+	return math.Exp(m.LogAt(x)), true
 }
 
 func (m *Model) predictTable(q Query) (float64, bool) {
@@ -208,15 +233,15 @@ func (m *Model) predictTable(q Query) (float64, bool) {
 }
 
 // logAt is the predicted log latency of a feature vector; not for tables.
-func (m *Model) logAt(x []float64) float64 {
+func (m *Model) LogAt(x []float64) float64 {
 	var v float64
 	if m.f.Linear != nil {
-		v = m.f.Linear.at(x)
+		v = m.f.Linear.At(x)
 	}
 	if len(m.f.Trees) > 0 {
 		var s float64
 		for i := range m.f.Trees {
-			s += m.f.Trees[i].at(x)
+			s += m.f.Trees[i].At(x)
 		}
 		v += m.f.TreeWeight * s
 	}
@@ -257,11 +282,11 @@ func (m *Model) Save(w io.Writer) error {
 func Load(r io.Reader) (*Model, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	var f modelFile
+	var f File
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("predictor: load: %w", err)
 	}
-	m, err := newModel(f)
+	m, err := NewModel(f)
 	if err != nil {
 		return nil, fmt.Errorf("predictor: load: %w", err)
 	}
@@ -269,7 +294,7 @@ func Load(r io.Reader) (*Model, error) {
 }
 
 // newModel checks f and builds what predicting needs.
-func newModel(f modelFile) (*Model, error) {
+func NewModel(f File) (*Model, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -296,16 +321,16 @@ func newModel(f modelFile) (*Model, error) {
 }
 
 // validate reports the first thing wrong with f, naming its field.
-func (f *modelFile) validate() error {
+func (f *File) validate() error {
 	if f.Format != Format {
 		return fmt.Errorf("format: want %q, got %q", Format, f.Format)
 	}
 	if !slices.Contains(Kinds, f.Kind) {
 		return fmt.Errorf("kind: unknown kind %q; want one of %v", f.Kind, Kinds)
 	}
-	wantTarget := targetLog
+	wantTarget := TargetLog
 	if f.Kind == KindTable {
-		wantTarget = targetTable
+		wantTarget = TargetTable
 	}
 	if f.Target != wantTarget {
 		return fmt.Errorf("target: kind %s predicts %q, got %q", f.Kind, wantTarget, f.Target)
@@ -318,7 +343,7 @@ func (f *modelFile) validate() error {
 			return fmt.Errorf("devices: want distinct non-empty names in sorted order, got %q", f.Devices)
 		}
 	}
-	want := featureList(f.Devices)
+	want := FeatureList(f.Devices)
 	if len(f.Features) != len(want) {
 		return fmt.Errorf("features: got %d, want %d (%d base features and one per device)", len(f.Features), len(want), len(baseFeatures))
 	}
@@ -385,7 +410,7 @@ func (f *modelFile) validate() error {
 	}
 	for i := range f.Series {
 		s := &f.Series[i]
-		if i > 0 && compareSeries(f.Series[i-1], *s) >= 0 {
+		if i > 0 && CompareSeries(f.Series[i-1], *s) >= 0 {
 			return fmt.Errorf("series[%d] (%s/%s/%s threads %d): want distinct series in sorted order", i, s.Device, s.Model, s.Precision, s.Threads)
 		}
 		// A batch of 1 and every larger one must take a positive time.
@@ -398,7 +423,7 @@ func (f *modelFile) validate() error {
 }
 
 // validate checks the tree's arrays against each other and nf features.
-func (t *tree) validate(nf int) error {
+func (t *Tree) validate(nf int) error {
 	n := len(t.Feature)
 	if n == 0 {
 		return errors.New("no nodes")

@@ -1,4 +1,4 @@
-package predictor
+package predictorfit
 
 import (
 	"encoding/json"
@@ -47,26 +47,26 @@ func instances(x [][]float64, y []float64, names []string) (*base.DenseInstances
 // error at the root (a constant target, or every row alike) it returns a
 // root whose right prediction is zero rather than the mean; that case is
 // a single leaf here, without asking golearn.
-func growTree(x [][]float64, y []float64, names []string, maxDepth int64) (tree, error) {
+func growTree(x [][]float64, y []float64, names []string, maxDepth int64) (Tree, error) {
 	if splittable(x, y) {
 		inst, err := instances(x, y, names)
 		if err != nil {
-			return tree{}, err
+			return Tree{}, err
 		}
 		g := trees.NewDecisionTreeRegressor(trees.MSE, maxDepth)
 		if err := g.Fit(inst); err != nil {
-			return tree{}, fmt.Errorf("golearn: fit regression tree: %w", err)
+			return Tree{}, fmt.Errorf("golearn: fit regression tree: %w", err)
 		}
 		if g.RootNode != nil {
 			b, err := json.Marshal(g.RootNode)
 			if err != nil {
-				return tree{}, fmt.Errorf("golearn: read trained tree: %w", err)
+				return Tree{}, fmt.Errorf("golearn: read trained tree: %w", err)
 			}
 			var root golearnNode
 			if err := json.Unmarshal(b, &root); err != nil {
-				return tree{}, fmt.Errorf("golearn: read trained tree: %w", err)
+				return Tree{}, fmt.Errorf("golearn: read trained tree: %w", err)
 			}
-			var t tree
+			var t Tree
 			walk(&t, &root)
 			return t, nil
 		}
@@ -75,8 +75,8 @@ func growTree(x [][]float64, y []float64, names []string, maxDepth int64) (tree,
 	for _, v := range y {
 		sum += v
 	}
-	var t tree
-	t.add(-1, 0, sum/float64(len(y)))
+	var t Tree
+	addNode(&t, -1, 0, sum/float64(len(y)))
 	return t, nil
 }
 
@@ -109,23 +109,23 @@ type golearnNode struct {
 // walk appends n's split to t in preorder and returns its index. In
 // golearn every node is a split; a missing child means "predict this
 // side's mean", which becomes a leaf here.
-func walk(t *tree, n *golearnNode) int32 {
-	i := t.add(int32(n.Feature), n.Threshold, 0)
-	l := t.side(n.Left, n.LeftPred)
-	r := t.side(n.Right, n.RightPred)
+func walk(t *Tree, n *golearnNode) int32 {
+	i := addNode(t, int32(n.Feature), n.Threshold, 0)
+	l := side(t, n.Left, n.LeftPred)
+	r := side(t, n.Right, n.RightPred)
 	t.Left[i], t.Right[i] = l, r
 	return i
 }
 
-func (t *tree) side(child *golearnNode, pred float64) int32 {
+func side(t *Tree, child *golearnNode, pred float64) int32 {
 	if child != nil {
 		return walk(t, child)
 	}
-	return t.add(-1, 0, pred)
+	return addNode(t, -1, 0, pred)
 }
 
-// add appends a node with no children yet and returns its index.
-func (t *tree) add(feature int32, threshold, value float64) int32 {
+// addNode appends a node with no children yet to t and returns its index.
+func addNode(t *Tree, feature int32, threshold, value float64) int32 {
 	i := int32(len(t.Feature))
 	t.Feature = append(t.Feature, feature)
 	t.Threshold = append(t.Threshold, threshold)

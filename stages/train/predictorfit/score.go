@@ -1,34 +1,10 @@
-package predictor
+package predictorfit
 
 import (
 	"math"
-)
 
-// CVRow is one held-out configuration of one fold of one split with one
-// candidate's prediction: a row of cv.parquet. Every score is a function
-// of these rows, so a reader can recompute them all.
-type CVRow struct {
-	Split     string `parquet:"split,dict"`
-	Fold      int32  `parquet:"fold"`
-	Candidate string `parquet:"candidate,dict"`
-	Device    string `parquet:"device,dict"`
-	Model     string `parquet:"model,dict"`
-	Precision string `parquet:"precision,dict"`
-	Batch     int32  `parquet:"batch"`
-	Threads   int32  `parquet:"threads"`
-	// NSamples is how many timed runs the configuration has.
-	NSamples int32 `parquet:"n_samples"`
-	// MeasuredS is the median of those runs' latencies in seconds (the
-	// mean of the middle two of an even count).
-	MeasuredS float64 `parquet:"measured_s"`
-	// PredictedS is the candidate's prediction in seconds, 0 when
-	// HasPrediction is false.
-	PredictedS float64 `parquet:"predicted_s"`
-	// HasPrediction is false where the candidate, trained on the fold's
-	// other configurations, has no prediction: the table for a
-	// configuration it has no curve of.
-	HasPrediction bool `parquet:"has_prediction"`
-}
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
+)
 
 // ScoreRow is one score of one candidate on one split, in long form: a row
 // of metrics.parquet. Scores pool every fold's held-out configurations.
@@ -39,36 +15,22 @@ type ScoreRow struct {
 	Value     float64 `parquet:"value"`
 }
 
-// The metrics of ScoreRow. Shares and MAPE are fractions (0.1 is 10%).
-// Every metric but MetricN and MetricCoverage is over the configurations
-// the candidate has a prediction for.
+// The metrics of ScoreRow: trainspec's.
 const (
-	// MetricN is the number of held-out configurations.
-	MetricN = "n"
-	// MetricCoverage is the share of them with a prediction.
-	MetricCoverage = "coverage"
-	// MetricR2 is the coefficient of determination of the predicted
-	// against the measured latency, in seconds.
-	MetricR2 = "r2"
-	// MetricR2Log is the same on the natural log of the latencies, which
-	// weighs a microsecond model like a second-long one.
-	MetricR2Log = "r2_log"
-	// MetricMAE is the mean absolute error in seconds.
-	MetricMAE = "mae_s"
-	// MetricMAPE is the mean of |predicted − measured| / measured.
-	MetricMAPE = "mape"
-	// MetricWithin10 is the share predicted within ±10% of the measured
-	// latency (nn-Meter's accuracy measure).
-	MetricWithin10 = "within_10pct"
-	// MetricNWhereTable, MetricMAPEWhereTable and
-	// MetricWithin10WhereTable restrict MAPE and the ±10% share to the
-	// configurations the table baseline predicts on the same split, so
-	// that every candidate is compared with the table on the table's
-	// ground.
-	MetricNWhereTable        = "n_where_table"
-	MetricMAPEWhereTable     = "mape_where_table"
-	MetricWithin10WhereTable = "within_10pct_where_table"
+	MetricN                  = trainspec.MetricN
+	MetricCoverage           = trainspec.MetricCoverage
+	MetricR2                 = trainspec.MetricR2
+	MetricR2Log              = trainspec.MetricR2Log
+	MetricMAE                = trainspec.MetricMAE
+	MetricMAPE               = trainspec.MetricMAPE
+	MetricWithin10           = trainspec.MetricWithin10
+	MetricNWhereTable        = trainspec.MetricNWhereTable
+	MetricMAPEWhereTable     = trainspec.MetricMAPEWhereTable
+	MetricWithin10WhereTable = trainspec.MetricWithin10WhereTable
 )
+
+// CVRow is a row of cv.parquet (trainspec.CVRow).
+type CVRow = trainspec.CVRow
 
 // within10 is nn-Meter's tolerance.
 const within10 = 0.10

@@ -1,21 +1,19 @@
-package predictor
+package predictorfit
 
 import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
-// The splits, the values of CVRow.Split and ScoreRow.Split.
+// The splits, the values of CVRow.Split and ScoreRow.Split: trainspec's.
 const (
-	// SplitKFold holds out whole configurations, Options.Folds groups of
-	// them in turn, assigned at random (seeded).
-	SplitKFold = "grouped_kfold"
-	// SplitBatch holds out every configuration of one batch size in turn.
-	SplitBatch = "leave_one_batch_out"
-	// SplitModel holds out every configuration of one model in turn.
-	SplitModel = "leave_one_model_out"
+	SplitKFold = trainspec.SplitKFold
+	SplitBatch = trainspec.SplitBatch
+	SplitModel = trainspec.SplitModel
 )
 
 // Splits are the splits in the order they are run and listed.

@@ -1,8 +1,7 @@
-package predictor
+package predictorfit
 
 import (
 	"bytes"
-	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/sjwhitworth/golearn/trees"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
@@ -218,8 +218,8 @@ func TestFoldsNoLeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, g := range m.f.Table {
-			q := Query{g.Device, g.Model, g.Precision, int(g.Batch), int(g.Threads)}
+		for _, g := range m.File().Table {
+			q := Query{Device: g.Device, Model: g.Model, Precision: g.Precision, Batch: int(g.Batch), Threads: int(g.Threads)}
 			if test[q] {
 				t.Errorf("%s fold %d: the table holds held-out %v", f.split, f.index, q)
 			}
@@ -266,11 +266,12 @@ func TestForestTreesDiffer(t *testing.T) {
 	}
 	distinct := 0
 	for _, c := range test {
-		x := make([]float64, len(m.f.Features))
-		featurize(x, c.Query, m.f.Devices)
+		f := m.File()
+		x := make([]float64, len(f.Features))
+		predictor.Featurize(x, c.Query, f.Devices)
 		preds := map[float64]bool{}
-		for i := range m.f.Trees {
-			preds[m.f.Trees[i].at(x)] = true
+		for i := range f.Trees {
+			preds[f.Trees[i].At(x)] = true
 		}
 		if len(preds) > 1 {
 			distinct++
@@ -300,7 +301,7 @@ func TestGolearnTreeWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, x := range ts.x {
-		if got := tr.at(x); got != want[i] {
+		if got := tr.At(x); got != want[i] {
 			t.Errorf("row %d: walked tree = %v, golearn Predict = %v", i, got, want[i])
 		}
 	}
@@ -325,12 +326,12 @@ func TestNoPrediction(t *testing.T) {
 			q    Query
 			want bool
 		}{
-			{Query{"cpu", "resnet50", "fp32", 8, 1}, true},
-			{Query{"cpu", "vit", "fp32", 4, 1}, kind != KindTable},
-			{Query{"gpu", "resnet50", "fp32", 4, 1}, false},
-			{Query{"cpu", "bert", "fp32", 4, 1}, false},
-			{Query{"cpu", "resnet50", "int8", 4, 1}, false},
-			{Query{"cpu", "resnet50", "fp32", 0, 1}, false},
+			{Query{Device: "cpu", Model: "resnet50", Precision: "fp32", Batch: 8, Threads: 1}, true},
+			{Query{Device: "cpu", Model: "vit", Precision: "fp32", Batch: 4, Threads: 1}, kind != KindTable},
+			{Query{Device: "gpu", Model: "resnet50", Precision: "fp32", Batch: 4, Threads: 1}, false},
+			{Query{Device: "cpu", Model: "bert", Precision: "fp32", Batch: 4, Threads: 1}, false},
+			{Query{Device: "cpu", Model: "resnet50", Precision: "int8", Batch: 4, Threads: 1}, false},
+			{Query{Device: "cpu", Model: "resnet50", Precision: "fp32", Batch: 0, Threads: 1}, false},
 		}
 		for _, tt := range tests {
 			if v, ok := m.Predict(tt.q); ok != tt.want || ok && !(v > 0 && finite(v)) {
@@ -361,7 +362,7 @@ func TestSaveLoad(t *testing.T) {
 			if err := m.Save(&a); err != nil {
 				t.Fatal(err)
 			}
-			l, err := Load(bytes.NewReader(a.Bytes()))
+			l, err := predictor.Load(bytes.NewReader(a.Bytes()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -485,17 +486,18 @@ func TestBadInput(t *testing.T) {
 			if tt.file == file {
 				t.Fatal("the edit did not apply")
 			}
-			_, err := Load(strings.NewReader(tt.file))
+			_, err := predictor.Load(strings.NewReader(tt.file))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Load: error %v, want one containing %q", err, tt.want)
 			}
 		})
 	}
-	// NaN cannot be written as JSON at all; a model holding one refuses to
-	// save, naming the parameter.
-	m.f.Linear.Coefficients[2] = math.NaN()
-	if err := m.Save(io.Discard); err == nil || !strings.Contains(err.Error(), "linear.coefficients[2] (log_params): not finite") {
-		t.Errorf("Save with a NaN coefficient: error %v", err)
+	// NaN cannot be written as JSON at all; a model cannot hold one,
+	// and the error names the parameter.
+	f := m.File()
+	f.Linear.Coefficients[2] = math.NaN()
+	if _, err := predictor.NewModel(f); err == nil || !strings.Contains(err.Error(), "linear.coefficients[2] (log_params): not finite") {
+		t.Errorf("NewModel with a NaN coefficient: error %v", err)
 	}
 }
 
@@ -540,13 +542,13 @@ func TestAffine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range []int{1, 3, 16, 64} {
-		q := Query{"cpu", "resnet18", "fp32", b, 1}
+		q := Query{Device: "cpu", Model: "resnet18", Precision: "fp32", Batch: b, Threads: 1}
 		got, ok := m.Predict(q)
 		if want := 0.002 + 0.04*float64(b); !ok || math.Abs(got-want) > 1e-12*want {
 			t.Errorf("Predict(resnet18 batch %d) = %v, %v; want %v", b, got, ok, want)
 		}
 	}
-	for _, q := range []Query{{"cpu", "vit", "fp32", 4, 1}, {"cpu", "resnet50", "fp32", 2, 1}, {"cpu", "resnet18", "fp32", 2, 2}} {
+	for _, q := range []Query{{Device: "cpu", Model: "vit", Precision: "fp32", Batch: 4, Threads: 1}, {Device: "cpu", Model: "resnet50", Precision: "fp32", Batch: 2, Threads: 1}, {Device: "cpu", Model: "resnet18", Precision: "fp32", Batch: 2, Threads: 2}} {
 		got, ok := m.Predict(q)
 		want, _ := line.Predict(q)
 		if !ok || got != want {
@@ -561,7 +563,7 @@ func TestAffine(t *testing.T) {
 	if bad == buf.String() {
 		t.Fatalf("no per_sample_s in\n%s", buf.String())
 	}
-	if _, err := Load(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "per_sample_s ≥ 0") {
+	if _, err := predictor.Load(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "per_sample_s ≥ 0") {
 		t.Errorf("Load with a negative per-sample cost: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package predictor
+package predictorfit
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
@@ -294,20 +295,20 @@ func importances(cs []config, results []jobResult, o *Options) []ImportanceRow {
 			// its boost fallback.
 			continue
 		}
-		for j, f := range rs[0].model.f.Features {
+		for j, f := range rs[0].model.Features() {
 			inc := permutationIncrease(rs, o, k, f.Name, func(r jobResult, perm []int) ([]float64, []bool) {
 				x := make([][]float64, len(perm))
 				ok := make([]bool, len(perm))
 				for t, i := range r.fold.test {
-					x[t] = make([]float64, len(r.model.f.Features))
-					ok[t] = featurize(x[t], cs[i].Query, r.model.f.Devices)
+					x[t] = make([]float64, len(r.model.Features()))
+					ok[t] = predictor.Featurize(x[t], cs[i].Query, r.model.Devices())
 				}
 				pred := make([]float64, len(perm))
 				for t := range perm {
 					if ok[t] && ok[perm[t]] {
 						row := slices.Clone(x[t])
 						row[j] = x[perm[t]][j]
-						pred[t] = math.Exp(r.model.logAt(row))
+						pred[t] = math.Exp(r.model.LogAt(row))
 					} else {
 						ok[t] = false
 					}

@@ -1,4 +1,4 @@
-package predictor
+package predictorfit
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"gonum.org/v1/gonum/mat"
 )
@@ -26,7 +27,7 @@ type trainSet struct {
 // newTrainSet makes the training set of the configurations cs.
 func newTrainSet(cs []config, samples []profilespec.Sample) trainSet {
 	ts := trainSet{configs: cs, samples: samples, devices: devicesOf(cs)}
-	for _, f := range featureList(ts.devices) {
+	for _, f := range predictor.FeatureList(ts.devices) {
 		ts.names = append(ts.names, f.Name)
 	}
 	ts.x = make([][]float64, len(cs))
@@ -34,24 +35,24 @@ func newTrainSet(cs []config, samples []profilespec.Sample) trainSet {
 	for i, c := range cs {
 		ts.x[i] = make([]float64, len(ts.names))
 		// The catalog and precision were checked on reading the samples.
-		featurize(ts.x[i], c.Query, ts.devices)
+		predictor.Featurize(ts.x[i], c.Query, ts.devices)
 		ts.y[i] = math.Log(c.median)
 	}
 	return ts
 }
 
 // header is the start of every model file of the training set.
-func (ts *trainSet) header(kind string) modelFile {
-	target := targetLog
+func (ts *trainSet) header(kind string) File {
+	target := TargetLog
 	if kind == KindTable {
-		target = targetTable
+		target = TargetTable
 	}
-	return modelFile{Format: Format, Kind: kind, Target: target, Features: featureList(ts.devices), Devices: ts.devices}
+	return File{Format: Format, Kind: kind, Target: target, Features: predictor.FeatureList(ts.devices), Devices: ts.devices}
 }
 
 // fitter fits one kind of candidate. The rng is the candidate's own,
 // seeded from Options.Seed, the split and the fold.
-type fitter func(ts *trainSet, o *Options, rng *rand.Rand) (modelFile, error)
+type fitter func(ts *trainSet, o *Options, rng *rand.Rand) (File, error)
 
 // fitters is the registry of candidates by kind.
 var fitters = map[string]fitter{
@@ -69,7 +70,7 @@ func fit(kind string, ts *trainSet, o *Options, rng *rand.Rand) (*Model, error) 
 	if err != nil {
 		return nil, fmt.Errorf("fit %s: %w", kind, err)
 	}
-	m, err := newModel(f)
+	m, err := predictor.NewModel(f)
 	if err != nil {
 		return nil, fmt.Errorf("fit %s: %w", kind, err)
 	}
@@ -79,23 +80,23 @@ func fit(kind string, ts *trainSet, o *Options, rng *rand.Rand) (*Model, error) 
 // fitTable keeps the training configurations' samples, grouped by
 // configuration and origin, for servicetime.NewTable: the simulator's own
 // service model, built from the training data alone.
-func fitTable(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
+func fitTable(ts *trainSet, _ *Options, _ *rand.Rand) (File, error) {
 	f := ts.header(KindTable)
 	for _, c := range ts.configs {
-		var groups []tableGroup
+		var groups []TableGroup
 		for _, i := range c.samples {
 			s := ts.samples[i]
-			j := slices.IndexFunc(groups, func(g tableGroup) bool {
+			j := slices.IndexFunc(groups, func(g TableGroup) bool {
 				return g.Source == s.Source && g.Backend == s.Backend && g.Provider == s.Provider
 			})
 			if j < 0 {
 				j = len(groups)
-				groups = append(groups, tableGroup{Device: s.Device, Model: s.Model, Precision: s.Precision,
+				groups = append(groups, TableGroup{Device: s.Device, Model: s.Model, Precision: s.Precision,
 					Batch: s.Batch, Threads: s.Threads, Source: s.Source, Backend: s.Backend, Provider: s.Provider})
 			}
 			groups[j].Latencies = append(groups[j].Latencies, s.LatencyS)
 		}
-		slices.SortFunc(groups, func(a, b tableGroup) int {
+		slices.SortFunc(groups, func(a, b TableGroup) int {
 			return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Backend, b.Backend), cmp.Compare(a.Provider, b.Provider))
 		})
 		for _, g := range groups {
@@ -108,20 +109,20 @@ func fitTable(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
 
 // fitCART is golearn's CART regression tree on log latency, grown until
 // its leaves are pure.
-func fitCART(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
+func fitCART(ts *trainSet, _ *Options, _ *rand.Rand) (File, error) {
 	t, err := growTree(ts.x, ts.y, ts.names, -1)
 	if err != nil {
-		return modelFile{}, err
+		return File{}, err
 	}
 	f := ts.header(KindCART)
-	f.Trees, f.TreeWeight = []tree{t}, 1
+	f.Trees, f.TreeWeight = []Tree{t}, 1
 	return f, nil
 }
 
 // fitForest bags o.Trees golearn trees, each grown on its own bootstrap
 // sample of the configurations, drawn here and copied into a fresh golearn
 // table (golearn's own row sampling is unsound; see the package doc).
-func fitForest(ts *trainSet, o *Options, rng *rand.Rand) (modelFile, error) {
+func fitForest(ts *trainSet, o *Options, rng *rand.Rand) (File, error) {
 	f := ts.header(KindForest)
 	n := len(ts.x)
 	x := make([][]float64, n)
@@ -133,7 +134,7 @@ func fitForest(ts *trainSet, o *Options, rng *rand.Rand) (modelFile, error) {
 		}
 		t, err := growTree(x, y, ts.names, -1)
 		if err != nil {
-			return modelFile{}, err
+			return File{}, err
 		}
 		f.Trees = append(f.Trees, t)
 	}
@@ -154,10 +155,10 @@ const ridge = 1e-3
 // fitLogLinear regresses log latency on every feature by ridge least
 // squares, solved with gonum. (Grouped k-fold chose every feature over
 // smaller physically motivated sets; see the package doc.)
-func fitLogLinear(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
+func fitLogLinear(ts *trainSet, _ *Options, _ *rand.Rand) (File, error) {
 	l, err := fitLinear(ts.x, ts.y)
 	if err != nil {
-		return modelFile{}, err
+		return File{}, err
 	}
 	f := ts.header(KindLogLinear)
 	f.Linear = l
@@ -167,7 +168,7 @@ func fitLogLinear(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
 // fitLinear solves ridge least squares of y on the columns of x,
 // standardized, with an unpenalized intercept, and returns the fit on the
 // raw features. A column constant over the rows gets coefficient 0.
-func fitLinear(x [][]float64, y []float64) (*linear, error) {
+func fitLinear(x [][]float64, y []float64) (*Linear, error) {
 	n := len(x)
 	var use []int
 	mean := map[int]float64{}
@@ -192,7 +193,7 @@ func fitLinear(x [][]float64, y []float64) (*linear, error) {
 		ybar += v
 	}
 	ybar /= float64(n)
-	l := &linear{Intercept: ybar, Coefficients: make([]float64, len(x[0]))}
+	l := &Linear{Intercept: ybar, Coefficients: make([]float64, len(x[0]))}
 	p := len(use)
 	if p == 0 {
 		return l, nil
@@ -243,16 +244,16 @@ const (
 // starts from the log-linear fit: the line carries the model to batch
 // sizes and sizes of network it has not seen, and the trees correct it
 // where it bends (fixed overheads of tiny models, thread scaling).
-func fitBoost(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
+func fitBoost(ts *trainSet, _ *Options, _ *rand.Rand) (File, error) {
 	l, err := fitLinear(ts.x, ts.y)
 	if err != nil {
-		return modelFile{}, err
+		return File{}, err
 	}
 	f := ts.header(KindBoost)
 	f.Linear, f.TreeWeight = l, boostRate
 	pred := make([]float64, len(ts.x))
 	for i, row := range ts.x {
-		pred[i] = l.at(row)
+		pred[i] = l.At(row)
 	}
 	res := make([]float64, len(ts.x))
 	for range boostRounds {
@@ -261,11 +262,11 @@ func fitBoost(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
 		}
 		t, err := growTree(ts.x, res, ts.names, boostDepth)
 		if err != nil {
-			return modelFile{}, err
+			return File{}, err
 		}
 		f.Trees = append(f.Trees, t)
 		for i, row := range ts.x {
-			pred[i] += boostRate * t.at(row)
+			pred[i] += boostRate * t.At(row)
 		}
 	}
 	return f, nil
@@ -280,23 +281,23 @@ func fitBoost(ts *trainSet, _ *Options, _ *rand.Rand) (modelFile, error) {
 // fallback, as is every series with fewer points: loglinear, fitted to all
 // the configurations, carries the unseen models (it extrapolates to an
 // unseen model better than boost does, and costs nothing to fit).
-func fitAffine(ts *trainSet, o *Options, rng *rand.Rand) (modelFile, error) {
+func fitAffine(ts *trainSet, o *Options, rng *rand.Rand) (File, error) {
 	f, err := fitLogLinear(ts, o, rng)
 	if err != nil {
-		return modelFile{}, err
+		return File{}, err
 	}
 	f.Kind = KindAffine
 	idx := make([]int, len(ts.configs))
 	for i := range idx {
 		idx[i] = i
 	}
-	key := func(c config) series {
-		return series{Device: c.Device, Model: c.Model, Precision: c.Precision, Threads: int32(c.Threads)}
+	key := func(c config) Series {
+		return Series{Device: c.Device, Model: c.Model, Precision: c.Precision, Threads: int32(c.Threads)}
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return compareSeries(key(ts.configs[a]), key(ts.configs[b])) })
+	slices.SortStableFunc(idx, func(a, b int) int { return predictor.CompareSeries(key(ts.configs[a]), key(ts.configs[b])) })
 	for lo := 0; lo < len(idx); {
 		hi := lo + 1
-		for hi < len(idx) && compareSeries(key(ts.configs[idx[lo]]), key(ts.configs[idx[hi]])) == 0 {
+		for hi < len(idx) && predictor.CompareSeries(key(ts.configs[idx[lo]]), key(ts.configs[idx[hi]])) == 0 {
 			hi++
 		}
 		if s, ok := affine(ts.configs, idx[lo:hi]); ok {
@@ -310,9 +311,9 @@ func fitAffine(ts *trainSet, o *Options, rng *rand.Rand) (modelFile, error) {
 // affine fits one series' configurations (at least two batch sizes), by
 // weighted least squares of median = fixed + per_sample × batch with
 // weights 1/median².
-func affine(cs []config, idx []int) (series, bool) {
+func affine(cs []config, idx []int) (Series, bool) {
 	c0 := cs[idx[0]]
-	s := series{Device: c0.Device, Model: c0.Model, Precision: c0.Precision, Threads: int32(c0.Threads)}
+	s := Series{Device: c0.Device, Model: c0.Model, Precision: c0.Precision, Threads: int32(c0.Threads)}
 	if len(idx) < 2 {
 		return s, false
 	}
@@ -331,3 +332,5 @@ func affine(cs []config, idx []int) (series, bool) {
 	ok := finite(s.Fixed) && finite(s.PerSample) && s.PerSample >= 0 && s.Fixed+s.PerSample > 0
 	return s, ok
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
