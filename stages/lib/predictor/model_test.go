@@ -88,7 +88,9 @@ func TestNewModelRefuses(t *testing.T) {
 		{"features", func(f *File) { f.Features = f.Features[1:] }, "features: got"},
 		{"no linear", func(f *File) { f.Linear = nil }, "linear: kind loglinear needs a linear part"},
 		{"NaN", func(f *File) { f.Linear.Coefficients[2] = math.NaN() }, "linear.coefficients[2] (log_params): not finite"},
-		{"trees", func(f *File) { f.Trees = []Tree{{Feature: []int32{-1}, Threshold: []float64{0}, Left: []int32{0}, Right: []int32{0}, Value: []float64{1}}} },
+		{"trees", func(f *File) {
+			f.Trees = []Tree{{Feature: []int32{-1}, Threshold: []float64{0}, Left: []int32{0}, Right: []int32{0}, Value: []float64{1}}}
+		},
 			"trees: kind loglinear has no trees, got 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
