@@ -239,7 +239,7 @@ func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, er
 	var dir string
 	var err error
 	if s.memo != nil {
-		dir, err = s.memo.Get("point", unitConfig(s.cfg), u.KeyLines(), build)
+		dir, err = s.memo.Get("point", unitConfig(s.cfg, u.Spec), u.KeyLines(), build)
 	} else {
 		dir, err = os.MkdirTemp("", "mlsched-sweep-point")
 		if err == nil {
