@@ -166,15 +166,24 @@
 // the search's are units over the first sweep.jobs jobs. A unit's key is
 // made by the runner (pipeline.Memo) from the stage's own key lines, so
 // that no input of the stage can be forgotten, with the part of the
-// section a simulation depends on (all of it but the lists of policies,
-// the load, the replications and the sweep) and the unit's lines:
+// section a simulation of its spec depends on in place of the section, and
+// the unit's lines:
 //
-//	spec <spec>, replication <k>, jobs <n>, load <factor, shortest exact form>
+//	spec <spec>, replication <k>, jobs <n>, load <factor, shortest exact form>,
+//	predictor <name>, prediction_error <e>, decision_cost <cost>
 //
-// MLSCHED_DEBUG_KEY=1 prints them. The sweep's units are kept in the
-// memo under those keys, so adding a load, a policy or a replication
-// simulates only what is new, and a distributed executor can ship a unit
-// by its key.
+// That part is the cluster, the memory model and the predictor, and of the
+// options' settings only those the spec reads (policy.Spec.Reads):
+// batching for a spec that batches (+batch, batch_aware, dynamic),
+// splitting for +split, the migrations' cost for +migrate and learned and
+// their min_gain for +migrate, the learned section for learned, and the
+// dynamic section for dynamic. The lists of policies, the load, the
+// replications, the sweep, the studies and the real runs are left out.
+// MLSCHED_DEBUG_KEY=1 prints the lines. The sweep's and the studies' units
+// are kept in the memo under those keys, so adding a load, a policy or a
+// replication simulates only what is new, changing an option's setting
+// only the units of the specs that read it, and a distributed executor
+// can ship a unit by its key.
 //
 // # The load sweep and the capacity search
 //

@@ -228,7 +228,7 @@ func (r *realRunner) measured(ctx context.Context, spec string, u float64, k int
 	}
 	build := func(entry string) error { return r.measure(ctx, spec, jobs, entry) }
 	if r.memo != nil {
-		entry, err = r.memo.Get("real", unitConfig(r.cfg), lines, build)
+		entry, err = r.memo.Get("real", unitConfig(r.cfg, spec), lines, build)
 		return entry, func() {}, err
 	}
 	if entry, err = os.MkdirTemp("", "mlsched-real"); err != nil {

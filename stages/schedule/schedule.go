@@ -19,7 +19,6 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
-	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // Inputs are the upstream files the stage reads.
@@ -163,18 +162,15 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	}
 	var units []Unit
 	var runs []RunRow
-	for _, spec := range cfg.Policies {
-		for k := 1; k <= cfg.Replications; k++ {
-			u := Unit{Spec: spec, Replication: k, Load: cfg.Load, Predictor: cfg.Predictor}
-			units = append(units, u)
-			runs = append(runs, RunRow{Policy: spec, Replication: int32(k), Jobs: bounds.Jobs, Load: cfg.Load,
-				Trace: ReplicationFile(spec, k, TraceFile), Devices: ReplicationFile(spec, k, DevicesFile)})
-		}
+	for _, r := range runsOf(cfg, nil) {
+		units = append(units, Unit{Spec: r.spec, Replication: r.rep, Load: cfg.Load, Predictor: cfg.Predictor})
+		runs = append(runs, RunRow{Policy: r.spec, Replication: int32(r.rep), Jobs: bounds.Jobs, Load: cfg.Load,
+			Trace: ReplicationFile(r.spec, r.rep, TraceFile), Devices: ReplicationFile(r.spec, r.rep, DevicesFile)})
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, RunsFile), runs, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", RunsFile, err)
 	}
-	sw, err := newSweeper(ctx, cfg, cl, seed, in.Jobs, out.Memo)
+	sw, err := newSweeper(ctx, cfg, cl, seed, in.Jobs, out.Memo, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -256,48 +252,23 @@ func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, 
 	if sh := out.Shard; sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
 		return fmt.Errorf("schedule: part %d of %d", sh.Index, sh.Count)
 	}
-	sw, err := newSweeper(ctx, cfg, cl, seed, jobsPath, out.Memo)
+	sw, err := newSweeper(ctx, cfg, cl, seed, jobsPath, out.Memo, out.Shard)
+	if err == nil {
+		sw.prog = &progress{report: out.Progress, total: sw.estimate()}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		sw.grid(gctx, g)
+		if err = g.Wait(); err == nil {
+			_, _, err = sw.search(ctx)
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("schedule: sweep: %w", err)
 	}
-	sw.prog = &progress{report: out.Progress, total: sw.estimate() / int64(max(1, schedulespec.Shards(cfg))) * int64(out.Shard.Count)}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	i := 0
-	for _, spec := range cfg.Policies {
-		for k := 1; k <= cfg.Replications; k++ {
-			mine := i%out.Shard.Count == out.Shard.Index
-			i++
-			if !mine {
-				continue
-			}
-			g.Go(func() error {
-				// The grid first, every load of it (the search stops at
-				// the first failed one), then the search from it.
-				pg, pctx := errgroup.WithContext(gctx)
-				for _, u := range cfg.Sweep.Loads {
-					pg.Go(func() error {
-						_, err := sw.point(pctx, pointOf{spec, k, u}, false)
-						return err
-					})
-				}
-				if err := pg.Wait(); err != nil {
-					return err
-				}
-				_, err := sw.capacity(gctx, spec, k)
-				return err
-			})
-		}
-	}
-	if err := g.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("schedule: sweep: %w", err)
-	}
+	sw.prog.finish()
 	return nil
 }
 

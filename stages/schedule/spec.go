@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -83,10 +84,38 @@ func ReplicationFile(policy string, k int, name string) string {
 	return schedulespec.ReplicationFile(policy, k, name)
 }
 
-// unitConfig is the part of the section a single simulation depends on:
-// all of it but the lists of policies, the load, the replications and the
-// sweep, which say which simulations to run (a Unit names one).
-func unitConfig(c Config) Config {
+// unitConfig is the part of the section a simulation of spec depends on:
+// the cluster, the memory model and the predictor, and of the options'
+// settings those that spec reads (policy.Spec.Reads), so that changing
+// one reruns only the simulations it changes. The lists of policies, the
+// load, the replications, the sweep, the studies and the real runs say
+// which simulations to run (a Unit names one), and are left out too.
+func unitConfig(c Config, spec string) Config {
 	c.Policies, c.Load, c.Replications, c.Sweep, c.Studies, c.Real = nil, 0, 0, Sweep{}, Studies{}, Real{}
+	ps, err := policy.ParseSpec(spec)
+	if err != nil {
+		return c // Validate let no such spec through; keep every setting
+	}
+	r := ps.Reads()
+	if !r.Batching {
+		// max_batch also sets how far the learned predictor is tabulated
+		// (cluster.New), which changes none of its predictions.
+		c.Batching = Batching{}
+	}
+	if !r.Split {
+		c.Splitting = Splitting{}
+	}
+	if !r.MigrationCost {
+		c.Migration.Cost = 0
+	}
+	if !r.MinGain {
+		c.Migration.MinGain = 0
+	}
+	if !r.Learned {
+		c.Learned = schedulespec.Learned{}
+	}
+	if !r.Weights {
+		c.Dynamic = policy.Weights{}
+	}
 	return c
 }

@@ -36,6 +36,7 @@ type sweeper struct {
 	jobsPath string
 	memo     Memo
 	prog     *progress
+	runs     []run // whose grid and search to run
 
 	jobs    int64   // simulated at each point
 	perUnit float64 // schedule load of offered load 1
@@ -51,9 +52,10 @@ type pointOf struct {
 	load float64
 }
 
-// newSweeper reads the first sweep.jobs jobs once for their bounds.
-func newSweeper(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, memo Memo) (*sweeper, error) {
-	s := &sweeper{cfg: cfg, cl: cl, seed: seed, jobsPath: jobsPath, memo: memo, points: map[pointOf]SweepRow{}}
+// newSweeper reads the first sweep.jobs jobs once for their bounds. It
+// sweeps every run of cfg, or those of part where part is not nil.
+func newSweeper(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, memo Memo, part *Shard) (*sweeper, error) {
+	s := &sweeper{cfg: cfg, cl: cl, seed: seed, jobsPath: jobsPath, memo: memo, runs: runsOf(cfg, part), points: map[pointOf]SweepRow{}}
 	if !s.on() {
 		return s, nil
 	}
@@ -77,7 +79,7 @@ func (s *sweeper) estimate() int64 {
 	if !s.on() {
 		return 0
 	}
-	runs := int64(len(s.cfg.Policies) * s.cfg.Replications)
+	runs := int64(len(s.runs))
 	points := int64(len(s.cfg.Sweep.Loads))
 	if tol := s.cfg.Sweep.Tolerance; tol > 0 {
 		gap, prev := 1.0, 0.0
@@ -89,46 +91,34 @@ func (s *sweeper) estimate() int64 {
 	return runs * points * s.jobs
 }
 
-// grid adds the grid's points to g.
+// grid adds the grid's points of the sweeper's runs to g.
 func (s *sweeper) grid(ctx context.Context, g *errgroup.Group) {
 	if !s.on() {
 		return
 	}
-	for _, spec := range s.cfg.Policies {
-		for k := 1; k <= s.cfg.Replications; k++ {
-			for _, u := range s.cfg.Sweep.Loads {
-				g.Go(func() error {
-					_, err := s.point(ctx, pointOf{spec, k, u}, false)
-					return err
-				})
-			}
+	for _, r := range s.runs {
+		for _, u := range s.cfg.Sweep.Loads {
+			g.Go(func() error {
+				_, err := s.point(ctx, r.at(u), false)
+				return err
+			})
 		}
 	}
 }
 
-// search runs the capacity search of every policy's replications, once the
-// grid is done, and returns every point, grid and search, and each
-// replication's capacity.
+// search runs the capacity search of the sweeper's runs, once the grid is
+// done, and returns every point, grid and search, and each run's
+// capacity.
 func (s *sweeper) search(ctx context.Context) ([]SweepRow, []CapacityRow, error) {
 	if !s.on() {
 		return []SweepRow{}, []CapacityRow{}, nil
 	}
-	type run struct {
-		spec string
-		rep  int
-	}
-	var runs []run
-	for _, spec := range s.cfg.Policies {
-		for k := 1; k <= s.cfg.Replications; k++ {
-			runs = append(runs, run{spec, k})
-		}
-	}
-	capacity := make([]CapacityRow, len(runs))
+	capacity := make([]CapacityRow, len(s.runs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, r := range runs {
+	for i, r := range s.runs {
 		g.Go(func() error {
-			c, err := s.capacity(gctx, r.spec, r.rep)
+			c, err := s.capacity(gctx, r)
 			capacity[i] = c
 			return err
 		})
@@ -150,12 +140,12 @@ func (s *sweeper) search(ctx context.Context) ([]SweepRow, []CapacityRow, error)
 	return points, capacity, nil
 }
 
-// capacity finds the highest load the policy's replication sustains.
-func (s *sweeper) capacity(ctx context.Context, spec string, rep int) (CapacityRow, error) {
-	c := CapacityRow{Policy: spec, Replication: int32(rep), Target: s.cfg.Sweep.Target, Tolerance: s.cfg.Sweep.Tolerance}
+// capacity finds the highest load the run sustains.
+func (s *sweeper) capacity(ctx context.Context, r run) (CapacityRow, error) {
+	c := CapacityRow{Policy: r.spec, Replication: int32(r.rep), Target: s.cfg.Sweep.Target, Tolerance: s.cfg.Sweep.Tolerance}
 	var err error
 	c.SustainedLoad, c.FailedLoad, c.Points, err = searchCapacity(s.cfg.Sweep.Loads, s.cfg.Sweep.Tolerance, func(u float64, search bool) (bool, error) {
-		return s.sustains(ctx, pointOf{spec, rep, u}, search)
+		return s.sustains(ctx, r.at(u), search)
 	})
 	return c, err
 }
@@ -249,7 +239,7 @@ func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, er
 	var dir string
 	var err error
 	if s.memo != nil {
-		dir, err = s.memo.Get("point", unitConfig(s.cfg), u.KeyLines(), build)
+		dir, err = s.memo.Get("point", unitConfig(s.cfg, u.Spec), u.KeyLines(), build)
 	} else {
 		dir, err = os.MkdirTemp("", "mlsched-sweep-point")
 		if err == nil {

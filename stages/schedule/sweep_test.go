@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -82,14 +83,40 @@ func TestSearchCapacity(t *testing.T) {
 	}
 }
 
-// countingMemo is the runner's memo, counting the entries it builds.
+// countingMemo is the runner's memo, counting the entries it builds, in
+// all and by the spec line of their keys.
 type countingMemo struct {
 	*pipeline.Memo
 	builds atomic.Int32
+
+	mu     sync.Mutex
+	bySpec map[string]int
 }
 
 func (c *countingMemo) Get(unit string, config any, lines [][2]string, build func(dir string) error) (string, error) {
-	return c.Memo.Get(unit, config, lines, func(dir string) error { c.builds.Add(1); return build(dir) })
+	return c.Memo.Get(unit, config, lines, func(dir string) error {
+		c.builds.Add(1)
+		c.mu.Lock()
+		if c.bySpec == nil {
+			c.bySpec = map[string]int{}
+		}
+		for _, l := range lines {
+			if l[0] == "spec" {
+				c.bySpec[l[1]]++
+			}
+		}
+		c.mu.Unlock()
+		return build(dir)
+	})
+}
+
+// built returns the entries built since the last call, by spec.
+func (c *countingMemo) built() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.bySpec
+	c.bySpec = nil
+	return b
 }
 
 // sweepConfig sweeps fifo and edf on one two-lane device.

@@ -29,6 +29,34 @@ type Unit struct {
 	DecisionCost    string
 }
 
+// run is a run of the config: a policy spec's replication. A run
+// has its trace and devices files, its points of the sweep's grid and its
+// capacity search.
+type run struct {
+	spec string
+	rep  int
+}
+
+// at is the run's point of the sweep at offered load u.
+func (r run) at(u float64) pointOf { return pointOf{r.spec, r.rep, u} }
+
+// runsOf lists the runs of cfg in its order: each policy's replications in
+// turn, as runs.parquet has them and as the sweep's parts (Shard) count
+// them. part, if not nil, keeps only that part's runs.
+func runsOf(cfg Config, part *Shard) []run {
+	var out []run
+	i := 0
+	for _, spec := range cfg.Policies {
+		for k := 1; k <= cfg.Replications; k++ {
+			if part == nil || i%part.Count == part.Index {
+				out = append(out, run{spec, k})
+			}
+			i++
+		}
+	}
+	return out
+}
+
 // String names the unit for messages, e.g. "edf+batch at load ×0.75, 50000
 // jobs, replication 2".
 func (u Unit) String() string {

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -322,4 +323,59 @@ func (s skewed) Predict(d int, m, p, b int32) float64 {
 		v *= 20
 	}
 	return v
+}
+
+// TestReads changes each setting in turn and configures every spec with
+// it (Configure, and New for the policy): what the simulator is given
+// changes exactly where Reads says the spec reads the setting, so that a
+// key made of what it reads is neither too wide nor too narrow.
+func TestReads(t *testing.T) {
+	base := Options{Seed: 7, Weights: DefaultWeights()}
+	changes := []struct {
+		name string
+		read func(Reads) bool
+		set  func(*Settings, *Options)
+	}{
+		{"Batching", func(r Reads) bool { return r.Batching }, func(s *Settings, _ *Options) { s.Batching = sim.Batching{MaxBatch: 9, Window: 0.05} }},
+		{"Split", func(r Reads) bool { return r.Split }, func(s *Settings, _ *Options) { s.Split = sim.Split{MinBatch: 5} }},
+		{"MigrationCost", func(r Reads) bool { return r.MigrationCost }, func(s *Settings, _ *Options) { s.MigrationCost = 0.5 }},
+		{"MinGain", func(r Reads) bool { return r.MinGain }, func(s *Settings, _ *Options) { s.MinGain = 0.3 }},
+		{"Learned", func(r Reads) bool { return r.Learned }, func(s *Settings, _ *Options) {
+			s.Learned = func() (sim.Migrator, error) { return Threshold{MinGain: 7}, nil }
+		}},
+		{"Serving", func(r Reads) bool { return r.Learned }, func(s *Settings, _ *Options) {
+			s.Serving = Serving{Latency: func(n int) float64 { return 0.5 * float64(n) }, Batch: 2, Window: 0.1}
+		}},
+		{"Weights", func(r Reads) bool { return r.Weights }, func(_ *Settings, o *Options) { o.Weights.Urgency = 9 }},
+	}
+	// configured is what the simulator is given: the policy, and the
+	// options written out, a decision's latency by its value.
+	configured := func(sp Spec, st Settings, o Options) (sim.Policy, string) {
+		p, err := New(sp.Name, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := sim.Config{Policy: p}
+		if err := sp.Configure(&cfg, st); err != nil {
+			t.Fatal(err)
+		}
+		m := cfg.Migration
+		latency := "none"
+		if m.Latency != nil {
+			latency = fmt.Sprint(m.Latency(1))
+		}
+		return cfg.Policy, fmt.Sprintf("batching %+v split %+v decide %#v cost %v latency %s batch %d window %v",
+			cfg.Batching, cfg.Split, m.Decide, m.Cost, latency, m.Batch, m.Window)
+	}
+	for _, sp := range specs() {
+		wasPolicy, was := configured(sp, invSettings, base)
+		for _, c := range changes {
+			st, o := invSettings, base
+			c.set(&st, &o)
+			p, now := configured(sp, st, o)
+			if changed := now != was || !reflect.DeepEqual(p, wasPolicy); changed != c.read(sp.Reads()) {
+				t.Errorf("%s: changing %s changes its configuration: %v; Reads() = %+v", sp, c.name, changed, sp.Reads())
+			}
+		}
+	}
 }

@@ -23,12 +23,14 @@ type Factory func(o Options) sim.Policy
 // about batches, which therefore always runs with micro-batching; learned
 // one whose migrations the placement network decides (Settings.Learned);
 // predicts one whose choices read predicted service times (State.Predict,
-// Backlog), and so change with the predictor.
+// Backlog), and so change with the predictor; weighted one whose choices
+// read Options.Weights.
 type entry struct {
 	build    Factory
 	batches  bool
 	learned  bool
 	predicts bool
+	weighted bool
 }
 
 // registry names every policy: one line each.
@@ -39,7 +41,7 @@ var registry = map[string]entry{
 	"greedy":      {build: func(Options) sim.Policy { return Greedy{} }, predicts: true},
 	"edf":         {build: func(Options) sim.Policy { return EDF{} }, predicts: true},
 	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true, predicts: true},
-	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true, predicts: true},
+	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true, predicts: true, weighted: true},
 	"learned":     {build: func(Options) sim.Policy { return Learned{} }, learned: true, predicts: true},
 }
 

@@ -148,6 +148,37 @@ func (sp Spec) Predicts() bool { return registry[sp.Name].predicts || sp.Split |
 // the Threshold rule (+migrate) or by the network (a learned policy).
 func (sp Spec) Migrates() bool { return sp.Migrate || sp.Learned() }
 
+// Reads are the settings a spec's simulation reads, each true where it
+// reads the Settings or Options field of that name: what it depends on
+// beyond the cluster, the predictions and the seeds, and so all that a key
+// of its results needs of them.
+type Reads struct {
+	// Batching and Split are Settings' (+batch, or a policy that always
+	// batches; +split).
+	Batching, Split bool
+	// MigrationCost is Settings.MigrationCost (a spec that migrates);
+	// MinGain is Settings.MinGain, the Threshold rule's (+migrate).
+	MigrationCost, MinGain bool
+	// Learned is Settings.Learned and Settings.Serving: the network that
+	// decides a learned policy's migrations and how it is served.
+	Learned bool
+	// Weights is Options.Weights (the dynamic policy's).
+	Weights bool
+}
+
+// Reads says which settings the spec's simulation reads (Configure, and
+// New for its policy): a setting it does not read changes nothing of it.
+func (sp Spec) Reads() Reads {
+	return Reads{
+		Batching:      sp.Batch,
+		Split:         sp.Split,
+		MigrationCost: sp.Migrates(),
+		MinGain:       sp.Migrate,
+		Learned:       sp.Learned(),
+		Weights:       registry[sp.Name].weighted,
+	}
+}
+
 // Configure turns on in cfg the options the spec asks for. A learned
 // policy without Settings.Learned is an error.
 func (sp Spec) Configure(cfg *sim.Config, st Settings) error {
