@@ -31,7 +31,7 @@ var codeVersions = map[string]string{
 	"stages/spec/profilespec":      "5d2ba20bd94bef7792085f3326ad65290857851e817b73ff1d609eb6034d998d",
 	"stages/spec/schedulespec":     "7649efc84c1d59c4d75d213a2d52b0214158d91f880adb354b1978d62eabb5a0",
 	"stages/spec/trainspec":        "96dcf39e2f6cc271c8e8daa0dd3351324f37db0fd43ad0c8b247ae0e92c8f28b",
-	"stages/train":                 "b604412a3d83b865df4d1404d9b822b7940940c1d8b07b17dec74c32652b512a",
-	"stages/train/label":           "3e5ad47524eb4c5dcee200c30c566decdb33434df0af2fcea564cbae81a2131d",
+	"stages/train":                 "8e55341649ebd8b90d56c0a05ad54914631eaa3863347efcbe0a5169e330e61a",
+	"stages/train/label":           "4a06f2147e7537d7e58e123bbd29490e938add13d44d07389465497eab89f477",
 	"stages/train/placement":       "d7b9dd95e249f8c43ce0519656283854c2462bcf580807d371ea24db4368ead0",
 }
