@@ -31,8 +31,8 @@ var codeVersions = map[string]string{
 	"stages/spec/profilespec":      "5d2ba20bd94bef7792085f3326ad65290857851e817b73ff1d609eb6034d998d",
 	"stages/spec/schedulespec":     "0a94205a87569eb228f012fa64dbd48b931f171fbe8b533984f4b58bc7518331",
 	"stages/spec/trainspec":        "01320ee13bece21026e098d8bb41765a654a8db9451e93f78c33ce460942e5d6",
-	"stages/train":                 "303af84726835bd9a0e5858a2a40060085a6f1b95da0ba95a93ad4f0c6bccd93",
-	"stages/train/label":           "3e5ad47524eb4c5dcee200c30c566decdb33434df0af2fcea564cbae81a2131d",
+	"stages/train":                 "cdcf955240053e8c2a5a08d430e1c69e5b66f2858f139f5d3c14da6a2a74c801",
+	"stages/train/label":           "4a06f2147e7537d7e58e123bbd29490e938add13d44d07389465497eab89f477",
 	"stages/train/placement":       "f9285eefb8db741e7e1343335765befa25687047cdaae6e5a74a8254a004923c",
 	"stages/train/predictorfit":    "0b3b83b6382288d40f8880e2ec8d21fe4fa72dd191a8bf3a13185574968a34cb",
 }

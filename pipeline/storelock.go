@@ -1,0 +1,197 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Lock implements StoreMaintainer with a flock(2) on root/.lock: the
+// kernel releases it when the holder exits, even by kill -9, so a stale
+// lock never blocks. Once it is held, the scratch directories in root/.tmp
+// whose owner is gone are removed; those of a live process (one that got
+// in while the lock file was deleted, say) are left alone.
+func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error) {
+	if err := os.MkdirAll(s.root, 0o755); err != nil {
+		return nil, fmt.Errorf("store %s: %w", s.root, err)
+	}
+	path := filepath.Join(s.root, lockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", s.root, err)
+	}
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("store %s: lock: %w", s.root, err)
+		}
+		holder, _ := os.ReadFile(path)
+		desc := strings.TrimSpace(string(holder))
+		if desc == "" {
+			desc = "another mlsched process"
+		}
+		if !wait {
+			f.Close()
+			return nil, fmt.Errorf("store %s is in use by %s: %w", s.root, desc, ErrStoreBusy)
+		}
+		if !told && waiting != nil {
+			waiting(desc)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	unlock = func() {
+		s.release()
+		_ = f.Truncate(0)
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
+	// Say who holds the lock, for the message a waiting process prints.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt(fmt.Appendf(nil, "pid %d (%s, since %s)\n", os.Getpid(), what, time.Now().Format(time.TimeOnly)), 0)
+	if err := s.cleanScratch(); err != nil {
+		unlock()
+		return nil, fmt.Errorf("store %s: clean temporary files: %w", s.root, err)
+	}
+	return unlock, nil
+}
+
+// ownerPrefix starts the name of a process's scratch directory in
+// root/.tmp.
+const ownerPrefix = "run-"
+
+// cleanScratch removes what dead processes left in root/.tmp: every
+// directory whose flock it can take (its owner is gone), and every other
+// entry (left by an mlsched that kept no owner directory). A directory
+// whose flock is held belongs to a live process and stays.
+func (s *LocalStore) cleanScratch() error {
+	tmp := filepath.Join(s.root, tmpDir)
+	ents, err := os.ReadDir(tmp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	own := s.own
+	s.mu.Unlock()
+	var errs []error
+	for _, e := range ents {
+		path := filepath.Join(tmp, e.Name())
+		if path == own {
+			continue
+		}
+		if e.IsDir() && strings.HasPrefix(e.Name(), ownerPrefix) {
+			d, err := os.Open(path)
+			if err != nil {
+				continue // removed meanwhile by its owner
+			}
+			err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err != nil {
+				d.Close()
+				continue // a live owner holds it
+			}
+			// Removed while we hold its flock: an owner that opened it
+			// meanwhile finds it gone once it gets the flock, and makes
+			// another.
+			err = os.RemoveAll(path)
+			d.Close()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// owned returns this process's scratch directory in root/.tmp, making it
+// and taking its flock first if need be.
+func (s *LocalStore) owned() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own != "" {
+		return s.own, nil
+	}
+	tmp := filepath.Join(s.root, tmpDir)
+	for range 10 {
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return "", err
+		}
+		dir, err := os.MkdirTemp(tmp, fmt.Sprintf("%s%d-", ownerPrefix, os.Getpid()))
+		if err != nil {
+			return "", err
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			continue // cleaned up by another process before we locked it
+		}
+		if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+			d.Close()
+			return "", fmt.Errorf("lock %s: %w", dir, err)
+		}
+		// Another process's clean-up may have taken the flock between
+		// MkdirTemp and ours, and removed the directory.
+		var st1, st2 syscall.Stat_t
+		if syscall.Fstat(int(d.Fd()), &st1) != nil || syscall.Stat(dir, &st2) != nil || st1.Ino != st2.Ino || st1.Dev != st2.Dev {
+			d.Close()
+			continue
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			d.Close()
+			return "", err
+		}
+		s.own, s.ownF = dir, d
+		return dir, nil
+	}
+	return "", fmt.Errorf("%s: could not make a scratch directory that stays", tmp)
+}
+
+// release removes this process's scratch directory if nothing is left in
+// it, and drops its flock; the next write makes another.
+func (s *LocalStore) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == "" {
+		return
+	}
+	if os.Remove(s.own) != nil {
+		return // not empty: keep it, and its flock, while this process lives
+	}
+	s.ownF.Close()
+	s.own, s.ownF = "", nil
+}
+
+// scratch creates a fresh directory, whose name starts with prefix, in
+// this process's directory in root/.tmp.
+func (s *LocalStore) scratch(prefix string) (string, error) {
+	own, err := s.owned()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(own, prefix+"-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
+}
