@@ -6,9 +6,9 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "8e3cded3c5a69255a87085d5a49f69a864fce9927160982b2168b0b7f6d91c4e",
+	"stages/evaluate":              "0038476a4928652c85a446afc3c4d38f0400795b6349ae484ab323d3e6caf5b7",
 	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
-	"stages/evaluate/report":       "1e91b3ffc5eef79c16978c9762a8aef8fb8ae3c604352d037c83345b06ac90bc",
+	"stages/evaluate/report":       "6891e4ef9f4005228759f90c4ea9fd525c72568aac6fa22800aabb9b759b0906",
 	"stages/generate":              "f03b22d6485d9335be5a634e4879449be3380ec1c4964ba1812dcad5e94512f1",
 	"stages/lib/catalog":           "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":           "396452b572dc47e6f5c047c1e188bf261249c7f71ef7809a1d382c303c744f73",

@@ -74,7 +74,7 @@ func where(r MetricRow) string {
 		parts = append(parts, fmt.Sprintf("%d thr batch %d", r.Threads, r.Batch))
 	}
 	if r.Scope == ScopeSweep || r.Scope == ScopeFidelity && r.Load > 0 {
-		parts = append(parts, "at "+pct(r.Load))
+		parts = append(parts, "at "+report.Pct(r.Load))
 	}
 	switch r.Scope {
 	case ScopePredictor:
@@ -101,7 +101,7 @@ func changeSection(d *reportData) (report.Section, error) {
 		"metrics.parquet carries the earlier value of each row in its previous column.\n", report.Escape(c.version))
 	var added int
 	for _, sc := range scopeTitles {
-		t := newTable("number", "metric", ">before", ">after", ">change")
+		t := report.NewTable("number", "metric", ">before", ">after", ">change")
 		same := 0
 		for _, r := range c.rows {
 			if r.Scope != sc.scope {
@@ -120,13 +120,13 @@ func changeSection(d *reportData) (report.Section, error) {
 			if before != 0 && !math.IsNaN(before) && !math.IsNaN(r.Value) {
 				rel = fmt.Sprintf("%+.1f%%", 100*(r.Value-before)/math.Abs(before))
 			}
-			t.add(report.Escape(where(r)), report.Escape(r.Metric), num(before), num(r.Value), rel)
+			t.Add(report.Escape(where(r)), report.Escape(r.Metric), report.Num(before), report.Num(r.Value), rel)
 		}
-		if len(t.rows) == 0 && same == 0 {
+		if t.Len() == 0 && same == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n", sc.title)
-		if len(t.rows) > 0 {
+		if t.Len() > 0 {
 			b.WriteString(t.String() + "\n")
 		}
 		fmt.Fprintf(&b, "%d unchanged.\n", same)

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
@@ -224,7 +225,7 @@ func TestTinyRun(t *testing.T) {
 		md, _ := os.ReadFile(filepath.Join(dir, ReportMD))
 		for _, want := range []string{
 			"## Since evaluate@00000000000000ff",
-			fmt.Sprintf("| edf | mean_e2e_s | %s | %s | -50.0%% |", num(2*now), num(now)),
+			fmt.Sprintf("| edf | mean_e2e_s | %s | %s | -50.0%% |", report.Num(2*now), report.Num(now)),
 			"1 numbers are new in this run and 1 of the earlier run's are gone",
 		} {
 			if !strings.Contains(string(md), want) {
@@ -538,16 +539,14 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-func TestFormats(t *testing.T) {
+// TestDiffText checks how a difference reads, with and without an
+// interval that excludes zero.
+func TestDiffText(t *testing.T) {
 	tests := []struct {
 		got, want string
 	}{
-		{secs(0.000012), "12 µs"}, {secs(0.0123), "12.3 ms"}, {secs(1.5), "1.5 s"}, {secs(4227.4), "4227 s"}, {secs(math.NaN()), "–"},
-		{pct(0.1234), "12.3%"}, {signed(0.278, pctPts), "+27.8 pp"}, {signed(-0.05, pctPts), "-5.0 pp"}, {signed(-0.00034, pctPts), "-0.034 pp"}, {pctPts(0), "0.0 pp"},
-		{ratio(1.18), "1.18×"}, {ratio(32793.4), "32793×"}, {ratio(0.0000301), "3e-05×"}, {ratio(0), "–"},
-		{num(7530.4), "7530"}, {num(0.0657), "0.0657"},
-		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: 0.5}, secs), "no difference (-2 s … +500 ms)"},
-		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: -0.5, Significant: true}, secs), "-1 s (-2 s … -500 ms)"},
+		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: 0.5}, report.Secs), "no difference (-2 s … +500 ms)"},
+		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: -0.5, Significant: true}, report.Secs), "-1 s (-2 s … -500 ms)"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -615,7 +615,7 @@ func relErr(simulated, measured float64) float64 {
 	return (simulated - measured) / measured
 }
 
-func (r *realRun) name() string { return fmt.Sprintf("%s at %s", r.row.Policy, pct(r.row.Load)) }
+func (r *realRun) name() string { return fmt.Sprintf("%s at %s", r.row.Policy, report.Pct(r.row.Load)) }
 
 // label is the run's name as Markdown.
 func (r *realRun) label() string { return report.Escape(r.name()) }
@@ -803,11 +803,11 @@ func (f *fidelity) policies() []string {
 func (f *fidelity) introText() string {
 	var loads []string
 	for _, rk := range f.rankings {
-		loads = append(loads, pct(rk.load))
+		loads = append(loads, report.Pct(rk.load))
 	}
 	var spans []string
 	for _, r := range f.runs {
-		if s := secs(r.row.SpanS); !slices.Contains(spans, s) {
+		if s := report.Secs(r.row.SpanS); !slices.Contains(spans, s) {
 			spans = append(spans, s)
 		}
 	}
@@ -816,7 +816,7 @@ func (f *fidelity) introText() string {
 		"each run takes the eval jobs that arrive within its first %s, carries out the policy's decisions with onnxruntime on this machine, "+
 		"and is simulated on the same jobs (same ids, same arrival times) on the same devices with the same policy. "+
 		"Each run's real trace is set against its simulation's; an error is simulated minus real, relative to real.\n",
-		andList(mapf(f.policies(), report.Escape)), andList(loads), strings.Join(spans, " or "))
+		report.AndList(mapf(f.policies(), report.Escape)), report.AndList(loads), strings.Join(spans, " or "))
 	fmt.Fprintf(&b, "\nThe real cluster: %s.", clusterText(f.cluster))
 	if len(f.left) > 0 {
 		var left []string
@@ -827,7 +827,7 @@ func (f *fidelity) introText() string {
 			}
 			left = append(left, fmt.Sprintf("%s (%s)", report.Escape(d.Device), why))
 		}
-		fmt.Fprintf(&b, " Left out of it, of the simulated cluster: %s; the loads are fractions of the real cluster's capacity alone.", andList(left))
+		fmt.Fprintf(&b, " Left out of it, of the simulated cluster: %s; the loads are fractions of the real cluster's capacity alone.", report.AndList(left))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -848,16 +848,16 @@ func (f *fidelity) targetText() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n**Target**: |simulated − real| ≤ %s of real at P50 and at P99 for %s at each load, with the ranking of the policies preserved. ",
-		pct(fidelityTolerance), andList(fidelityPolicies))
+		report.Pct(fidelityTolerance), report.AndList(fidelityPolicies))
 	switch n := len(met) + len(missed); {
 	case n == 0:
-		fmt.Fprintf(&b, "No run is of %s, so none is held to it.\n", andList(fidelityPolicies))
+		fmt.Fprintf(&b, "No run is of %s, so none is held to it.\n", report.AndList(fidelityPolicies))
 	case len(missed) == 0:
 		fmt.Fprintf(&b, "Met in all %d runs held to it.\n", n)
 	case len(met) == 0:
-		fmt.Fprintf(&b, "**Missed** in all %d runs held to it: %s.\n", n, andList(missed))
+		fmt.Fprintf(&b, "**Missed** in all %d runs held to it: %s.\n", n, report.AndList(missed))
 	default:
-		fmt.Fprintf(&b, "Met in %d of the %d runs held to it (%s); **missed** in %s.\n", len(met), n, andList(met), andList(missed))
+		fmt.Fprintf(&b, "Met in %d of the %d runs held to it (%s); **missed** in %s.\n", len(met), n, report.AndList(met), report.AndList(missed))
 	}
 	return b.String()
 }
@@ -868,24 +868,24 @@ func (f *fidelity) errorText() string {
 	var b strings.Builder
 	b.WriteString("\n### The error table\n\nEnd-to-end latency percentiles over each trace's completed jobs (nearest rank), real and simulated, " +
 		"and the target's verdict with the errors it rests on.\n\n")
-	t := newTable("run", ">jobs", ">P50 real", ">P50 sim", ">error", ">P95 real", ">P95 sim", ">error", ">P99 real", ">P99 sim", ">error", "target")
+	t := report.NewTable("run", ">jobs", ">P50 real", ">P50 sim", ">error", ">P95 real", ">P95 sim", ">error", ">P99 real", ">P99 sim", ">error", "target")
 	for i, r := range f.runs {
 		_, _, verdict := f.verdict(i)
-		t.add(r.label(), fmt.Sprint(r.row.Jobs),
-			secs(r.real.E2E.P50), secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
-			secs(r.real.E2E.P95), secs(r.sim.E2E.P95), relPct(relErr(r.sim.E2E.P95, r.real.E2E.P95)),
-			secs(r.real.E2E.P99), secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)), verdict)
+		t.Add(r.label(), fmt.Sprint(r.row.Jobs),
+			report.Secs(r.real.E2E.P50), report.Secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
+			report.Secs(r.real.E2E.P95), report.Secs(r.sim.E2E.P95), relPct(relErr(r.sim.E2E.P95, r.real.E2E.P95)),
+			report.Secs(r.real.E2E.P99), report.Secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)), verdict)
 	}
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "\nPer job: the two traces joined on job id, each job's error (simulated − real)/real in end-to-end latency, over the jobs both completed; "+
 		"the median and P90 of its absolute value and the share of jobs within ±%s. SLO attainment is the share of all the run's jobs within their SLO "+
-		"(a rejected job never is); utilization the cluster's busy lane-seconds over its lanes times the run's makespan.\n\n", pct(fidelityTolerance))
-	t = newTable("run", ">jobs compared", ">median abs. error", ">P90 abs. error", ">within ±"+pct(fidelityTolerance),
+		"(a rejected job never is); utilization the cluster's busy lane-seconds over its lanes times the run's makespan.\n\n", report.Pct(fidelityTolerance))
+	t = report.NewTable("run", ">jobs compared", ">median abs. error", ">P90 abs. error", ">within ±"+report.Pct(fidelityTolerance),
 		">SLO attainment real", ">SLO attainment sim", ">difference", ">utilization real", ">utilization sim", ">difference")
 	for _, r := range f.runs {
 		ra, sa := 1-r.real.SLOViolation, 1-r.sim.SLOViolation
-		t.add(r.label(), fmt.Sprint(len(r.pairedReal)), pct(r.jobErr.median), pct(r.jobErr.p90), pct(r.jobErr.within),
-			pct(ra), pct(sa), signed(sa-ra, pctPts), pct(r.realUtil), pct(r.simUtil), signed(r.simUtil-r.realUtil, pctPts))
+		t.Add(r.label(), fmt.Sprint(len(r.pairedReal)), report.Pct(r.jobErr.median), report.Pct(r.jobErr.p90), report.Pct(r.jobErr.within),
+			report.Pct(ra), report.Pct(sa), report.Signed(sa-ra, report.PctPts), report.Pct(r.realUtil), report.Pct(r.simUtil), report.Signed(r.simUtil-r.realUtil, report.PctPts))
 	}
 	b.WriteString(t.String())
 	return b.String()
@@ -915,7 +915,7 @@ func repeatStats(real []float64, sim float64) (median, spread float64, within bo
 // to any one of them.
 func (f *fidelity) repeatText() string {
 	var b strings.Builder
-	t := newTable("run", ">real runs", ">P50 real, each run", ">P50 sim", ">sim − median real", ">P99 real, each run", ">P99 sim", ">sim − median real")
+	t := report.NewTable("run", ">real runs", ">P50 real, each run", ">P50 sim", ">sim − median real", ">P99 real, each run", ">P99 sim", ">sim − median real")
 	var spread50, spread99 float64
 	in50, in99, n := 0, 0, 0
 	for _, r := range f.runs {
@@ -936,12 +936,12 @@ func (f *fidelity) repeatText() string {
 		each := func(v []float64) string {
 			out := make([]string, len(v))
 			for i, x := range v {
-				out[i] = secs(x)
+				out[i] = report.Secs(x)
 			}
 			return strings.Join(out, ", ")
 		}
-		t.add(r.label(), fmt.Sprint(len(p50)), each(p50), secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, m50)),
-			each(p99), secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, m99)))
+		t.Add(r.label(), fmt.Sprint(len(p50)), each(p50), report.Secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, m50)),
+			each(p99), report.Secs(r.sim.E2E.P99), relPct(relErr(r.sim.E2E.P99, m99)))
 	}
 	if n == 0 {
 		return ""
@@ -961,7 +961,7 @@ func (f *fidelity) repeatText() string {
 // simulator can be held to that percentile of one real run.
 func (f *fidelity) sensitivityText() string {
 	var s float64
-	t := newTable("run", ">P50 real", ">sim, faster", ">sim", ">sim, slower", ">real within", ">P99 real", ">sim, faster", ">sim", ">sim, slower", ">real within")
+	t := report.NewTable("run", ">P50 real", ">sim, faster", ">sim", ">sim, slower", ">real within", ">P99 real", ">sim, faster", ">sim", ">sim, slower", ">real within")
 	var worst float64
 	worstRun := ""
 	for _, r := range f.runs {
@@ -982,8 +982,8 @@ func (f *fidelity) sensitivityText() string {
 				worst, worstRun = e, r.name()
 			}
 		}
-		t.add(r.label(), secs(r.real.E2E.P50), secs(p50[0]), secs(p50[1]), secs(p50[2]), band(r.real.E2E.P50, p50[0], p50[1], p50[2]),
-			secs(r.real.E2E.P99), secs(p99[0]), secs(p99[1]), secs(p99[2]), band(r.real.E2E.P99, p99[0], p99[1], p99[2]))
+		t.Add(r.label(), report.Secs(r.real.E2E.P50), report.Secs(p50[0]), report.Secs(p50[1]), report.Secs(p50[2]), band(r.real.E2E.P50, p50[0], p50[1], p50[2]),
+			report.Secs(r.real.E2E.P99), report.Secs(p99[0]), report.Secs(p99[1]), report.Secs(p99[2]), band(r.real.E2E.P99, p99[0], p99[1], p99[2]))
 	}
 	if worstRun == "" {
 		return ""
@@ -991,9 +991,9 @@ func (f *fidelity) sensitivityText() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Sensitivity\n\nEach slice simulated again with every service time %s shorter (faster) and %s longer (slower) than the profile's "+
 		"(schedule.real.sensitivity), as if the device ran that much faster or slower: how far the simulation moves for a service-time model off by "+
-		"that much either way, and whether the real run lies within that band.\n\n", pct(s), pct(s))
+		"that much either way, and whether the real run lies within that band.\n\n", report.Pct(s), report.Pct(s))
 	b.WriteString(t.String())
-	fmt.Fprintf(&b, "\nService times %s off move the simulated P50 by up to %s (%s).\n", pct(s), pctSpread(worst), report.Escape(worstRun))
+	fmt.Fprintf(&b, "\nService times %s off move the simulated P50 by up to %s (%s).\n", report.Pct(s), pctSpread(worst), report.Escape(worstRun))
 	return b.String()
 }
 
@@ -1017,7 +1017,7 @@ func (r *realRun) drawSpread(of func(metrics.Summary) float64) (lo, hi float64) 
 // simulation moves with its own randomness, and whether the real run lies
 // within that range. The target's verdict stays on the first draw.
 func (f *fidelity) drawsText() string {
-	t := newTable("run", ">draws", ">P50 real", ">P50 sim", ">P50 over the draws", ">real within", ">P99 real", ">P99 sim", ">P99 over the draws", ">real within")
+	t := report.NewTable("run", ">draws", ">P50 real", ">P50 sim", ">P50 over the draws", ">real within", ">P99 real", ">P99 sim", ">P99 over the draws", ">real within")
 	var runs, in50, in99 int
 	var widest float64
 	widestRun := ""
@@ -1038,8 +1038,8 @@ func (f *fidelity) drawsText() string {
 		if w := relErr(hi50, lo50); w > widest {
 			widest, widestRun = w, r.name()
 		}
-		t.add(r.label(), fmt.Sprint(len(r.draws)+1), secs(r.real.E2E.P50), secs(r.sim.E2E.P50), secs(lo50)+" – "+secs(hi50), within(r.real.E2E.P50, lo50, hi50, &in50),
-			secs(r.real.E2E.P99), secs(r.sim.E2E.P99), secs(lo99)+" – "+secs(hi99), within(r.real.E2E.P99, lo99, hi99, &in99))
+		t.Add(r.label(), fmt.Sprint(len(r.draws)+1), report.Secs(r.real.E2E.P50), report.Secs(r.sim.E2E.P50), report.Secs(lo50)+" – "+report.Secs(hi50), within(r.real.E2E.P50, lo50, hi50, &in50),
+			report.Secs(r.real.E2E.P99), report.Secs(r.sim.E2E.P99), report.Secs(lo99)+" – "+report.Secs(hi99), within(r.real.E2E.P99, lo99, hi99, &in99))
 	}
 	if runs == 0 {
 		return ""
@@ -1062,11 +1062,11 @@ func pctSpread(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 func (f *fidelity) rankingText() string {
 	var b strings.Builder
 	b.WriteString("\n### Ranking\n\nThe policies at each load ordered by mean end-to-end latency over their completed jobs, best first.\n\n")
-	t := newTable("load", "real", "simulated", "same winner", "same order")
+	t := report.NewTable("load", "real", "simulated", "same winner", "same order")
 	order := func(idx []int, mean func(*realRun) float64) string {
 		var parts []string
 		for _, i := range idx {
-			parts = append(parts, fmt.Sprintf("%s (%s)", report.Escape(f.runs[i].row.Policy), secs(mean(f.runs[i]))))
+			parts = append(parts, fmt.Sprintf("%s (%s)", report.Escape(f.runs[i].row.Policy), report.Secs(mean(f.runs[i]))))
 		}
 		return strings.Join(parts, ", ")
 	}
@@ -1075,14 +1075,14 @@ func (f *fidelity) rankingText() string {
 		measured := order(rk.real, func(r *realRun) float64 { return r.real.E2E.Mean })
 		simulated := order(rk.sim, func(r *realRun) float64 { return r.sim.E2E.Mean })
 		if !rk.ranked() {
-			t.add(pct(rk.load), measured, simulated, "– (one policy)", "–")
+			t.Add(report.Pct(rk.load), measured, simulated, "– (one policy)", "–")
 			continue
 		}
-		t.add(pct(rk.load), measured, simulated, yesNo(rk.sameWinner()), yesNo(rk.sameOrder()))
+		t.Add(report.Pct(rk.load), measured, simulated, yesNo(rk.sameWinner()), yesNo(rk.sameOrder()))
 		if rk.sameOrder() {
-			kept = append(kept, pct(rk.load))
+			kept = append(kept, report.Pct(rk.load))
 		} else {
-			broken = append(broken, pct(rk.load))
+			broken = append(broken, report.Pct(rk.load))
 		}
 	}
 	b.WriteString(t.String())
@@ -1092,9 +1092,9 @@ func (f *fidelity) rankingText() string {
 	case len(broken) == 0:
 		b.WriteString("\nThe simulator ranks the policies as the real runs do at every load.\n")
 	case len(kept) == 0:
-		fmt.Fprintf(&b, "\nThe simulator's ranking **differs** from the real runs' at every load (%s).\n", andList(broken))
+		fmt.Fprintf(&b, "\nThe simulator's ranking **differs** from the real runs' at every load (%s).\n", report.AndList(broken))
 	default:
-		fmt.Fprintf(&b, "\nThe simulator ranks the policies as the real runs do at %s, and **differently** at %s.\n", andList(kept), andList(broken))
+		fmt.Fprintf(&b, "\nThe simulator ranks the policies as the real runs do at %s, and **differently** at %s.\n", report.AndList(kept), report.AndList(broken))
 	}
 	return b.String()
 }
@@ -1111,8 +1111,8 @@ func (f *fidelity) replayText() string {
 			continue
 		}
 		rows = append(rows, []string{r.name(),
-			secs(r.real.E2E.P50), secs(p.E2E.P50), relPct(relErr(p.E2E.P50, r.real.E2E.P50)), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
-			secs(r.real.E2E.P99), secs(p.E2E.P99), relPct(relErr(p.E2E.P99, r.real.E2E.P99)), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)),
+			report.Secs(r.real.E2E.P50), report.Secs(p.E2E.P50), relPct(relErr(p.E2E.P50, r.real.E2E.P50)), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
+			report.Secs(r.real.E2E.P99), report.Secs(p.E2E.P99), relPct(relErr(p.E2E.P99, r.real.E2E.P99)), relPct(relErr(r.sim.E2E.P99, r.real.E2E.P99)),
 			fmt.Sprint(r.row.ReplayMissed)})
 	}
 	if len(rows) == 0 {
@@ -1125,9 +1125,9 @@ func (f *fidelity) replayText() string {
 		"The replay's error is what the simulator's queues, decisions and clock make of real times (with the scheduler's lateness left out); " +
 		"the simulation's error beyond it comes from the service-time model: the profile's latencies and contention factors. " +
 		"A batch the real run had no counterpart for (its decisions parted from the replay's) takes the profile's mean, and is counted.\n\n")
-	t := newTable("run", ">P50 real", ">P50 replay", ">replay error", ">sim error", ">P99 real", ">P99 replay", ">replay error", ">sim error", ">batches without a real time")
+	t := report.NewTable("run", ">P50 real", ">P50 replay", ">replay error", ">sim error", ">P99 real", ">P99 replay", ">replay error", ">sim error", ">batches without a real time")
 	for _, row := range rows {
-		t.add(row...)
+		t.Add(row...)
 	}
 	b.WriteString(t.String())
 	return b.String()
@@ -1226,13 +1226,13 @@ func (f *fidelity) sourcesText() string {
 		"threads faulted in during the batches' runs (memory onnxruntime had not used before, which the profile's warm runs do not pay); and the " +
 		"untimed runs that warmed the lanes' sessions before the run's clock started, each session at its largest batch size until a run faulted " +
 		"no page in (none where an earlier run had warmed them).\n\n")
-	t := newTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / model, alone", ">run / model, beside others", ">modelled slowdown",
+	t := report.NewTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / model, alone", ">run / model, beside others", ">modelled slowdown",
 		">late events per job", ">lateness P50 / P99", ">pages faulted in", ">warm-up")
 	for _, r := range f.runs {
 		s := r.src
-		t.add(r.label(), fmt.Sprint(s.batches), secs(s.dispatchP50)+" / "+secs(s.dispatchP99), secs(s.lagP50)+" / "+secs(s.lagP99),
+		t.Add(r.label(), fmt.Sprint(s.batches), report.Secs(s.dispatchP50)+" / "+report.Secs(s.dispatchP99), report.Secs(s.lagP50)+" / "+report.Secs(s.lagP99),
 			ratioOf(s.alone, s.aloneN), ratioOf(s.contended, s.contendedN), factorText(s.factor, s.contendedN),
-			num(s.latePerJob), secs(r.row.LateP50S)+" / "+secs(r.row.LateP99S), faultsText(s.faults), warmText(r.row))
+			report.Num(s.latePerJob), report.Secs(r.row.LateP50S)+" / "+report.Secs(r.row.LateP99S), faultsText(s.faults), warmText(r.row))
 	}
 	b.WriteString(t.String())
 
@@ -1245,18 +1245,18 @@ func (f *fidelity) sourcesText() string {
 	for _, info := range sourceInfo {
 		head = append(head, ">"+info.column)
 	}
-	t = newTable(append(head, "largest")...)
+	t = report.NewTable(append(head, "largest")...)
 	var total [numSources]float64
 	var gap float64
 	jobs := 0
 	for _, r := range f.runs {
 		s := r.src
-		row := []string{r.label(), signed(s.gap, secs)}
+		row := []string{r.label(), report.Signed(s.gap, report.Secs)}
 		for k := range sourceInfo {
-			row = append(row, signed(s.contrib[k], secs))
+			row = append(row, report.Signed(s.contrib[k], report.Secs))
 		}
 		row = append(row, sourceName(largest(s.contrib), s.contrib))
-		t.add(row...)
+		t.Add(row...)
 		if s.jobs > 0 {
 			for k := range total {
 				total[k] += s.contrib[k] * float64(s.jobs)
@@ -1281,7 +1281,7 @@ func (f *fidelity) sourcesText() string {
 	}
 	fmt.Fprintf(&b, "\n**The main remaining source of error is %s**: %s per job, over the %d completed real jobs of the %d runs, against a mean gap of %s "+
 		"(%s). The four sources together come to %s per job.\n",
-		sourceName(k, total), signed(total[k], secs), jobs, len(f.runs), signed(gap, secs), gapText(gap), signed(sum, secs))
+		sourceName(k, total), report.Signed(total[k], report.Secs), jobs, len(f.runs), report.Signed(gap, report.Secs), gapText(gap), report.Signed(sum, report.Secs))
 	if math.Abs(sum) < math.Abs(gap)/2 {
 		b.WriteString("They come to less than half the gap: the rest is queueing, each job waiting behind batches that took longer or shorter " +
 			"than simulated, which the method does not count")
@@ -1357,7 +1357,7 @@ func warmText(row schedulespec.RealRunRow) string {
 	if row.WarmRuns == 0 {
 		return "none"
 	}
-	t := fmt.Sprintf("%d runs, %s", row.WarmRuns, secs(row.WarmS))
+	t := fmt.Sprintf("%d runs, %s", row.WarmRuns, report.Secs(row.WarmS))
 	if row.WarmFaulting > 0 {
 		t += fmt.Sprintf(", %d still faulting", row.WarmFaulting)
 	}

@@ -753,22 +753,6 @@ func TestFidelityRun(t *testing.T) {
 	}
 }
 
-// TestSecsUnit checks that a duration takes the unit of its value as
-// shown: the fixture's dispatch overheads are a hair under 1 ms.
-func TestSecsUnit(t *testing.T) {
-	tests := []struct {
-		s    float64
-		want string
-	}{
-		{0.000999999, "1 ms"}, {-0.000999999, "-1 ms"}, {0.0009994, "999 µs"}, {0.999999, "1 s"}, {4227.4, "4227 s"}, {0, "0 s"},
-	}
-	for _, tt := range tests {
-		if got := secs(tt.s); got != tt.want {
-			t.Errorf("secs(%v) = %q, want %q", tt.s, got, tt.want)
-		}
-	}
-}
-
 // TestSourcesNameTheQueueing checks that the section says so when the
 // sources come to less than half the gap: the rest is queueing.
 func TestSourcesNameTheQueueing(t *testing.T) {

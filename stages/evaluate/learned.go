@@ -390,7 +390,7 @@ func (d *reportData) againstRulesText() string {
 		}
 		learned, counterpart := report.Escape(c.learned), report.Escape(c.counterpart)
 		fmt.Fprintf(&b, "\n**%s against %s** (%s):\n\n", learned, counterpart, c.rule)
-		t := newTable("metric", ">"+learned, ">"+counterpart, ">difference (interval)", learned+" is")
+		t := report.NewTable("metric", ">"+learned, ">"+counterpart, ">difference (interval)", learned+" is")
 		var better, worse, same []string
 		for _, o := range headline() {
 			i := slices.IndexFunc(c.diffs, func(x metrics.Difference) bool { return x.Metric == o.diff })
@@ -410,7 +410,7 @@ func (d *reportData) againstRulesText() string {
 			default:
 				v = "–"
 			}
-			t.add(o.name, o.format(x.PolicyValue), o.format(x.BaselineValue), diffText(x, o.delta), v)
+			t.Add(o.name, o.format(x.PolicyValue), o.format(x.BaselineValue), diffText(x, o.delta), v)
 		}
 		b.WriteString(t.String())
 		fmt.Fprintf(&b, "\n%s\n", judged(learned, better, worse, same, "no different on"))
@@ -430,30 +430,18 @@ func (d *reportData) againstRulesText() string {
 func judged(subject string, better, worse, same []string, sameWord string) string {
 	var parts []string
 	if len(better) > 0 {
-		parts = append(parts, "better on "+andList(better))
+		parts = append(parts, "better on "+report.AndList(better))
 	}
 	if len(worse) > 0 {
-		parts = append(parts, "worse on "+andList(worse))
+		parts = append(parts, "worse on "+report.AndList(worse))
 	}
 	if len(same) > 0 {
-		parts = append(parts, sameWord+" "+andList(same))
+		parts = append(parts, sameWord+" "+report.AndList(same))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%s is %s.", subject, strings.Join(parts, "; "))
-}
-
-// andList joins items as prose: "a", "a and b", "a, b and c".
-func andList(items []string) string {
-	switch n := len(items); n {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
-	default:
-		return strings.Join(items[:n-1], ", ") + " and " + items[n-1]
-	}
 }
 
 // servingText tabulates serving.parquet and the noted wall-clock figures
@@ -464,18 +452,18 @@ func (l *learnedRuns) servingText() string {
 		"the migrations it made, how many decisions were answered together on average, the onnxruntime runs, the share of decisions the " +
 		"decision cache answered and how many of those hits it got wrong against an exact evaluation (counted when schedule.learned.cache.audit " +
 		"is on), and the time each decision was charged on the simulated clock.\n\n")
-	t := newTable("run", ">decisions", ">migrations", ">mean batch", ">onnxruntime calls", ">hit rate", ">changed by the cache", ">cost per decision")
+	t := report.NewTable("run", ">decisions", ">migrations", ">mean batch", ">onnxruntime calls", ">hit rate", ">changed by the cache", ">cost per decision")
 	for _, spec := range l.specs {
 		for k, s := range l.serving[spec] {
-			changed := fmt.Sprintf("%d (%s of hits)", s.CacheChanged, pct(float64(s.CacheChanged)/float64(s.CacheHits)))
+			changed := fmt.Sprintf("%d (%s of hits)", s.CacheChanged, report.Pct(float64(s.CacheChanged)/float64(s.CacheHits)))
 			switch {
 			case s.CacheHits == 0:
 				changed = "0 (no hits)"
 			case s.Evaluated < s.Decisions:
 				changed = "– (not audited)" // the hits were not evaluated
 			}
-			t.add(report.Escape(runName(spec, k+1)), fmt.Sprint(s.Decisions), fmt.Sprint(s.Migrations), fmt.Sprintf("%.2f", s.MeanBatch), fmt.Sprint(s.Calls),
-				pct(s.HitRate), changed, secs(s.CostS))
+			t.Add(report.Escape(runName(spec, k+1)), fmt.Sprint(s.Decisions), fmt.Sprint(s.Migrations), fmt.Sprintf("%.2f", s.MeanBatch), fmt.Sprint(s.Calls),
+				report.Pct(s.HitRate), changed, report.Secs(s.CostS))
 		}
 	}
 	b.WriteString(t.String())
@@ -486,7 +474,7 @@ func (l *learnedRuns) servingText() string {
 		"batched is a decision of a batch (the call's time over its decisions); a cache hit includes standardising the inputs and " +
 		"computing the key. Only the uncached path is measured here as its target is; the batched and cache-hit targets are benchmark " +
 		"figures (a decision at batch " + strconv.Itoa(targetBatch) + ", the lookup alone), given for scale.\n\n")
-	t = newTable("run", "path", ">decisions", ">P50", ">P99", "the issue's target")
+	t = report.NewTable("run", "path", ">decisions", ">P50", ">P99", "the issue's target")
 	var none, inference []string
 	for _, spec := range l.specs {
 		for k := range l.serving[spec] {
@@ -504,30 +492,30 @@ func (l *learnedRuns) servingText() string {
 				switch servingPaths[i] {
 				case "uncached":
 					path = "uncached: one decision"
-					target = fmt.Sprintf("P50 ≤ %s: %s; P99 ≤ %s: %s", secs(targetUncachedP50), metText(p.p50 <= targetUncachedP50),
-						secs(targetUncachedP99), metText(p.p99 <= targetUncachedP99))
+					target = fmt.Sprintf("P50 ≤ %s: %s; P99 ≤ %s: %s", report.Secs(targetUncachedP50), metText(p.p50 <= targetUncachedP50),
+						report.Secs(targetUncachedP99), metText(p.p99 <= targetUncachedP99))
 				case "batched":
 					path = "batched: per decision"
-					target = fmt.Sprintf("≤ %s at batch %d (benchmark); batches here average %.2f decisions", secs(targetBatched), targetBatch, l.serving[spec][k].MeanBatch)
+					target = fmt.Sprintf("≤ %s at batch %d (benchmark); batches here average %.2f decisions", report.Secs(targetBatched), targetBatch, l.serving[spec][k].MeanBatch)
 				case "cached":
 					path = "cache hit, with standardising and the key"
 					target = fmt.Sprintf("≤ %.0f ns for the lookup alone (benchmark)", targetCached*1e9)
 				}
-				t.add(report.Escape(run), path, fmt.Sprint(p.n), secs(p.p50), secs(p.p99), target)
+				t.Add(report.Escape(run), path, fmt.Sprint(p.n), report.Secs(p.p50), report.Secs(p.p99), target)
 			}
 			if !math.IsNaN(w.inference) {
-				inference = append(inference, fmt.Sprintf("%s %s", report.Escape(run), secs(w.inference)))
+				inference = append(inference, fmt.Sprintf("%s %s", report.Escape(run), report.Secs(w.inference)))
 			}
 		}
 	}
-	if len(t.rows) > 0 {
+	if t.Len() > 0 {
 		b.WriteString(t.String())
 	}
 	if len(inference) > 0 {
 		fmt.Fprintf(&b, "\nTime in onnxruntime in all: %s.\n", strings.Join(inference, ", "))
 	}
 	if len(none) > 0 {
-		fmt.Fprintf(&b, "\nThe schedule artifact's manifest notes no wall-clock serving figures for %s.\n", andList(none))
+		fmt.Fprintf(&b, "\nThe schedule artifact's manifest notes no wall-clock serving figures for %s.\n", report.AndList(none))
 	}
 	return b.String()
 }
@@ -549,13 +537,13 @@ type studyMetric struct {
 
 var (
 	studyInteractive = studyMetric{"interactive SLO attainment", "interactive jobs within SLO",
-		func(r schedulespec.StudyRow) float64 { return r.InteractiveSLOAttainment }, true, pct}
+		func(r schedulespec.StudyRow) float64 { return r.InteractiveSLOAttainment }, true, report.Pct}
 	studySLO = studyMetric{"SLO attainment", "jobs within SLO",
-		func(r schedulespec.StudyRow) float64 { return r.SLOAttainment }, true, pct}
+		func(r schedulespec.StudyRow) float64 { return r.SLOAttainment }, true, report.Pct}
 	studyMean = studyMetric{"mean end-to-end latency", "mean end-to-end latency (s)",
-		func(r schedulespec.StudyRow) float64 { return r.MeanE2ES }, false, secs}
+		func(r schedulespec.StudyRow) float64 { return r.MeanE2ES }, false, report.Secs}
 	studyP99 = studyMetric{"P99 end-to-end latency", "P99 end-to-end latency (s)",
-		func(r schedulespec.StudyRow) float64 { return r.P99E2ES }, false, secs}
+		func(r schedulespec.StudyRow) float64 { return r.P99E2ES }, false, report.Secs}
 )
 
 // condition is one predictor and error of the prediction-error study.
@@ -647,7 +635,7 @@ func (s *predictionError) mapeText(c condition) (string, bool) {
 		}
 		v = r.PredictionMAPE
 	}
-	return pct(v), !math.IsNaN(v)
+	return report.Pct(v), !math.IsNaN(v)
 }
 
 // predictionErrorText charts the prediction-error study: per metric, a
@@ -782,8 +770,8 @@ func (s *predictionError) table(m studyMetric) string {
 		mape = append(mape, "*"+v+"*")
 		shared[c] = ok
 	}
-	t := newTable(head...)
-	t.add(mape...)
+	t := report.NewTable(head...)
+	t.Add(mape...)
 	for _, p := range s.policies {
 		row := []string{report.Escape(p)}
 		for _, c := range s.conditions {
@@ -794,10 +782,10 @@ func (s *predictionError) table(m studyMetric) string {
 			case shared[c]:
 				row = append(row, m.format(m.value(r)))
 			default:
-				row = append(row, fmt.Sprintf("%s (MAPE %s)", m.format(m.value(r)), pct(r.PredictionMAPE)))
+				row = append(row, fmt.Sprintf("%s (MAPE %s)", m.format(m.value(r)), report.Pct(r.PredictionMAPE)))
 			}
 		}
-		t.add(row...)
+		t.Add(row...)
 	}
 	return t.String()
 }
@@ -814,7 +802,7 @@ func (m studyMetric) change(from, to float64) float64 {
 
 func (m studyMetric) changeText(from, to float64) string {
 	if m.higher {
-		return signed(to-from, pctPts)
+		return report.Signed(to-from, report.PctPts)
 	}
 	return fmt.Sprintf("%+.1f%%", 100*(to/from-1))
 }
@@ -871,7 +859,7 @@ func (s *predictionError) degradeText(m studyMetric) string {
 				out = append(out, "**"+report.Escape(x.policy)+"**")
 			}
 		}
-		return andList(out)
+		return report.AndList(out)
 	}
 	what := func(x moved) string {
 		return fmt.Sprintf("%s → %s (%s)", m.format(x.from), m.format(x.to), m.changeText(x.from, x.to))
@@ -908,9 +896,9 @@ func (l *learnedRuns) decisionCostText() string {
 		"at schedule.load with its decisions costing schedule.learned.cost and each of schedule.studies.decision_costs on the simulated "+
 		"clock. Per decision is what a batch of one decision costs: a duration is what any batch costs, and profile charges a batch the profiled "+
 		"network's latency at its size.\n\n", rows[0].Jobs)
-	t := newTable("policy", "cost", ">per decision", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
+	t := report.NewTable("policy", "cost", ">per decision", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
 	for _, r := range rows {
-		t.add(report.Escape(r.Policy), report.Escape(r.DecisionCost), secs(r.DecisionCostS), pct(r.SLOAttainment), pct(r.InteractiveSLOAttainment), secs(r.MeanE2ES), secs(r.P99E2ES))
+		t.Add(report.Escape(r.Policy), report.Escape(r.DecisionCost), report.Secs(r.DecisionCostS), report.Pct(r.SLOAttainment), report.Pct(r.InteractiveSLOAttainment), report.Secs(r.MeanE2ES), report.Secs(r.P99E2ES))
 	}
 	b.WriteString(t.String())
 	for _, spec := range l.specs {
@@ -963,6 +951,6 @@ func costText(spec string, rows []schedulespec.StudyRow) string {
 		}
 	}
 	return fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
-		report.Escape(spec), secs(dear.DecisionCostS), report.Escape(dear.DecisionCost), secs(cheap.DecisionCostS), report.Escape(cheap.DecisionCost), strings.Join(parts, ", "),
+		report.Escape(spec), report.Secs(dear.DecisionCostS), report.Escape(dear.DecisionCost), report.Secs(cheap.DecisionCostS), report.Escape(cheap.DecisionCost), strings.Join(parts, ", "),
 		judged(report.Escape(spec), better, worse, same, "unchanged in"))
 }

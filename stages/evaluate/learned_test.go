@@ -534,7 +534,7 @@ func TestLearnedRun(t *testing.T) {
 	if r := find("", "decisions"); r != nil && r.Value != float64(s.Decisions) {
 		t.Errorf("metrics.parquet: %v decisions, serving.parquet %d", r.Value, s.Decisions)
 	}
-	if want := fmt.Sprintf("| learned | %d | %d | %.2f | %d | %s |", s.Decisions, s.Migrations, s.MeanBatch, s.Calls, pct(s.HitRate)); !strings.Contains(md, want) {
+	if want := fmt.Sprintf("| learned | %d | %d | %.2f | %d | %s |", s.Decisions, s.Migrations, s.MeanBatch, s.Calls, report.Pct(s.HitRate)); !strings.Contains(md, want) {
 		t.Errorf("report.md lacks serving row %q", want)
 	}
 	n := f.in.ScheduleNotes["serving:learned:uncached_n"]

@@ -26,14 +26,14 @@ var replicated = []struct {
 	format func(float64) string
 	delta  func(float64) string
 }{
-	{metrics.MetricMeanE2E, func(s metrics.Summary) float64 { return s.E2E.Mean }, secs, secs},
-	{metrics.MetricP99E2E, func(s metrics.Summary) float64 { return s.E2E.P99 }, secs, secs},
-	{metrics.MetricSLOViolation, func(s metrics.Summary) float64 { return s.SLOViolation }, pct, pctPts},
+	{metrics.MetricMeanE2E, func(s metrics.Summary) float64 { return s.E2E.Mean }, report.Secs, report.Secs},
+	{metrics.MetricP99E2E, func(s metrics.Summary) float64 { return s.E2E.P99 }, report.Secs, report.Secs},
+	{metrics.MetricSLOViolation, func(s metrics.Summary) float64 { return s.SLOViolation }, report.Pct, report.PctPts},
 	{metrics.MetricInteractiveSLOViolation, func(s metrics.Summary) float64 {
 		return classOf(s, generatespec.ClassInteractive).SLOViolation
-	}, pct, pctPts},
-	{metrics.MetricGoodput, func(s metrics.Summary) float64 { return s.Goodput }, num, num},
-	{metrics.MetricMakespan, func(s metrics.Summary) float64 { return s.Makespan }, secs, secs},
+	}, report.Pct, report.PctPts},
+	{metrics.MetricGoodput, func(s metrics.Summary) float64 { return s.Goodput }, report.Num, report.Num},
+	{metrics.MetricMakespan, func(s metrics.Summary) float64 { return s.Makespan }, report.Secs, report.Secs},
 }
 
 // tInterval is the mean of x and its Student-t interval at the given
@@ -110,7 +110,7 @@ func replicationSection(d *reportData) (report.Section, error) {
 	for _, m := range replicated {
 		head = append(head, ">"+report.Escape(m.metric))
 	}
-	t := newTable(head...)
+	t := report.NewTable(head...)
 	find := func(scope, p, base, metric string) (MetricRow, bool) {
 		for _, r := range d.replications {
 			if r.Scope == scope && r.Policy == p && r.Baseline == base && r.Metric == metric {
@@ -125,12 +125,12 @@ func replicationSection(d *reportData) (report.Section, error) {
 			r, _ := find(ScopeReplications, p, "", m.metric)
 			row = append(row, fmt.Sprintf("%s (%s … %s)", m.format(r.Value), m.format(*r.Lo), m.format(*r.Hi)))
 		}
-		t.add(row...)
+		t.Add(row...)
 	}
 	b.WriteString(t.String())
 	for _, base := range d.cfg.Baselines {
 		fmt.Fprintf(&b, "\n### Against %s, across runs\n\n", report.Escape(base))
-		t := newTable(head...)
+		t := report.NewTable(head...)
 		for _, p := range d.policies {
 			if p == base {
 				continue
@@ -144,7 +144,7 @@ func replicationSection(d *reportData) (report.Section, error) {
 				}
 				row = append(row, diffText(metrics.Difference{Value: r.Value, Lo: *r.Lo, Hi: *r.Hi, Significant: r.Significant}, m.delta))
 			}
-			t.add(row...)
+			t.Add(row...)
 		}
 		b.WriteString(t.String())
 	}

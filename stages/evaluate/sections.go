@@ -115,12 +115,12 @@ type objective struct {
 }
 
 var objectives = []objective{
-	{"Mean end-to-end latency", func(r policyResult) float64 { return r.summary.E2E.Mean }, true, metrics.MetricMeanE2E, secs, secs},
-	{"P99 end-to-end latency", func(r policyResult) float64 { return r.summary.E2E.P99 }, true, metrics.MetricP99E2E, secs, secs},
-	{"SLO violations", func(r policyResult) float64 { return r.summary.SLOViolation }, true, metrics.MetricSLOViolation, pct, pctPts},
-	{"Interactive SLO violations", func(r policyResult) float64 { return classOf(r.summary, generatespec.ClassInteractive).SLOViolation }, true, metrics.MetricInteractiveSLOViolation, pct, pctPts},
-	{"Goodput (jobs/s within SLO)", func(r policyResult) float64 { return r.summary.Goodput }, false, metrics.MetricGoodput, num, num},
-	{"Makespan", func(r policyResult) float64 { return r.summary.Makespan }, true, metrics.MetricMakespan, secs, secs},
+	{"Mean end-to-end latency", func(r policyResult) float64 { return r.summary.E2E.Mean }, true, metrics.MetricMeanE2E, report.Secs, report.Secs},
+	{"P99 end-to-end latency", func(r policyResult) float64 { return r.summary.E2E.P99 }, true, metrics.MetricP99E2E, report.Secs, report.Secs},
+	{"SLO violations", func(r policyResult) float64 { return r.summary.SLOViolation }, true, metrics.MetricSLOViolation, report.Pct, report.PctPts},
+	{"Interactive SLO violations", func(r policyResult) float64 { return classOf(r.summary, generatespec.ClassInteractive).SLOViolation }, true, metrics.MetricInteractiveSLOViolation, report.Pct, report.PctPts},
+	{"Goodput (jobs/s within SLO)", func(r policyResult) float64 { return r.summary.Goodput }, false, metrics.MetricGoodput, report.Num, report.Num},
+	{"Makespan", func(r policyResult) float64 { return r.summary.Makespan }, true, metrics.MetricMakespan, report.Secs, report.Secs},
 }
 
 func classOf(s metrics.Summary, class string) metrics.ClassSummary {
@@ -170,26 +170,16 @@ func (d *reportData) diff(i int, baseline, metric string) (metrics.Difference, b
 // diffText formats a difference with its interval, or "no difference".
 func diffText(x metrics.Difference, format func(float64) string) string {
 	if x.Lo == x.Hi {
-		return signed(x.Value, format)
+		return report.Signed(x.Value, format)
 	}
 	if !x.Significant {
-		return fmt.Sprintf("no difference (%s … %s)", signed(x.Lo, format), signed(x.Hi, format))
+		return fmt.Sprintf("no difference (%s … %s)", report.Signed(x.Lo, format), report.Signed(x.Hi, format))
 	}
-	return fmt.Sprintf("%s (%s … %s)", signed(x.Value, format), signed(x.Lo, format), signed(x.Hi, format))
-}
-
-func signed(v float64, format func(float64) string) string {
-	if format == nil {
-		format = num
-	}
-	if v > 0 {
-		return "+" + format(v)
-	}
-	return format(v)
+	return fmt.Sprintf("%s (%s … %s)", report.Signed(x.Value, format), report.Signed(x.Lo, format), report.Signed(x.Hi, format))
 }
 
 func summarySection(d *reportData) (report.Section, error) {
-	t := newTable("objective", "best policy", ">value", "runner-up", "against the best baseline")
+	t := report.NewTable("objective", "best policy", ">value", "runner-up", "against the best baseline")
 	for _, o := range objectives {
 		r := d.ranked(o)
 		best, second := r[0], -1
@@ -207,7 +197,7 @@ func summarySection(d *reportData) (report.Section, error) {
 			runner = fmt.Sprintf("%s (%s)", report.Escape(d.policies[second]), o.format(o.value(d.results[second])))
 		}
 		if len(tied) > 1 {
-			t.add(o.name, fmt.Sprintf("%d tie: %s", len(tied), strings.Join(tied, ", ")), o.format(o.value(d.results[best])), runner, "–")
+			t.Add(o.name, fmt.Sprintf("%d tie: %s", len(tied), strings.Join(tied, ", ")), o.format(o.value(d.results[best])), runner, "–")
 			continue
 		}
 		against := "is a baseline"
@@ -224,7 +214,7 @@ func summarySection(d *reportData) (report.Section, error) {
 				break
 			}
 		}
-		t.add(o.name, report.Escape(d.policies[best]), o.format(o.value(d.results[best])), runner, against)
+		t.Add(o.name, report.Escape(d.policies[best]), o.format(o.value(d.results[best])), runner, against)
 	}
 	var b strings.Builder
 	b.WriteString(t.String())
@@ -233,19 +223,19 @@ func summarySection(d *reportData) (report.Section, error) {
 }
 
 func policiesSection(d *reportData) (report.Section, error) {
-	t := newTable("policy", ">jobs", ">rejected", ">mean e2e", ">P50", ">P95", ">P99 (interval)", ">max", ">mean wait",
+	t := report.NewTable("policy", ">jobs", ">rejected", ">mean e2e", ">P50", ">P95", ">P99 (interval)", ">max", ">mean wait",
 		">SLO viol.", ">goodput /s", ">jobs/s", ">samples/s", ">makespan", ">gap to bound", ">Jain", ">fairness")
 	for i, p := range d.policies {
 		s := d.results[i].summary
-		t.add(report.Escape(p), fmt.Sprint(s.Jobs), fmt.Sprint(s.Rejected), secs(s.E2E.Mean), secs(s.E2E.P50), secs(s.E2E.P95),
-			fmt.Sprintf("%s (%s … %s)", secs(s.E2E.P99), secs(s.E2EP99CI.Lo), secs(s.E2EP99CI.Hi)), secs(s.E2E.Max), secs(s.Wait.Mean),
-			pct(s.SLOViolation), num(s.Goodput), num(s.Throughput), num(s.SampleThroughput), secs(s.Makespan),
-			pct(s.MakespanGap), num(s.Jain), num(s.Fairness))
+		t.Add(report.Escape(p), fmt.Sprint(s.Jobs), fmt.Sprint(s.Rejected), report.Secs(s.E2E.Mean), report.Secs(s.E2E.P50), report.Secs(s.E2E.P95),
+			fmt.Sprintf("%s (%s … %s)", report.Secs(s.E2E.P99), report.Secs(s.E2EP99CI.Lo), report.Secs(s.E2EP99CI.Hi)), report.Secs(s.E2E.Max), report.Secs(s.Wait.Mean),
+			report.Pct(s.SLOViolation), report.Num(s.Goodput), report.Num(s.Throughput), report.Num(s.SampleThroughput), report.Secs(s.Makespan),
+			report.Pct(s.MakespanGap), report.Num(s.Jain), report.Num(s.Fairness))
 	}
 	md := t.String() + fmt.Sprintf("\nLatencies are end to end (arrival to end) over the jobs that ran. Gap to bound is the makespan over "+
 		"the lower bound (%s) less one; the mean latency's bound is %s. Jain is Jain's index over the devices' utilizations "+
 		"(1: all equally busy). Fairness is the batch jobs' mean wait over the interactive jobs'.\n",
-		secs(d.bounds.MakespanLBS), secs(d.bounds.MeanLatencyLBS))
+		report.Secs(d.bounds.MakespanLBS), report.Secs(d.bounds.MeanLatencyLBS))
 	return report.Section{Title: "All policies", Markdown: md}, nil
 }
 
@@ -255,7 +245,7 @@ func baselinesSection(d *reportData) (report.Section, error) {
 		"Speedup is the baseline's value over the policy's.\n")
 	for _, base := range d.cfg.Baselines {
 		fmt.Fprintf(&b, "\n### Against %s\n\n", report.Escape(base))
-		t := newTable("policy", ">Δ mean e2e", ">speedup", ">Δ P99 e2e", ">Δ SLO viol.", ">Δ interactive SLO viol.", ">Δ goodput /s", ">makespan speedup")
+		t := report.NewTable("policy", ">Δ mean e2e", ">speedup", ">Δ P99 e2e", ">Δ SLO viol.", ">Δ interactive SLO viol.", ">Δ goodput /s", ">makespan speedup")
 		for i, p := range d.policies {
 			if p == base {
 				continue
@@ -268,12 +258,12 @@ func baselinesSection(d *reportData) (report.Section, error) {
 			}
 			speed := func(metric string) string {
 				if x, ok := d.diff(i, base, metric); ok {
-					return ratio(x.Ratio)
+					return report.Ratio(x.Ratio)
 				}
 				return "–"
 			}
-			t.add(report.Escape(p), cell(metrics.MetricMeanE2E, secs), speed(metrics.MetricMeanE2E), cell(metrics.MetricP99E2E, secs), cell(metrics.MetricSLOViolation, pctPts),
-				cell(metrics.MetricInteractiveSLOViolation, pctPts), cell(metrics.MetricGoodput, num), speed(metrics.MetricMakespan))
+			t.Add(report.Escape(p), cell(metrics.MetricMeanE2E, report.Secs), speed(metrics.MetricMeanE2E), cell(metrics.MetricP99E2E, report.Secs), cell(metrics.MetricSLOViolation, report.PctPts),
+				cell(metrics.MetricInteractiveSLOViolation, report.PctPts), cell(metrics.MetricGoodput, report.Num), speed(metrics.MetricMakespan))
 		}
 		b.WriteString(t.String())
 	}
@@ -352,7 +342,7 @@ func positive(v []float64) []float64 {
 
 func classSection(d *reportData) (report.Section, error) {
 	classes := []string{generatespec.ClassInteractive, generatespec.ClassBatch}
-	t := newTable("policy", "class", ">jobs", ">SLO viol.", ">goodput /s", ">mean e2e", ">P99 e2e", ">mean wait")
+	t := report.NewTable("policy", "class", ">jobs", ">SLO viol.", ">goodput /s", ">mean e2e", ">P99 e2e", ">mean wait")
 	bars := make([]chart.BarSeries, len(classes))
 	for k, c := range classes {
 		bars[k].Name = c
@@ -364,7 +354,7 @@ func classSection(d *reportData) (report.Section, error) {
 			if cs.Jobs == 0 {
 				continue
 			}
-			t.add(report.Escape(p), report.Escape(c), fmt.Sprint(cs.Jobs), pct(cs.SLOViolation), num(cs.Goodput), secs(cs.E2E.Mean), secs(cs.E2E.P99), secs(cs.Wait.Mean))
+			t.Add(report.Escape(p), report.Escape(c), fmt.Sprint(cs.Jobs), report.Pct(cs.SLOViolation), report.Num(cs.Goodput), report.Secs(cs.E2E.Mean), report.Secs(cs.E2E.P99), report.Secs(cs.Wait.Mean))
 		}
 	}
 	for k := range bars {
@@ -389,19 +379,19 @@ func devicesSection(d *reportData) (report.Section, error) {
 		head = append(head, ">"+report.Escape(dev))
 	}
 	head = append(head, ">Jain")
-	t := newTable(head...)
+	t := report.NewTable(head...)
 	for i, p := range d.policies {
 		row := []string{report.Escape(p)}
 		for _, u := range d.results[i].summary.Devices {
-			row = append(row, pct(u.Utilization))
+			row = append(row, report.Pct(u.Utilization))
 		}
-		row = append(row, num(d.results[i].summary.Jain))
-		t.add(row...)
+		row = append(row, report.Num(d.results[i].summary.Jain))
+		t.Add(row...)
 	}
 	md := "Utilization is a device's busy lane-seconds over its lanes times the policy's makespan.\n\n" + t.String()
 	var charts []report.Chart
 	if tl := d.timeline; tl != nil && len(tl.spans) > 0 {
-		svg, err := chart.Gantt(fmt.Sprintf("%s: lanes from %s to %s", tl.policy, secs(tl.from), secs(tl.to)), tl.rows, tl.categories, tl.spans, tl.from, tl.to)
+		svg, err := chart.Gantt(fmt.Sprintf("%s: lanes from %s to %s", tl.policy, report.Secs(tl.from), report.Secs(tl.to)), tl.rows, tl.categories, tl.spans, tl.from, tl.to)
 		if err != nil {
 			return report.Section{}, fmt.Errorf("chart timeline: %w", err)
 		}
@@ -409,7 +399,7 @@ func devicesSection(d *reportData) (report.Section, error) {
 		charts = append(charts, c)
 		md += fmt.Sprintf("\n%s\n\nThe timeline shows every lane of the cluster under %s (best on SLO violations) for %s from %s, "+
 			"batches coloured by their size in samples.\n",
-			c.Link("Busy intervals of every lane in a window of time"), report.Escape(tl.policy), secs(tl.to-tl.from), secs(tl.from))
+			c.Link("Busy intervals of every lane in a window of time"), report.Escape(tl.policy), report.Secs(tl.to-tl.from), report.Secs(tl.from))
 	}
 	return report.Section{Title: "Devices", Markdown: md, Charts: charts}, nil
 }
@@ -450,7 +440,7 @@ func sweepSection(d *reportData) (report.Section, error) {
 			mean = fmt.Sprintf(" Each point is the mean over %d replications.", sw.reps)
 		}
 		fmt.Fprintf(&md, "The first %d eval jobs, offered at %s of the cluster's capacity (the lower bound's work over the span of the arrivals).%s\n\n",
-			sw.jobs, strings.Join(mapf(sw.loads, pct), ", "), mean)
+			sw.jobs, strings.Join(mapf(sw.loads, report.Pct), ", "), mean)
 		for _, c := range []struct {
 			name, title, y, alt string
 			series              []chart.Series
@@ -458,7 +448,7 @@ func sweepSection(d *reportData) (report.Section, error) {
 		}{
 			{"sweep-slo.svg", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", slo, chart.LineOptions{YMin: &zero, YMax: &one}},
 			{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target", inter,
-				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + pct(target)}},
+				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + report.Pct(target)}},
 			{"sweep-p99.svg", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", p99, chart.LineOptions{LogY: true}},
 		} {
 			if len(c.series) == 0 {
@@ -478,15 +468,15 @@ func sweepSection(d *reportData) (report.Section, error) {
 	}
 	how := "the highest load of the grid at which it and every lower load keep"
 	if sw.searched() {
-		how = fmt.Sprintf("found by bisection on load to within %s of capacity, bracketed by the grid; the highest load found to keep", pct(sw.tolerance))
+		how = fmt.Sprintf("found by bisection on load to within %s of capacity, bracketed by the grid; the highest load found to keep", report.Pct(sw.tolerance))
 	}
-	fmt.Fprintf(&md, "The load each policy sustains: %s at least %s of its interactive jobs within SLO.", how, pct(sw.target))
+	fmt.Fprintf(&md, "The load each policy sustains: %s at least %s of its interactive jobs within SLO.", how, report.Pct(sw.target))
 	if sw.reps > 1 {
 		fmt.Fprintf(&md, " Mean over %d replications, with its %.0f%% Student-t interval.", sw.reps, 100*sw.confidence)
 	}
 	md.WriteString(" The search asks nothing of the batch jobs, which a policy may hold back to serve the interactive ones: " +
 		"the last column says how many of all the jobs met their SLO at that load.\n\n")
-	t := newTable("policy", ">sustains", ">next load tried", ">all jobs within SLO there", ">search runs")
+	t := report.NewTable("policy", ">sustains", ">next load tried", ">all jobs within SLO there", ">search runs")
 	for _, p := range d.policies {
 		c := sw.capacity[p]
 		if c == nil {
@@ -496,7 +486,7 @@ func sweepSection(d *reportData) (report.Section, error) {
 		if slices.Max(c.sustained) == 0 {
 			sus = "none"
 		}
-		t.add(report.Escape(p), sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
+		t.Add(report.Escape(p), sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
 	}
 	md.WriteString(t.String())
 	return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
@@ -509,9 +499,9 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		return ""
 	}
 	var b strings.Builder
-	what := fmt.Sprintf("the highest offered load, as a fraction of the cluster's capacity, at which at least %s of interactive jobs meet their SLO", pct(sw.target))
+	what := fmt.Sprintf("the highest offered load, as a fraction of the cluster's capacity, at which at least %s of interactive jobs meet their SLO", report.Pct(sw.target))
 	if sw.searched() {
-		what += fmt.Sprintf(" (capacity search to within %s", pct(sw.tolerance))
+		what += fmt.Sprintf(" (capacity search to within %s", report.Pct(sw.tolerance))
 	} else {
 		what += " (load sweep grid"
 	}
@@ -535,13 +525,13 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		if !(bs.mean > 0) {
 			c := sw.capacity[base]
 			against = append(against, fmt.Sprintf("%s sustains none of the loads tried (at best %s of its interactive jobs within SLO, at %s)",
-				report.Escape(base), pct(c.peak), pct(c.peakLoad)))
+				report.Escape(base), report.Pct(c.peak), report.Pct(c.peakLoad)))
 			continue
 		}
 		r := sw.ratios[base]
-		text := fmt.Sprintf("%s %s's %s", ratio(r.mean), report.Escape(base), loadText(bs))
+		text := fmt.Sprintf("%s %s's %s", report.Ratio(r.mean), report.Escape(base), loadText(bs))
 		if r.hasInterval() && !math.IsInf(r.hi, 0) {
-			text = fmt.Sprintf("%s (%s … %s) %s's %s", ratio(r.mean), ratio(r.lo), ratio(r.hi), report.Escape(base), loadText(bs))
+			text = fmt.Sprintf("%s (%s … %s) %s's %s", report.Ratio(r.mean), report.Ratio(r.lo), report.Ratio(r.hi), report.Escape(base), loadText(bs))
 		}
 		against = append(against, text)
 	}
@@ -568,16 +558,16 @@ func loadText(e estimate) string {
 	case e.mean == 0 && !e.hasInterval():
 		return "none"
 	case e.hasInterval():
-		return fmt.Sprintf("%s (%s … %s)", pct(e.mean), pct(max(e.lo, 0)), pct(e.hi))
+		return fmt.Sprintf("%s (%s … %s)", report.Pct(e.mean), report.Pct(max(e.lo, 0)), report.Pct(e.hi))
 	}
-	return pct(e.mean)
+	return report.Pct(e.mean)
 }
 
 func pctOrDash(f float64) string {
 	if math.IsNaN(f) {
 		return "–"
 	}
-	return pct(f)
+	return report.Pct(f)
 }
 
 func profileSection(d *reportData) (report.Section, error) {
@@ -600,7 +590,7 @@ func profileSection(d *reportData) (report.Section, error) {
 	if several {
 		cols = append([]string{"device"}, cols...)
 	}
-	t := newTable(cols...)
+	t := report.NewTable(cols...)
 	for _, c := range d.profile {
 		name := c.label()
 		if several {
@@ -608,11 +598,11 @@ func profileSection(d *reportData) (report.Section, error) {
 		}
 		series = append(series, chart.BandSeries{Name: name, X: c.batch, Y: c.p50, Lo: c.p5, Hi: c.p95})
 		for i := range c.batch {
-			row := []string{report.Escape(c.model), report.Escape(c.precision), fmt.Sprint(c.threads), fmt.Sprint(c.batch[i]), fmt.Sprint(c.runs[i]), secs(c.p5[i]), secs(c.p50[i]), secs(c.p95[i])}
+			row := []string{report.Escape(c.model), report.Escape(c.precision), fmt.Sprint(c.threads), fmt.Sprint(c.batch[i]), fmt.Sprint(c.runs[i]), report.Secs(c.p5[i]), report.Secs(c.p50[i]), report.Secs(c.p95[i])}
 			if several {
 				row = append([]string{report.Escape(c.device)}, row...)
 			}
-			t.add(row...)
+			t.Add(row...)
 		}
 	}
 	svg, err := chart.Band("Measured latency vs batch size", "batch size (samples)", "latency (s)", series, true, true)
@@ -646,9 +636,9 @@ func provenanceSection(d *reportData) (report.Section, error) {
 	}
 	if len(d.prov.Machine) > 0 {
 		b.WriteString("\nMachine profiled:\n\n")
-		t := newTable("property", "value")
+		t := report.NewTable("property", "value")
 		for _, k := range slices.Sorted(maps.Keys(d.prov.Machine)) {
-			t.add(report.Escape(k), report.Escape(d.prov.Machine[k]))
+			t.Add(report.Escape(k), report.Escape(d.prov.Machine[k]))
 		}
 		b.WriteString(t.String())
 	}

@@ -310,10 +310,10 @@ type predictorTarget struct {
 // enough to the measurements, on configurations it never saw, that the
 // simulator could draw service times from it rather than from the table.
 var predictorTargets = []predictorTarget{
-	{"grouped k-fold R²", predictor.SplitKFold, predictor.MetricR2, true, 0.97, num},
-	{"grouped k-fold MAPE", predictor.SplitKFold, predictor.MetricMAPE, false, 0.10, pct},
-	{"grouped k-fold share within ±10%", predictor.SplitKFold, predictor.MetricWithin10, true, 0.90, pct},
-	{"leave-one-batch-size-out MAPE", predictor.SplitBatch, predictor.MetricMAPE, false, 0.15, pct},
+	{"grouped k-fold R²", predictor.SplitKFold, predictor.MetricR2, true, 0.97, report.Num},
+	{"grouped k-fold MAPE", predictor.SplitKFold, predictor.MetricMAPE, false, 0.10, report.Pct},
+	{"grouped k-fold share within ±10%", predictor.SplitKFold, predictor.MetricWithin10, true, 0.90, report.Pct},
+	{"leave-one-batch-size-out MAPE", predictor.SplitBatch, predictor.MetricMAPE, false, 0.15, report.Pct},
 }
 
 // targetsText states the kept candidate's scores against every target,
@@ -366,7 +366,7 @@ func predictorSection(d *reportData) (report.Section, error) {
 		"every configuration of one model. The scores pool each split's folds. Train kept **%s** (%s).\n\n", report.Escape(t.kind), trainspec.PredictorFile)
 	md.WriteString(targetsText(t))
 
-	tb := newTable("split", "candidate", ">configs", ">coverage", ">R²", ">R² (ln)", ">MAPE", ">within ±10%", ">MAE", ">MAPE where the table predicts")
+	tb := report.NewTable("split", "candidate", ">configs", ">coverage", ">R²", ">R² (ln)", ">MAPE", ">within ±10%", ">MAE", ">MAPE where the table predicts")
 	for _, s := range t.splits() {
 		for _, c := range t.candidates() {
 			if _, ok := t.value(trainspec.ModelPredictor, trainspec.SectionScore, s, c, predictor.MetricN); !ok {
@@ -377,9 +377,9 @@ func predictorSection(d *reportData) (report.Section, error) {
 				name = "**" + name + "** (kept)"
 			}
 			sc := func(metric string) float64 { return t.score(s, c, metric) }
-			tb.add(report.Escape(splitName(s)), name, count(sc(predictor.MetricN)), pct(sc(predictor.MetricCoverage)), num(sc(predictor.MetricR2)),
-				num(sc(predictor.MetricR2Log)), pct(sc(predictor.MetricMAPE)), pct(sc(predictor.MetricWithin10)), secs(sc(predictor.MetricMAE)),
-				pct(sc(predictor.MetricMAPEWhereTable)))
+			tb.Add(report.Escape(splitName(s)), name, count(sc(predictor.MetricN)), report.Pct(sc(predictor.MetricCoverage)), report.Num(sc(predictor.MetricR2)),
+				report.Num(sc(predictor.MetricR2Log)), report.Pct(sc(predictor.MetricMAPE)), report.Pct(sc(predictor.MetricWithin10)), report.Secs(sc(predictor.MetricMAE)),
+				report.Pct(sc(predictor.MetricMAPEWhereTable)))
 		}
 	}
 	md.WriteString("\n" + tb.String())
@@ -464,9 +464,9 @@ func importanceText(t *trained) string {
 		return fmt.Sprintf("\n%s records no feature importances for %s.\n", trainspec.MetricsFile, report.Escape(t.kind))
 	}
 	slices.SortStableFunc(imps, func(a, b imp) int { return cmp.Compare(b.v, a.v) })
-	tb := newTable("input", "level", ">log error increase")
+	tb := report.NewTable("input", "level", ">log error increase")
 	for _, m := range imps {
-		tb.add(report.Escape(m.input), report.Escape(m.level), num(m.v))
+		tb.Add(report.Escape(m.input), report.Escape(m.level), report.Num(m.v))
 	}
 	return fmt.Sprintf("\n### What %s leans on\n\nPermutation importances on the grouped k-fold folds: how much the mean absolute error of ln latency "+
 		"grows when one input is shuffled among a fold's held-out configurations. A query input (model, precision, batch, threads, device) "+
@@ -507,7 +507,7 @@ func (t *trained) rules() map[string]string {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(t.features) {
 				// The comparison stays as written: "<" before a space
 				// starts no tag.
-				out[r.Candidate] = fmt.Sprintf("migrate when %s %s %s", report.Escape(t.features[i]), m[2], num(r.Value))
+				out[r.Candidate] = fmt.Sprintf("migrate when %s %s %s", report.Escape(t.features[i]), m[2], report.Num(r.Value))
 				continue
 			}
 		}
@@ -586,7 +586,7 @@ func placementSection(d *reportData) (report.Section, error) {
 		b := eps[best]
 		opts.VLine, opts.VLineLabel = ptr(float64(b.n)), fmt.Sprintf("best epoch (%d)", b.n)
 		fmt.Fprintf(&md, "; the lowest validation loss, %s at epoch %d, gives the weights the network keeps (validation accuracy there %s)",
-			num(b.valLoss), b.n, pct(b.valAccuracy))
+			report.Num(b.valLoss), b.n, report.Pct(b.valAccuracy))
 	}
 	md.WriteString(".\n")
 	svg, err := chart.Lines("Placement network: loss per epoch", "epoch", "cross-entropy loss", []chart.Series{train, val}, opts)
@@ -597,11 +597,11 @@ func placementSection(d *reportData) (report.Section, error) {
 	// The scores.
 	n, pos := t.placementScore(scorers[0], "n"), t.placementScore(scorers[0], "positives")
 	fmt.Fprintf(&md, "\n### Scores on the test points\n\nThe %s test points include %s labelled migrate (%s): a scorer that never migrates is right on %s of them.\n\n",
-		count(n), count(pos), pct(pos/n), pct(1-pos/n))
-	tb := newTable("scorer", ">accuracy", ">AUC", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
+		count(n), count(pos), report.Pct(pos/n), report.Pct(1-pos/n))
+	tb := report.NewTable("scorer", ">accuracy", ">AUC", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
 	for _, s := range scorers {
 		sc := func(metric string) float64 { return t.placementScore(s, metric) }
-		tb.add(report.Escape(scorerName(s)), pct(sc("accuracy")), num(sc("auc")), num(sc("log_loss")), num(sc("ece")),
+		tb.Add(report.Escape(scorerName(s)), report.Pct(sc("accuracy")), report.Num(sc("auc")), report.Num(sc("log_loss")), report.Num(sc("ece")),
 			count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
 	}
 	md.WriteString(tb.String())
@@ -613,7 +613,7 @@ func placementSection(d *reportData) (report.Section, error) {
 	for _, s := range scorers {
 		fpr, tpr := t.roc(s)
 		if len(fpr) > 0 {
-			roc = append(roc, chart.Series{Name: fmt.Sprintf("%s (AUC %s)", scorerName(s), num(t.placementScore(s, "auc"))), X: fpr, Y: tpr})
+			roc = append(roc, chart.Series{Name: fmt.Sprintf("%s (AUC %s)", scorerName(s), report.Num(t.placementScore(s, "auc"))), X: fpr, Y: tpr})
 		}
 	}
 	if len(roc) > 0 {
@@ -641,14 +641,14 @@ func labelsText(t *trained) string {
 	var b strings.Builder
 	splits := t.distinct(func(r trainspec.MetricRow) bool { return isCount(r) && r.Split != "" }, func(r trainspec.MetricRow) string { return r.Split })
 	if len(splits) > 0 {
-		tb := newTable("split", ">points", ">migrate", ">share migrate")
+		tb := report.NewTable("split", ">points", ">migrate", ">share migrate")
 		var points, migrate float64
 		for _, s := range splits {
 			p, m := at(s, "points"), at(s, "migrate")
 			points, migrate = points+p, migrate+m
-			tb.add(report.Escape(s), count(p), count(m), pct(m/p))
+			tb.Add(report.Escape(s), count(p), count(m), report.Pct(m/p))
 		}
-		fmt.Fprintf(&b, "**Labels.** %s decision points, %s of them (%s) labelled migrate:\n\n%s", count(points), count(migrate), pct(migrate/points), tb.String())
+		fmt.Fprintf(&b, "**Labels.** %s decision points, %s of them (%s) labelled migrate:\n\n%s", count(points), count(migrate), report.Pct(migrate/points), tb.String())
 	}
 	var counts []string
 	for _, r := range t.rows {

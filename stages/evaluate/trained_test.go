@@ -221,9 +221,9 @@ func TestTrainedSections(t *testing.T) {
 				name = "**" + cand + "** (kept)"
 			}
 			v := func(m string) float64 { return value(split, cand, m) }
-			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", pct(v(predictor.MetricCoverage)), num(v(predictor.MetricR2)),
-				num(v(predictor.MetricR2Log)), pct(v(predictor.MetricMAPE)), pct(v(predictor.MetricWithin10)), secs(v(predictor.MetricMAE)),
-				pct(v(predictor.MetricMAPEWhereTable))}, " | ")+" |")
+			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", report.Pct(v(predictor.MetricCoverage)), report.Num(v(predictor.MetricR2)),
+				report.Num(v(predictor.MetricR2Log)), report.Pct(v(predictor.MetricMAPE)), report.Pct(v(predictor.MetricWithin10)), report.Secs(v(predictor.MetricMAE)),
+				report.Pct(v(predictor.MetricMAPEWhereTable))}, " | ")+" |")
 		}
 	}
 	predWant = append(predWant,
