@@ -6,9 +6,10 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "0038476a4928652c85a446afc3c4d38f0400795b6349ae484ab323d3e6caf5b7",
-	"stages/evaluate/chart":        "477155d78476cdbec501b0850df05104144c9370b1c5a5b7e8ac4ca799242df3",
+	"stages/evaluate":              "2f929955902ff57c53b9f5d4665f57483eab7d93f1872f8df70ee29a5a80154f",
+	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/report":       "6891e4ef9f4005228759f90c4ea9fd525c72568aac6fa22800aabb9b759b0906",
+	"stages/evaluate/section":      "e0471f1983963d9e7a639664fb96cdf4234649d3f4b7dd9664719b9a3d18113e",
 	"stages/generate":              "f03b22d6485d9335be5a634e4879449be3380ec1c4964ba1812dcad5e94512f1",
 	"stages/lib/catalog":           "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":           "396452b572dc47e6f5c047c1e188bf261249c7f71ef7809a1d382c303c744f73",
