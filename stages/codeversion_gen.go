@@ -6,8 +6,10 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "2f929955902ff57c53b9f5d4665f57483eab7d93f1872f8df70ee29a5a80154f",
+	"stages/evaluate":              "1c11eb5dfaa6a926fedfa7e05202ffaca62c8870befd91bfb879f5a4677fe16e",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
+	"stages/evaluate/fidelity":     "9180327567eb67cfcb155b51fb987fd678e841ab15439c886fb4fbfce6c4ec0b",
+	"stages/evaluate/learned":      "641442346984725b3be8b02e58908bc53a16cc5cb8a0d0dc00398ef915220077",
 	"stages/evaluate/report":       "6891e4ef9f4005228759f90c4ea9fd525c72568aac6fa22800aabb9b759b0906",
 	"stages/evaluate/section":      "e0471f1983963d9e7a639664fb96cdf4234649d3f4b7dd9664719b9a3d18113e",
 	"stages/generate":              "f03b22d6485d9335be5a634e4879449be3380ec1c4964ba1812dcad5e94512f1",
