@@ -13,9 +13,10 @@ type Section interface {
 	// Name names the section in the registry, which refuses two of the
 	// same name, and in the stage's errors.
 	Name() string
-	// Read reads what the section needs beyond ev: the files of the
-	// upstream artifacts that it alone reads (nothing for most). Read
-	// sees the simulations summarized but not yet compared.
+	// Read reads what the section shows beyond ev: the files of the
+	// upstream artifacts that it alone reads (nothing for most), or what
+	// it works out from ev once. Read sees the simulations summarized but
+	// not yet compared.
 	Read(ev *Evaluation) error
 	// Rows are the section's numbers for metrics.parquet, every number
 	// it renders; nil for none.
