@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "1c11eb5dfaa6a926fedfa7e05202ffaca62c8870befd91bfb879f5a4677fe16e",
+	"stages/evaluate":              "9f6215790af519581eb84045fd42622157c9567632d7e4fca67d7fb870d66321",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":     "9180327567eb67cfcb155b51fb987fd678e841ab15439c886fb4fbfce6c4ec0b",
 	"stages/evaluate/learned":      "641442346984725b3be8b02e58908bc53a16cc5cb8a0d0dc00398ef915220077",

@@ -74,9 +74,10 @@ func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) 
 }
 
 // capacitySummary is the summary's sentence on capacity: the load the best
-// policy sustains, and how much more that is than each baseline's.
+// policy sustains, and how much more that is than each baseline's; none
+// without a capacity search (or without the sweep's section to read it).
 func capacitySummary(sw *sweepResult, baselines []string) string {
-	if len(sw.capacity) == 0 {
+	if sw == nil || len(sw.capacity) == 0 {
 		return ""
 	}
 	var b strings.Builder
