@@ -5,8 +5,52 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 )
+
+// changeSection gives every number's change since the run
+// evaluate.compare_to names, from that run's metrics.parquet, and fills in
+// each row's previous value; left out without one.
+type changeSection struct {
+	// earlier says that evaluate.compare_to names a run, version is its
+	// version and old its rows, read by Read.
+	earlier bool
+	version string
+	old     []MetricRow
+	// since is the comparison Annotate makes; nil without an earlier run.
+	since *change
+}
+
+var (
+	_ section.Section   = (*changeSection)(nil)
+	_ section.Annotator = (*changeSection)(nil)
+)
+
+func (*changeSection) Name() string { return "change" }
+
+// Read reads the earlier run's metrics.parquet, if there is one.
+func (s *changeSection) Read(ev *section.Evaluation) (err error) {
+	if ev.Previous == "" {
+		return nil
+	}
+	if s.old, err = parquetio.ReadAll[MetricRow](ev.Previous); err != nil {
+		return fmt.Errorf("compare_to %s: %w", ev.PreviousVersion, err)
+	}
+	s.earlier, s.version = true, ev.PreviousVersion
+	return nil
+}
+
+// Rows are none: the change is carried by every row's Previous.
+func (*changeSection) Rows(*section.Evaluation) []MetricRow { return nil }
+
+// Annotate sets Previous on each of rows the earlier run has.
+func (s *changeSection) Annotate(rows []MetricRow) {
+	if s.earlier {
+		s.since = compareRuns(rows, s.old, s.version)
+	}
+}
 
 // change is this run against the one evaluate.compare_to names.
 type change struct {
@@ -22,19 +66,19 @@ type change struct {
 func compareRuns(rows, old []MetricRow, version string) *change {
 	before := make(map[rowKey]float64, len(old))
 	for _, r := range old {
-		before[r.key()] = r.Value
+		before[rowKeyOf(r)] = r.Value
 	}
 	seen := make(map[rowKey]bool, len(rows))
 	for i := range rows {
-		k := rows[i].key()
+		k := rowKeyOf(rows[i])
 		seen[k] = true
 		if v, ok := before[k]; ok {
-			rows[i].Previous = ptr(v)
+			rows[i].Previous = new(v)
 		}
 	}
 	c := &change{version: version, rows: rows}
 	for _, r := range old {
-		if !seen[r.key()] {
+		if !seen[rowKeyOf(r)] {
 			c.gone = append(c.gone, r)
 		}
 	}
@@ -43,20 +87,20 @@ func compareRuns(rows, old []MetricRow, version string) *change {
 
 // scopeTitles orders and names the change section's tables.
 var scopeTitles = []struct{ scope, title string }{
-	{ScopePolicy, "Policies"},
-	{ScopeClass, "Classes"},
-	{ScopeDevice, "Devices"},
-	{ScopeDifference, "Against the baselines"},
-	{ScopeReplications, "Across replications"},
-	{ScopeReplicationDiff, "Against the baselines, across replications"},
-	{ScopeSweep, "Load sweep"},
-	{ScopeSustained, "Sustained load"},
-	{ScopeBound, "Lower bounds"},
-	{ScopeProfile, "Profile"},
-	{ScopePredictor, "Predictor"},
-	{ScopePlacement, "Placement network"},
-	{ScopeLearned, "Learned decisions"},
-	{ScopeFidelity, "Fidelity"},
+	{section.ScopePolicy, "Policies"},
+	{section.ScopeClass, "Classes"},
+	{section.ScopeDevice, "Devices"},
+	{section.ScopeDifference, "Against the baselines"},
+	{section.ScopeReplications, "Across replications"},
+	{section.ScopeReplicationDiff, "Against the baselines, across replications"},
+	{section.ScopeSweep, "Load sweep"},
+	{section.ScopeSustained, "Sustained load"},
+	{section.ScopeBound, "Lower bounds"},
+	{section.ScopeProfile, "Profile"},
+	{section.ScopePredictor, "Predictor"},
+	{section.ScopePlacement, "Placement network"},
+	{section.ScopeLearned, "Learned decisions"},
+	{section.ScopeFidelity, "Fidelity"},
 }
 
 // where names the number a row holds, without its metric.
@@ -70,16 +114,16 @@ func where(r MetricRow) string {
 	if r.Baseline != "" {
 		parts[1] = "vs " + r.Baseline
 	}
-	if r.Scope == ScopeProfile {
+	if r.Scope == section.ScopeProfile {
 		parts = append(parts, fmt.Sprintf("%d thr batch %d", r.Threads, r.Batch))
 	}
-	if r.Scope == ScopeSweep || r.Scope == ScopeFidelity && r.Load > 0 {
-		parts = append(parts, "at "+pct(r.Load))
+	if r.Scope == section.ScopeSweep || r.Scope == section.ScopeFidelity && r.Load > 0 {
+		parts = append(parts, "at "+report.Pct(r.Load))
 	}
 	switch r.Scope {
-	case ScopePredictor:
+	case section.ScopePredictor:
 		parts = append(parts, "kept predictor")
-	case ScopePlacement:
+	case section.ScopePlacement:
 		parts = append(parts, "network, test points")
 	}
 	if len(parts) == 0 {
@@ -88,11 +132,11 @@ func where(r MetricRow) string {
 	return strings.Join(parts, " ")
 }
 
-// changeSection lists every metric's change since the earlier run: for
+// Render lists every metric's change since the earlier run: for
 // each scope, the numbers that changed (before, after, change), then how
 // many did not, and what appeared or disappeared.
-func changeSection(d *reportData) (report.Section, error) {
-	c := d.since
+func (s *changeSection) Render(*section.Evaluation) (report.Section, error) {
+	c := s.since
 	if c == nil {
 		return report.Section{}, nil
 	}
@@ -101,7 +145,7 @@ func changeSection(d *reportData) (report.Section, error) {
 		"metrics.parquet carries the earlier value of each row in its previous column.\n", report.Escape(c.version))
 	var added int
 	for _, sc := range scopeTitles {
-		t := newTable("number", "metric", ">before", ">after", ">change")
+		t := report.NewTable("number", "metric", ">before", ">after", ">change")
 		same := 0
 		for _, r := range c.rows {
 			if r.Scope != sc.scope {
@@ -120,13 +164,13 @@ func changeSection(d *reportData) (report.Section, error) {
 			if before != 0 && !math.IsNaN(before) && !math.IsNaN(r.Value) {
 				rel = fmt.Sprintf("%+.1f%%", 100*(r.Value-before)/math.Abs(before))
 			}
-			t.add(report.Escape(where(r)), report.Escape(r.Metric), num(before), num(r.Value), rel)
+			t.Add(report.Escape(where(r)), report.Escape(r.Metric), report.Num(before), report.Num(r.Value), rel)
 		}
-		if len(t.rows) == 0 && same == 0 {
+		if t.Len() == 0 && same == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n", sc.title)
-		if len(t.rows) > 0 {
+		if t.Len() > 0 {
 			b.WriteString(t.String() + "\n")
 		}
 		fmt.Fprintf(&b, "%d unchanged.\n", same)
@@ -135,4 +179,16 @@ func changeSection(d *reportData) (report.Section, error) {
 		fmt.Fprintf(&b, "\n%d numbers are new in this run and %d of the earlier run's are gone (a policy, load or baseline added or removed).\n", added, len(c.gone))
 	}
 	return report.Section{Title: "Since evaluate@" + report.Escape(c.version), Markdown: b.String()}, nil
+}
+
+// rowKey names a row's number across runs: everything but its values.
+type rowKey struct {
+	scope, policy, baseline, class, device, model, precision, metric string
+	threads, batch                                                   int32
+	load                                                             float64
+}
+
+// rowKeyOf is r's key.
+func rowKeyOf(r MetricRow) rowKey {
+	return rowKey{r.Scope, r.Policy, r.Baseline, r.Class, r.Device, r.Model, r.Precision, r.Metric, r.Threads, r.Batch, r.Load}
 }

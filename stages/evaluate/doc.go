@@ -126,4 +126,40 @@
 // manifests record it; the runner keys the stage on those versions
 // (pipeline.Stage.ShowsUpstreams), so a stored report never names a
 // version other than those it was made from.
+//
+// # Sections
+//
+// The report is made of sections, each a value that implements the
+// contract of package section, and listed, one line each and in the
+// report's order, in sections (sections.go), the registry. Run reads
+// once what several sections share (the runs, the cluster, the bounds,
+// every policy's traces summarized and compared with the baselines) into
+// a section.Evaluation, then takes every section through the same steps:
+// Read what it alone shows, compare the pairs a section.Comparer asks
+// for, add its Rows to metrics.parquet (laid out by scope,
+// section.OrderRows), and Render it. The small sections are a file each
+// here (summary.go, policies.go, ... provenance.go); the big ones are a
+// package each, their model apart from their prose (fidelity, learned).
+//
+// # Adding a report section
+//
+// Write the section in a file of its own (or a package under
+// stages/evaluate when it is big), a type with the four methods of
+// section.Section and a compile-time assertion:
+//
+//	type queueSection struct{ waits []float64 }
+//
+//	var _ section.Section = (*queueSection)(nil)
+//
+//	func (*queueSection) Name() string                                    // its name in the registry
+//	func (s *queueSection) Read(ev *section.Evaluation) error             // the files it alone reads; nil for none
+//	func (s *queueSection) Rows(ev *section.Evaluation) []MetricRow       // its numbers for metrics.parquet
+//	func (s *queueSection) Render(ev *section.Evaluation) (report.Section, error) // untitled: left out
+//
+// and add its one line to the list in sections(), where it is to appear.
+// Rows of a new scope want the scope declared in section/row.go, with its
+// place in metrics.parquet (rowOrder), and a title in the change
+// section's scopeTitles (change.go), so that a later run shows how its
+// numbers moved. Write numbers with report's formats and tables
+// (report.Secs, report.NewTable) and escape every name (report.Escape).
 package evaluate

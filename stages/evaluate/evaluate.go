@@ -7,13 +7,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
@@ -49,118 +48,105 @@ type Output struct {
 	Progress func(done, total int64)
 }
 
-// Provenance describes the run for the report's reproducibility section.
-type Provenance struct {
-	// Versions lists "stage@version" of every artifact the report rests on,
-	// its own included.
-	Versions []string
-	// Config is the configuration the report rests on, one "key = value"
-	// line per setting: evaluate's section and each upstream's as its
-	// artifact records it.
-	Config string
-	// Machine describes the profiled machine (the profile's notes).
-	Machine map[string]string
-	// Commands reproduce the run.
-	Commands []string
-}
-
-// Upstream is an artifact the report rests on, as its manifest records
-// it: its stage and version, its section of the configuration as canonical
-// JSON, and the notes its run left (the profile's machine).
-type Upstream struct {
-	Stage, Version string
-	Config         []byte
-	Notes          map[string]string
-}
-
-// NewProvenance says what the report of evaluate's version rests on: the
-// upstreams' versions, the profiled machine, the configuration (evaluate's
-// own section, the seed and each upstream's section as it was used) and the
-// commands that reproduce it. The runner puts all of it in evaluate's key:
-// the upstreams' versions enter it (pipeline.Stage.ShowsUpstreams), and a
-// version's configuration is part of its key.
-func NewProvenance(version string, seed int64, own Config, ups []Upstream) (Provenance, error) {
-	prov := Provenance{Versions: []string{"evaluate@" + version}}
-	var lines []string
-	for _, u := range ups {
-		prov.Versions = append(prov.Versions, u.Stage+"@"+u.Version)
-		if u.Stage == "profile" {
-			prov.Machine = u.Notes
-			prov.Commands = append(prov.Commands, "mlsched pin profile "+u.Version+"   # the measured profile this report rests on")
-		}
-		l, err := config.Lines(u.Stage+".", u.Config)
-		if err != nil {
-			return prov, fmt.Errorf("%s@%s: config in manifest: %w", u.Stage, u.Version, err)
-		}
-		lines = append(lines, l...)
-	}
-	b, err := config.Canonical(own)
-	if err != nil {
-		return prov, err
-	}
-	l, err := config.Lines("evaluate.", b)
-	if err != nil {
-		return prov, err
-	}
-	lines = append(append(lines, l...), fmt.Sprintf("seed = %d", seed))
-	slices.Sort(lines)
-	slices.Sort(prov.Versions[1:])
-	prov.Config = strings.Join(lines, "\n") + "\n"
-	prov.Commands = append(prov.Commands, "mlsched run                                   # with this pipeline.yaml")
-	return prov, nil
-}
-
-// policyResult is what the report needs of one policy once its trace is
-// released: the summary, its differences from each baseline, and samples
-// of its latency distributions for the charts.
-type policyResult struct {
-	summary     metrics.Summary
-	reps        []metrics.Summary // every replication's, the first being summary
-	diffs       []metrics.Difference
-	e2e, wait   []float64 // distribution sketches: equally spaced quantiles
-	interactive []float64 // the interactive jobs' end-to-end sketch
-}
-
 // sketchPoints is how many quantiles stand for a latency distribution in
 // the charts: enough for a smooth CDF and histogram, few enough that every
 // policy's fits in memory whatever the workload's size.
 const sketchPoints = 2000
 
 // Run evaluates the schedule artifact: it summarizes every policy's trace,
-// compares each with the baselines, reads the load sweep and the capacity
-// search, and writes metrics.parquet and the report. Everything it says of
-// the simulations comes from the artifact: which policies ran, how often,
-// on which cluster.
+// compares each with the baselines, and has every section of the report
+// (sections) read what it shows, add its numbers to metrics.parquet and
+// render its part of the report. Everything it says of the simulations
+// comes from the artifact: which policies ran, how often, on which
+// cluster.
 func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("evaluate: invalid config: %w", err)
 	}
+	secs := sections()
+	if err := checkNames(secs); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
+	ev, sides, err := summarize(ctx, cfg, bs, in, out)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, s := range secs {
+		if err := s.Read(ev); err != nil {
+			return fmt.Errorf("evaluate: %w", err)
+		}
+	}
+	if err := compare(ev, secs, sides, bs); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	clear(sides)
+
+	var rows []MetricRow
+	for _, s := range secs {
+		rows = append(rows, s.Rows(ev)...)
+	}
+	section.OrderRows(rows)
+	for _, s := range secs {
+		if a, ok := s.(section.Annotator); ok {
+			a.Annotate(rows)
+		}
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, MetricsFile), rows, out.Metadata); err != nil {
+		return fmt.Errorf("evaluate: write %s: %w", MetricsFile, err)
+	}
+	doc, err := document(ev, secs)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := doc.Write(out.Dir, ReportMD, ReportHTML); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	return nil
+}
+
+// summarize reads what every section shares of the schedule artifact (its
+// runs, cluster and bounds) and summarizes each policy's traces. It
+// returns what the comparisons need of each policy's first replication
+// (a metrics.Side, about a third of the trace) beside the evaluation.
+func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs, out Output) (*section.Evaluation, []*metrics.Side, error) {
 	runs, err := readRuns(in.Schedule)
 	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+		return nil, nil, err
 	}
 	if err := cfg.CheckBaselines(runs.policies); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+		return nil, nil, err
 	}
-	learned, err := readLearned(in.Schedule, runs, in.ScheduleNotes)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+	ev := &section.Evaluation{
+		Config:          cfg,
+		Schedule:        in.Schedule,
+		Samples:         in.Samples,
+		Train:           in.Train,
+		ScheduleNotes:   in.ScheduleNotes,
+		Previous:        in.Previous,
+		PreviousVersion: in.PreviousVersion,
+		Policies:        runs.policies,
+		Replications:    runs.replications,
+		Runs:            runs.of,
+		Provenance:      out.Provenance,
 	}
-	devices, err := parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(in.Schedule, schedulespec.ClusterFile))
-	if err != nil {
-		return fmt.Errorf("evaluate: read cluster: %w", err)
+	if ev.Devices, err = parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(in.Schedule, schedulespec.ClusterFile)); err != nil {
+		return nil, nil, fmt.Errorf("read cluster: %w", err)
 	}
-	cl, err := metrics.ReadCluster(filepath.Join(in.Schedule, schedulespec.ClusterFile))
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+	if ev.Cluster, err = metrics.ReadCluster(filepath.Join(in.Schedule, schedulespec.ClusterFile)); err != nil {
+		return nil, nil, err
 	}
-	bounds, err := metrics.ReadBounds(filepath.Join(in.Schedule, schedulespec.BoundsFile))
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+	cl := ev.Cluster
+	if ev.Bounds, err = metrics.ReadBounds(filepath.Join(in.Schedule, schedulespec.BoundsFile)); err != nil {
+		return nil, nil, err
 	}
+	bounds := ev.Bounds
 	samples, err := metrics.JobSamples(in.Jobs)
 	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+		return nil, nil, err
 	}
 	policies := runs.policies
 	total := int64(len(policies))
@@ -175,7 +161,6 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			out.Progress(done, total)
 		}
 	}
-	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
 
 	loadRep := func(spec string, k int) (*metrics.Trace, []float64, error) {
 		r := runs.of[spec][k-1]
@@ -190,7 +175,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	// once; what the comparisons need of it (a metrics.Side, about a third
 	// of the trace) stays for them, which run together afterwards on one
 	// set of resamples.
-	results := make([]policyResult, len(policies))
+	ev.Results = make([]section.Result, len(policies))
 	sides := make([]*metrics.Side, len(policies))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -203,109 +188,74 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			if err != nil {
 				return err
 			}
-			r := policyResult{summary: metrics.Summarize(t, busy, cl, bounds, samples, bs)}
+			r := section.Result{Summary: metrics.Summarize(t, busy, cl, bounds, samples, bs)}
 			sides[i] = metrics.NewSide(t)
-			r.e2e, r.wait, r.interactive = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
-			r.reps = []metrics.Summary{r.summary}
+			r.E2ESketch, r.WaitSketch, r.InteractiveSketch = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
+			r.Reps = []metrics.Summary{r.Summary}
 			for k := 2; k <= runs.replications; k++ {
 				t, busy, err := loadRep(spec, k)
 				if err != nil {
 					return err
 				}
 				point := metrics.Bootstrap{Confidence: bs.Confidence} // no resamples: the runs give the interval
-				r.reps = append(r.reps, metrics.Summarize(t, busy, cl, bounds, samples, point))
+				r.Reps = append(r.Reps, metrics.Summarize(t, busy, cl, bounds, samples, point))
 			}
-			results[i] = r
+			ev.Results[i] = r
 			step()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+		return nil, nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return ev, sides, nil
+}
+
+// compare compares every policy with each baseline, and the pairs each
+// Comparer section asks for, job by job on one set of resamples: the
+// baselines' differences go to the results, a Comparer's to it.
+func compare(ev *section.Evaluation, secs []section.Section, sides []*metrics.Side, bs metrics.Bootstrap) error {
 	var pairs []metrics.Pair
 	var of []int // the policy of each pair
-	for i, spec := range policies {
-		for _, b := range cfg.Baselines {
+	for i, spec := range ev.Policies {
+		for _, b := range ev.Config.Baselines {
 			if b != spec {
-				pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[slices.Index(policies, b)]})
+				pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[slices.Index(ev.Policies, b)]})
 				of = append(of, i)
 			}
 		}
 	}
-	// Each learned spec against its counterparts, on the same resamples.
 	fromBaselines := len(pairs)
-	var compared []int // the comparison of each further pair
-	if learned != nil {
-		for k, c := range learned.comparisons {
-			if c.simulated {
-				pairs = append(pairs, metrics.Pair{Policy: sides[slices.Index(policies, c.learned)], Baseline: sides[slices.Index(policies, c.counterpart)]})
-				compared = append(compared, k)
-			}
+	type asked struct {
+		by       section.Comparer
+		from, to int // its pairs' indices
+	}
+	var comparers []asked
+	for _, s := range secs {
+		c, ok := s.(section.Comparer)
+		if !ok {
+			continue
 		}
+		a := asked{by: c, from: len(pairs)}
+		for _, p := range c.Pairs(ev) {
+			i, j := slices.Index(ev.Policies, p.Policy), slices.Index(ev.Policies, p.Other)
+			if i < 0 || j < 0 {
+				return fmt.Errorf("section %s: compare %s with %s: both must be simulated (runs: %v)", s.Name(), p.Policy, p.Other, ev.Policies)
+			}
+			pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[j]})
+		}
+		a.to = len(pairs)
+		comparers = append(comparers, a)
 	}
 	diffs, err := metrics.CompareAll(pairs, bs)
 	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+		return err
 	}
 	for k, d := range diffs[:fromBaselines] {
-		results[of[k]].diffs = append(results[of[k]].diffs, d...)
+		ev.Results[of[k]].Diffs = append(ev.Results[of[k]].Diffs, d...)
 	}
-	for k, d := range diffs[fromBaselines:] {
-		learned.comparisons[compared[k]].diffs = d
-	}
-	clear(sides)
-
-	sw, err := readSweep(in.Schedule, policies, cfg.Baselines, cfg.Bootstrap.Confidence)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	curves, err := profileCurves(in.Samples, devices)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	tr, err := readTrained(in.Train)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	fid, err := readFidelity(in.Schedule, devices)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	reps := replicationRows(policies, results, cfg.Baselines, cfg.Bootstrap.Confidence)
-	rows := append(metricRows(policies, results, bounds, sw), reps...)
-	rows = append(rows, profileRows(curves)...)
-	rows = append(rows, trainRows(tr)...)
-	rows = append(rows, learnedRows(learned)...)
-	rows = append(rows, fidelityRows(fid)...)
-	var since *change
-	if in.Previous != "" {
-		old, err := parquetio.ReadAll[MetricRow](in.Previous)
-		if err != nil {
-			return fmt.Errorf("evaluate: compare_to %s: %w", in.PreviousVersion, err)
-		}
-		since = compareRuns(rows, old, in.PreviousVersion)
-	}
-	if err := parquetio.WriteFile(filepath.Join(out.Dir, MetricsFile), rows, out.Metadata); err != nil {
-		return fmt.Errorf("evaluate: write %s: %w", MetricsFile, err)
-	}
-
-	d := &reportData{cfg: cfg, devices: devices, policies: policies, results: results, bounds: bounds,
-		cluster: cl, sweep: sw, since: since, replications: reps, profile: curves, train: tr, learned: learned, fidelity: fid, prov: out.Provenance}
-	best := policies[d.ranked(objectives[2])[0]]
-	from := cfg.Timeline.Start * bounds.MakespanLBS
-	if d.timeline, err = readTimeline(filepath.Join(in.Schedule, filepath.FromSlash(runs.of[best][0].Devices)), best, cl, from, from+cfg.Timeline.Span.Seconds()); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	doc, err := d.document()
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if err := doc.Write(out.Dir, ReportMD, ReportHTML); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+	for _, a := range comparers {
+		a.by.Compared(diffs[a.from:a.to])
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
@@ -186,7 +188,7 @@ func TestTinyRun(t *testing.T) {
 				}
 			}
 			i := slices.IndexFunc(rows, func(r MetricRow) bool {
-				return r.Scope == ScopeSustained && r.Policy == p && r.Metric == metricPeakAttainment
+				return r.Scope == section.ScopeSustained && r.Policy == p && r.Metric == metricPeakAttainment
 			})
 			switch {
 			case i < 0:
@@ -203,14 +205,16 @@ func TestTinyRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := slices.IndexFunc(old, func(r MetricRow) bool { return r.Scope == ScopePolicy && r.Policy == "edf" && r.Metric == "mean_e2e_s" })
+		i := slices.IndexFunc(old, func(r MetricRow) bool {
+			return r.Scope == section.ScopePolicy && r.Policy == "edf" && r.Metric == "mean_e2e_s"
+		})
 		old[i].Value *= 2
 		now := old[i].Value / 2
 		j := slices.IndexFunc(old, func(r MetricRow) bool {
-			return r.Scope == ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s"
+			return r.Scope == section.ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s"
 		})
 		old = slices.Delete(old, j, j+1)
-		old = append(old, MetricRow{Scope: ScopePolicy, Policy: "sjf", Metric: "mean_e2e_s", Value: 1})
+		old = append(old, MetricRow{Scope: section.ScopePolicy, Policy: "sjf", Metric: "mean_e2e_s", Value: 1})
 		prev := filepath.Join(t.TempDir(), MetricsFile)
 		if err := parquetio.WriteFile(prev, old, nil); err != nil {
 			t.Fatal(err)
@@ -224,7 +228,7 @@ func TestTinyRun(t *testing.T) {
 		md, _ := os.ReadFile(filepath.Join(dir, ReportMD))
 		for _, want := range []string{
 			"## Since evaluate@00000000000000ff",
-			fmt.Sprintf("| edf | mean_e2e_s | %s | %s | -50.0%% |", num(2*now), num(now)),
+			fmt.Sprintf("| edf | mean_e2e_s | %s | %s | -50.0%% |", report.Num(2*now), report.Num(now)),
 			"1 numbers are new in this run and 1 of the earlier run's are gone",
 		} {
 			if !strings.Contains(string(md), want) {
@@ -236,7 +240,7 @@ func TestTinyRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
-			isNew := r.Scope == ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s"
+			isNew := r.Scope == section.ScopePolicy && r.Policy == "fifo" && r.Metric == "makespan_s"
 			if (r.Previous == nil) != isNew {
 				t.Errorf("%s %s %s: previous %v", r.Scope, where(r), r.Metric, r.Previous)
 			}
@@ -274,7 +278,7 @@ func TestTinyRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.ContainsFunc(rows, func(r MetricRow) bool {
-			return r.Scope == ScopePredictor && r.Metric == "grouped_kfold_mape" && r.Value == fixtureMAPE
+			return r.Scope == section.ScopePredictor && r.Metric == "grouped_kfold_mape" && r.Value == fixtureMAPE
 		}) {
 			t.Errorf("metrics.parquet has no grouped_kfold_mape row of %v", fixtureMAPE)
 		}
@@ -377,31 +381,31 @@ func checkMetrics(t *testing.T, out string, sched schedule.Config, cfg Config) {
 		return &rows[i]
 	}
 	for _, p := range policies {
-		if r := find(ScopePolicy, p, "", "p99_e2e_s", 0); r != nil && (r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Value && r.Value <= *r.Hi)) {
+		if r := find(section.ScopePolicy, p, "", "p99_e2e_s", 0); r != nil && (r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Value && r.Value <= *r.Hi)) {
 			t.Errorf("%s: P99 %v outside its interval %v … %v", p, r.Value, r.Lo, r.Hi)
 		}
-		if r := find(ScopePolicy, p, "", "slo_violation", 0); r != nil && !(r.Value >= 0 && r.Value <= 1) {
+		if r := find(section.ScopePolicy, p, "", "slo_violation", 0); r != nil && !(r.Value >= 0 && r.Value <= 1) {
 			t.Errorf("%s: SLO violation rate %v", p, r.Value)
 		}
 		for _, b := range cfg.Baselines {
 			if b != p {
-				find(ScopeDifference, p, b, "mean_e2e_s", 0)
-				find(ScopeDifference, p, b, "ratio_makespan_s", 0)
+				find(section.ScopeDifference, p, b, "mean_e2e_s", 0)
+				find(section.ScopeDifference, p, b, "ratio_makespan_s", 0)
 			}
 		}
 		for _, u := range sched.Sweep.Loads {
-			find(ScopeSweep, p, "", metricInteractiveSLO, u)
+			find(section.ScopeSweep, p, "", metricInteractiveSLO, u)
 		}
-		find(ScopeSustained, p, "", metricSustained, 0)
-		find(ScopeSustained, p, "", metricFailed, 0)
+		find(section.ScopeSustained, p, "", metricSustained, 0)
+		find(section.ScopeSustained, p, "", metricFailed, 0)
 	}
 	if !slices.ContainsFunc(rows, func(r MetricRow) bool {
-		return r.Scope == ScopeProfile && r.Model == "resnet18" && r.Precision == profilespec.FP32 && r.Batch == 8 &&
+		return r.Scope == section.ScopeProfile && r.Model == "resnet18" && r.Precision == profilespec.FP32 && r.Batch == 8 &&
 			r.Metric == "p50_latency_s" && math.Abs(r.Value-0.120) < 1e-12
 	}) {
 		t.Error("no profile row for resnet18 in fp32 at batch 8 with its median (nearest rank of 118, 120, 130, 140 ms) of 120 ms")
 	}
-	if r := find(ScopeDifference, "edf", "round_robin", "mean_e2e_s", 0); r != nil && (r.Value >= 0 || !r.Significant) {
+	if r := find(section.ScopeDifference, "edf", "round_robin", "mean_e2e_s", 0); r != nil && (r.Value >= 0 || !r.Significant) {
 		t.Errorf("edf against round_robin: mean latency difference %v (significant %v); round_robin ignores device speed and should lose clearly", r.Value, r.Significant)
 	}
 }
@@ -441,7 +445,7 @@ func TestReplications(t *testing.T) {
 		}
 		want := (means[0] + means[1] + means[2]) / 3
 		i := slices.IndexFunc(rows, func(r MetricRow) bool {
-			return r.Scope == ScopeReplications && r.Policy == p && r.Metric == metrics.MetricMeanE2E
+			return r.Scope == section.ScopeReplications && r.Policy == p && r.Metric == metrics.MetricMeanE2E
 		})
 		if i < 0 {
 			t.Fatalf("%s: no mean latency across replications", p)
@@ -477,14 +481,14 @@ func TestReplications(t *testing.T) {
 			best, top = p, mean
 		}
 		i := slices.IndexFunc(rows, func(r MetricRow) bool {
-			return r.Scope == ScopeSustained && r.Policy == p && r.Metric == metricSustained
+			return r.Scope == section.ScopeSustained && r.Policy == p && r.Metric == metricSustained
 		})
 		if i < 0 || math.Abs(rows[i].Value-mean) > 1e-12 || rows[i].Lo == nil || rows[i].Hi == nil {
 			t.Errorf("%s: sustained load row %+v, want mean %v with an interval", p, rows, mean)
 		}
 	}
 	i := slices.IndexFunc(rows, func(r MetricRow) bool {
-		return r.Scope == ScopeSustained && r.Metric == metricSustainedRatio && r.Baseline == "fifo"
+		return r.Scope == section.ScopeSustained && r.Metric == metricSustainedRatio && r.Baseline == "fifo"
 	})
 	if i < 0 {
 		t.Fatal("no ratio of the best sustained load to fifo's")
@@ -538,24 +542,6 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-func TestFormats(t *testing.T) {
-	tests := []struct {
-		got, want string
-	}{
-		{secs(0.000012), "12 µs"}, {secs(0.0123), "12.3 ms"}, {secs(1.5), "1.5 s"}, {secs(4227.4), "4227 s"}, {secs(math.NaN()), "–"},
-		{pct(0.1234), "12.3%"}, {signed(0.278, pctPts), "+27.8 pp"}, {signed(-0.05, pctPts), "-5.0 pp"}, {signed(-0.00034, pctPts), "-0.034 pp"}, {pctPts(0), "0.0 pp"},
-		{ratio(1.18), "1.18×"}, {ratio(32793.4), "32793×"}, {ratio(0.0000301), "3e-05×"}, {ratio(0), "–"},
-		{num(7530.4), "7530"}, {num(0.0657), "0.0657"},
-		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: 0.5}, secs), "no difference (-2 s … +500 ms)"},
-		{diffText(metrics.Difference{Value: -1, Lo: -2, Hi: -0.5, Significant: true}, secs), "-1 s (-2 s … -500 ms)"},
-	}
-	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("got %q, want %q", tt.got, tt.want)
-		}
-	}
-}
-
 // checkGolden compares got, what (for the message), with testdata/name,
 // and writes it there instead under -update.
 func checkGolden(t *testing.T, name string, got []byte, what string) {
@@ -583,8 +569,8 @@ func TestProfileSectionNamesDevices(t *testing.T) {
 		return profileCurve{device: device, model: "resnet50", precision: "fp32", source: source, threads: 1,
 			batch: []float64{1, 8}, runs: []int{20, 20}, p5: []float64{p50, 8 * p50}, p50: []float64{p50, 8 * p50}, p95: []float64{p50, 8 * p50}}
 	}
-	d := &reportData{profile: []profileCurve{curve("cpu", "measured", 0.036), curve("h200", "import:profile-h200-cuda.parquet", 0.0027)}}
-	s, err := profileSection(d)
+	sec := &profileSection{curves: []profileCurve{curve("cpu", "measured", 0.036), curve("h200", "import:profile-h200-cuda.parquet", 0.0027)}}
+	s, err := sec.Render(&section.Evaluation{})
 	if err != nil {
 		t.Fatal(err)
 	}

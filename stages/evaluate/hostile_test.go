@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
@@ -24,32 +25,32 @@ import (
 func TestHostileNamesStayText(t *testing.T) {
 	devices := []string{"a|b", "<script>alert(1)</script>", "x*y_`z`\n[l](u)"}
 	policies := []string{"fifo|evil", "<img src=x onerror=alert(1)>", "round_robin"}
-	d := &reportData{
-		cfg:      testConfig(),
-		policies: policies,
-		cluster:  metrics.Cluster{Devices: devices, Lanes: []int32{1, 2, 3}},
-		prov: Provenance{
+	ev := &section.Evaluation{
+		Config:   testConfig(),
+		Policies: policies,
+		Cluster:  metrics.Cluster{Devices: devices, Lanes: []int32{1, 2, 3}},
+		Provenance: Provenance{
 			Versions: []string{"evaluate@00`1", "schedule@<b>2</b>"},
 			Config:   "schedule:\n  cluster:\n    - name: \"```\"\n",
 			Machine:  map[string]string{"cpu": "<script>x</script> | Xeon", "cores|n": "2"},
 			Commands: []string{"mlsched run --set a=```"},
 		},
-		profile: []profileCurve{{device: "d|1", model: "m|<b>", precision: "fp32", threads: 1,
-			batch: []float64{1, 2}, runs: []int{3, 3}, p5: []float64{1e-3, 2e-3}, p50: []float64{2e-3, 3e-3}, p95: []float64{3e-3, 4e-3}}},
 	}
+	profile := &profileSection{curves: []profileCurve{{device: "d|1", model: "m|<b>", precision: "fp32", threads: 1,
+		batch: []float64{1, 2}, runs: []int{3, 3}, p5: []float64{1e-3, 2e-3}, p50: []float64{2e-3, 3e-3}, p95: []float64{3e-3, 4e-3}}}}
 	for _, dev := range devices {
-		d.devices = append(d.devices, schedulespec.ClusterRow{Device: dev, Kind: schedulespec.KindDeclared, ProfileDevice: "<i>cpu</i>", Lanes: 1, Speed: 2})
+		ev.Devices = append(ev.Devices, schedulespec.ClusterRow{Device: dev, Kind: schedulespec.KindDeclared, ProfileDevice: "<i>cpu</i>", Lanes: 1, Speed: 2})
 	}
 	for range policies {
 		var s metrics.Summary
 		for _, dev := range devices {
 			s.Devices = append(s.Devices, metrics.DeviceUse{Device: dev, Utilization: 0.5})
 		}
-		d.results = append(d.results, policyResult{summary: s})
+		ev.Results = append(ev.Results, section.Result{Summary: s})
 	}
-	doc := &report.Document{Title: "hostile", Intro: clusterText(d.devices)}
-	for _, s := range []section{devicesSection, policiesSection, profileSection, provenanceSection} {
-		sec, err := s(d)
+	doc := &report.Document{Title: "hostile", Intro: section.ClusterText(ev.Devices)}
+	for _, s := range []section.Section{&devicesSection{}, policiesSection{}, profile, provenanceSection{}} {
+		sec, err := s.Render(ev)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,15 +8,33 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
-// Scopes of the rows across replications (schedule.replications > 1).
-const (
-	ScopeReplications    = "replications"           // a metric's mean over the replications
-	ScopeReplicationDiff = "replication_difference" // its difference from a baseline, paired by replication
-)
+// replicationSection gives each headline metric's mean over
+// schedule.replications with its Student-t interval, and each policy's
+// difference from each baseline paired by replication; left out for a
+// single run.
+type replicationSection struct {
+	// rows are the section's, which it renders; none for a single run.
+	rows []MetricRow
+}
+
+var _ section.Section = (*replicationSection)(nil)
+
+func (*replicationSection) Name() string { return "replications" }
+
+// Read computes the means and differences across the replications from
+// their summaries, which the stage keeps.
+func (s *replicationSection) Read(ev *section.Evaluation) error {
+	s.rows = replicationRows(ev.Policies, ev.Results, ev.Config.Baselines, ev.Config.Bootstrap.Confidence)
+	return nil
+}
+
+// Rows are the means and the paired differences.
+func (s *replicationSection) Rows(*section.Evaluation) []MetricRow { return s.rows }
 
 // replicated is what the report gives across replications: each of these
 // metrics of a summary.
@@ -26,14 +44,14 @@ var replicated = []struct {
 	format func(float64) string
 	delta  func(float64) string
 }{
-	{metrics.MetricMeanE2E, func(s metrics.Summary) float64 { return s.E2E.Mean }, secs, secs},
-	{metrics.MetricP99E2E, func(s metrics.Summary) float64 { return s.E2E.P99 }, secs, secs},
-	{metrics.MetricSLOViolation, func(s metrics.Summary) float64 { return s.SLOViolation }, pct, pctPts},
+	{metrics.MetricMeanE2E, func(s metrics.Summary) float64 { return s.E2E.Mean }, report.Secs, report.Secs},
+	{metrics.MetricP99E2E, func(s metrics.Summary) float64 { return s.E2E.P99 }, report.Secs, report.Secs},
+	{metrics.MetricSLOViolation, func(s metrics.Summary) float64 { return s.SLOViolation }, report.Pct, report.PctPts},
 	{metrics.MetricInteractiveSLOViolation, func(s metrics.Summary) float64 {
-		return classOf(s, generatespec.ClassInteractive).SLOViolation
-	}, pct, pctPts},
-	{metrics.MetricGoodput, func(s metrics.Summary) float64 { return s.Goodput }, num, num},
-	{metrics.MetricMakespan, func(s metrics.Summary) float64 { return s.Makespan }, secs, secs},
+		return section.ClassOf(s, generatespec.ClassInteractive).SLOViolation
+	}, report.Pct, report.PctPts},
+	{metrics.MetricGoodput, func(s metrics.Summary) float64 { return s.Goodput }, report.Num, report.Num},
+	{metrics.MetricMakespan, func(s metrics.Summary) float64 { return s.Makespan }, report.Secs, report.Secs},
 }
 
 // tInterval is the mean of x and its Student-t interval at the given
@@ -60,8 +78,8 @@ func tInterval(x []float64, confidence float64) (mean, lo, hi float64) {
 
 // replicationRows are the means over the replications, with their
 // intervals, and each policy's paired difference from each baseline.
-func replicationRows(policies []string, results []policyResult, baselines []string, confidence float64) []MetricRow {
-	if len(results) == 0 || len(results[0].reps) < 2 {
+func replicationRows(policies []string, results []section.Result, baselines []string, confidence float64) []MetricRow {
+	if len(results) == 0 || len(results[0].Reps) < 2 {
 		return nil
 	}
 	var rows []MetricRow
@@ -71,12 +89,12 @@ func replicationRows(policies []string, results []policyResult, baselines []stri
 	}
 	for i, p := range policies {
 		for _, m := range replicated {
-			x := make([]float64, len(results[i].reps))
-			for k, s := range results[i].reps {
+			x := make([]float64, len(results[i].Reps))
+			for k, s := range results[i].Reps {
 				x[k] = m.value(s)
 			}
 			mean, lo, hi := tInterval(x, confidence)
-			rows = append(rows, MetricRow{Scope: ScopeReplications, Policy: p, Metric: m.metric, Value: mean, Lo: ptr(lo), Hi: ptr(hi)})
+			rows = append(rows, MetricRow{Scope: section.ScopeReplications, Policy: p, Metric: m.metric, Value: mean, Lo: new(lo), Hi: new(hi)})
 			for _, b := range baselines {
 				j, ok := index[b]
 				if !ok || b == p {
@@ -84,67 +102,67 @@ func replicationRows(policies []string, results []policyResult, baselines []stri
 				}
 				d := make([]float64, len(x))
 				for k := range x {
-					d[k] = x[k] - m.value(results[j].reps[k])
+					d[k] = x[k] - m.value(results[j].Reps[k])
 				}
 				mean, lo, hi := tInterval(d, confidence)
-				rows = append(rows, MetricRow{Scope: ScopeReplicationDiff, Policy: p, Baseline: b, Metric: m.metric, Value: mean,
-					Lo: ptr(lo), Hi: ptr(hi), Significant: lo > 0 || hi < 0})
+				rows = append(rows, MetricRow{Scope: section.ScopeReplicationDiff, Policy: p, Baseline: b, Metric: m.metric, Value: mean,
+					Lo: new(lo), Hi: new(hi), Significant: lo > 0 || hi < 0})
 			}
 		}
 	}
 	return rows
 }
 
-// replicationSection shows the replication rows: each metric's mean over
+// Render shows the replication rows: each metric's mean over
 // the replications with its interval, and the paired differences.
-func replicationSection(d *reportData) (report.Section, error) {
-	if len(d.replications) == 0 {
+func (s *replicationSection) Render(ev *section.Evaluation) (report.Section, error) {
+	if len(s.rows) == 0 {
 		return report.Section{}, nil
 	}
-	n := len(d.results[0].reps)
+	n := len(ev.Results[0].Reps)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Each policy was simulated %d times on the same jobs with other seeds (ground-truth draws and random placement; "+
 		"schedule.replications). Each cell is the mean over the runs with its %.0f%% Student-t interval; "+
-		"a difference is paired by run and reads \"no difference\" when its interval contains zero.\n\n", n, 100*d.cfg.Bootstrap.Confidence)
+		"a difference is paired by run and reads \"no difference\" when its interval contains zero.\n\n", n, 100*ev.Config.Bootstrap.Confidence)
 	head := []string{"policy"}
 	for _, m := range replicated {
 		head = append(head, ">"+report.Escape(m.metric))
 	}
-	t := newTable(head...)
+	t := report.NewTable(head...)
 	find := func(scope, p, base, metric string) (MetricRow, bool) {
-		for _, r := range d.replications {
+		for _, r := range s.rows {
 			if r.Scope == scope && r.Policy == p && r.Baseline == base && r.Metric == metric {
 				return r, true
 			}
 		}
 		return MetricRow{}, false
 	}
-	for _, p := range d.policies {
+	for _, p := range ev.Policies {
 		row := []string{report.Escape(p)}
 		for _, m := range replicated {
-			r, _ := find(ScopeReplications, p, "", m.metric)
+			r, _ := find(section.ScopeReplications, p, "", m.metric)
 			row = append(row, fmt.Sprintf("%s (%s … %s)", m.format(r.Value), m.format(*r.Lo), m.format(*r.Hi)))
 		}
-		t.add(row...)
+		t.Add(row...)
 	}
 	b.WriteString(t.String())
-	for _, base := range d.cfg.Baselines {
+	for _, base := range ev.Config.Baselines {
 		fmt.Fprintf(&b, "\n### Against %s, across runs\n\n", report.Escape(base))
-		t := newTable(head...)
-		for _, p := range d.policies {
+		t := report.NewTable(head...)
+		for _, p := range ev.Policies {
 			if p == base {
 				continue
 			}
 			row := []string{report.Escape(p)}
 			for _, m := range replicated {
-				r, ok := find(ScopeReplicationDiff, p, base, m.metric)
+				r, ok := find(section.ScopeReplicationDiff, p, base, m.metric)
 				if !ok {
 					row = append(row, "–")
 					continue
 				}
-				row = append(row, diffText(metrics.Difference{Value: r.Value, Lo: *r.Lo, Hi: *r.Hi, Significant: r.Significant}, m.delta))
+				row = append(row, section.DiffText(metrics.Difference{Value: r.Value, Lo: *r.Lo, Hi: *r.Hi, Significant: r.Significant}, m.delta))
 			}
-			t.add(row...)
+			t.Add(row...)
 		}
 		b.WriteString(t.String())
 	}

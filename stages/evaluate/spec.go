@@ -1,6 +1,9 @@
 package evaluate
 
-import "github.com/mlsched/mlsched/stages/spec/evaluatespec"
+import (
+	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/spec/evaluatespec"
+)
 
 // The stage's configuration is declared in package evaluatespec, which the
 // command line links without the stage's code; these are the same types
@@ -21,3 +24,7 @@ const (
 
 // DefaultConfig is evaluatespec.DefaultConfig.
 func DefaultConfig() Config { return evaluatespec.DefaultConfig() }
+
+// MetricRow is one row of metrics.parquet: section.MetricRow, which every
+// section of the report writes.
+type MetricRow = section.MetricRow

@@ -7,10 +7,150 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/chart"
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
+
+// sweepSection charts the load sweep and states each policy's capacity,
+// from the schedule artifact's sweep.parquet and capacity.parquet; the
+// summary states the best's capacity from what it read.
+type sweepSection struct {
+	// result is the sweep as schedule ran it; nil before Read.
+	result *sweepResult
+}
+
+var _ section.Section = (*sweepSection)(nil)
+
+func (*sweepSection) Name() string { return "sweep" }
+
+// Read reads the sweep's grid and the capacity search.
+func (s *sweepSection) Read(ev *section.Evaluation) (err error) {
+	s.result, err = readSweep(ev.Schedule, ev.Policies, ev.Config.Baselines, ev.Config.Bootstrap.Confidence)
+	return err
+}
+
+// Rows are the grid's points, each policy's capacity and the best's ratio
+// to each baseline.
+func (s *sweepSection) Rows(ev *section.Evaluation) []MetricRow { return s.result.rows(ev.Policies) }
+
+// Render charts the grid and tabulates the capacities.
+func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
+	sw := s.result
+	if !sw.on() {
+		return report.Section{Title: "Load sweep", Markdown: "The sweep is off (schedule.sweep.loads is empty and schedule.sweep.tolerance is 0).\n"}, nil
+	}
+	var md strings.Builder
+	var charts []report.Chart
+	if len(sw.loads) > 0 {
+		var slo, inter, p99 []chart.Series
+		for _, p := range ev.Policies {
+			var a, b, c chart.Series
+			a.Name, b.Name, c.Name = p, p, p
+			for i, u := range sw.loads {
+				a.X, a.Y = append(a.X, u), append(a.Y, sw.at(p, i, metricSLO))
+				if v := sw.at(p, i, metricInteractiveSLO); !math.IsNaN(v) {
+					b.X, b.Y = append(b.X, u), append(b.Y, v)
+				}
+				if v := sw.at(p, i, metricP99E2E); v > 0 {
+					c.X, c.Y = append(c.X, u), append(c.Y, v)
+				}
+			}
+			slo = append(slo, a)
+			if len(b.X) > 0 {
+				inter = append(inter, b)
+			}
+			if len(c.X) > 0 {
+				p99 = append(p99, c)
+			}
+		}
+		target := sw.target
+		zero, one := 0.0, 1.0
+		mean := ""
+		if sw.reps > 1 {
+			mean = fmt.Sprintf(" Each point is the mean over %d replications.", sw.reps)
+		}
+		loads := make([]string, len(sw.loads))
+		for i, u := range sw.loads {
+			loads[i] = report.Pct(u)
+		}
+		fmt.Fprintf(&md, "The first %d eval jobs, offered at %s of the cluster's capacity (the lower bound's work over the span of the arrivals).%s\n\n",
+			sw.jobs, strings.Join(loads, ", "), mean)
+		for _, c := range []struct {
+			name, title, y, alt string
+			series              []chart.Series
+			opts                chart.LineOptions
+		}{
+			{"sweep-slo.svg", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", slo, chart.LineOptions{YMin: &zero, YMax: &one}},
+			{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target", inter,
+				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + report.Pct(target)}},
+			{"sweep-p99.svg", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", p99, chart.LineOptions{LogY: true}},
+		} {
+			if len(c.series) == 0 {
+				continue
+			}
+			svg, err := chart.Lines(c.title, "offered load (fraction of capacity)", c.y, c.series, c.opts)
+			if err != nil {
+				return report.Section{}, fmt.Errorf("chart %s: %w", c.name, err)
+			}
+			ch := report.Chart{Name: c.name, SVG: svg}
+			charts = append(charts, ch)
+			fmt.Fprintf(&md, "%s\n\n", ch.Link(c.alt))
+		}
+	}
+	if len(sw.capacity) == 0 {
+		return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
+	}
+	how := "the highest load of the grid at which it and every lower load keep"
+	if sw.searched() {
+		how = fmt.Sprintf("found by bisection on load to within %s of capacity, bracketed by the grid; the highest load found to keep", report.Pct(sw.tolerance))
+	}
+	fmt.Fprintf(&md, "The load each policy sustains: %s at least %s of its interactive jobs within SLO.", how, report.Pct(sw.target))
+	if sw.reps > 1 {
+		fmt.Fprintf(&md, " Mean over %d replications, with its %.0f%% Student-t interval.", sw.reps, 100*sw.confidence)
+	}
+	md.WriteString(" The search asks nothing of the batch jobs, which a policy may hold back to serve the interactive ones: " +
+		"the last column says how many of all the jobs met their SLO at that load.\n\n")
+	t := report.NewTable("policy", ">sustains", ">next load tried", ">all jobs within SLO there", ">search runs")
+	for _, p := range ev.Policies {
+		c := sw.capacity[p]
+		if c == nil {
+			continue
+		}
+		sus := loadText(sw.sustained(p))
+		if slices.Max(c.sustained) == 0 {
+			sus = "none"
+		}
+		t.Add(report.Escape(p), sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
+	}
+	md.WriteString(t.String())
+	return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
+}
+
+// loadText writes a load estimate: a percentage of capacity, with its
+// interval when it has one; "none" for 0.
+func loadText(e estimate) string {
+	switch {
+	case math.IsInf(e.mean, 1):
+		return "none failed"
+	case e.mean == 0 && !e.hasInterval():
+		return "none"
+	case e.hasInterval():
+		return fmt.Sprintf("%s (%s … %s)", report.Pct(e.mean), report.Pct(max(e.lo, 0)), report.Pct(e.hi))
+	}
+	return report.Pct(e.mean)
+}
+
+func pctOrDash(f float64) string {
+	if math.IsNaN(f) {
+		return "–"
+	}
+	return report.Pct(f)
+}
 
 // The metrics of a sweep point, as metrics.parquet names them.
 const (
@@ -229,18 +369,18 @@ func (s *sweepResult) rows(policies []string) []MetricRow {
 	if !s.on() {
 		return nil
 	}
-	rows := []MetricRow{{Scope: ScopeSweep, Metric: "jobs", Value: float64(s.jobs)}}
+	rows := []MetricRow{{Scope: section.ScopeSweep, Metric: "jobs", Value: float64(s.jobs)}}
 	withInterval := func(r MetricRow, e estimate) MetricRow {
 		r.Value = e.mean
 		if e.hasInterval() {
-			r.Lo, r.Hi = ptr(e.lo), ptr(e.hi)
+			r.Lo, r.Hi = new(e.lo), new(e.hi)
 		}
 		return r
 	}
 	for _, p := range policies {
 		for i, u := range s.loads {
 			for _, m := range pointMetrics {
-				rows = append(rows, withInterval(MetricRow{Scope: ScopeSweep, Policy: p, Load: u, Metric: m.name}, s.grid[p][i][m.name]))
+				rows = append(rows, withInterval(MetricRow{Scope: section.ScopeSweep, Policy: p, Load: u, Metric: m.name}, s.grid[p][i][m.name]))
 			}
 		}
 	}
@@ -249,9 +389,9 @@ func (s *sweepResult) rows(policies []string) []MetricRow {
 		if c == nil {
 			continue
 		}
-		base := MetricRow{Scope: ScopeSustained, Policy: p}
-		rows = append(rows, withInterval(MetricRow{Scope: ScopeSustained, Policy: p, Metric: metricSustained}, s.sustained(p)))
-		rows = append(rows, withInterval(MetricRow{Scope: ScopeSustained, Policy: p, Metric: metricFailed}, estimateOf(c.failed, s.confidence)))
+		base := MetricRow{Scope: section.ScopeSustained, Policy: p}
+		rows = append(rows, withInterval(MetricRow{Scope: section.ScopeSustained, Policy: p, Metric: metricSustained}, s.sustained(p)))
+		rows = append(rows, withInterval(MetricRow{Scope: section.ScopeSustained, Policy: p, Metric: metricFailed}, estimateOf(c.failed, s.confidence)))
 		r := base
 		r.Metric, r.Value = metricSearchPoints, float64(c.points)
 		rows = append(rows, r)
@@ -261,7 +401,7 @@ func (s *sweepResult) rows(policies []string) []MetricRow {
 		rows = append(rows, r)
 	}
 	for _, b := range slices.Sorted(maps.Keys(s.ratios)) {
-		rows = append(rows, withInterval(MetricRow{Scope: ScopeSustained, Policy: s.best, Baseline: b, Metric: metricSustainedRatio}, s.ratios[b]))
+		rows = append(rows, withInterval(MetricRow{Scope: section.ScopeSustained, Policy: s.best, Baseline: b, Metric: metricSustainedRatio}, s.ratios[b]))
 	}
 	return rows
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
@@ -194,12 +195,11 @@ func TestTrainedSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &reportData{train: tr}
-	pred, err := predictorSection(d)
+	pred, err := renderPredictor(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	place, err := placementSection(d)
+	place, err := renderPlacement(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,9 +222,9 @@ func TestTrainedSections(t *testing.T) {
 				name = "**" + cand + "** (kept)"
 			}
 			v := func(m string) float64 { return value(split, cand, m) }
-			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", pct(v(trainspec.MetricCoverage)), num(v(trainspec.MetricR2)),
-				num(v(trainspec.MetricR2Log)), pct(v(trainspec.MetricMAPE)), pct(v(trainspec.MetricWithin10)), secs(v(trainspec.MetricMAE)),
-				pct(v(trainspec.MetricMAPEWhereTable))}, " | ")+" |")
+			predWant = append(predWant, "| "+strings.Join([]string{splitName(split), name, "40", report.Pct(v(trainspec.MetricCoverage)), report.Num(v(trainspec.MetricR2)),
+				report.Num(v(trainspec.MetricR2Log)), report.Pct(v(trainspec.MetricMAPE)), report.Pct(v(trainspec.MetricWithin10)), report.Secs(v(trainspec.MetricMAE)),
+				report.Pct(v(trainspec.MetricMAPEWhereTable))}, " | ")+" |")
 		}
 	}
 	predWant = append(predWant,
@@ -294,8 +294,13 @@ func TestTrainedSections(t *testing.T) {
 // TestTrainedSectionsWithoutTrain checks that a run without the train
 // artifact leaves both sections out.
 func TestTrainedSectionsWithoutTrain(t *testing.T) {
-	for _, s := range []section{predictorSection, placementSection} {
-		sec, err := s(&reportData{})
+	train := &trainArtifact{}
+	for _, s := range []section.Section{&predictorSection{train: train}, &placementSection{train: train}} {
+		ev := &section.Evaluation{}
+		if err := s.Read(ev); err != nil {
+			t.Fatal(err)
+		}
+		sec, err := s.Render(ev)
 		if err != nil || sec.Title != "" {
 			t.Errorf("section %q, %v without a train artifact, want none", sec.Title, err)
 		}
@@ -425,17 +430,17 @@ func TestTrainRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := trainRows(tr)
+	rows := append(predictorRows(tr), placementRows(tr)...)
 	tests := []struct {
 		scope, metric string
 		want          float64
 	}{
-		{ScopePredictor, "grouped_kfold_r2", fixtureR2},
-		{ScopePredictor, "grouped_kfold_mape", fixtureMAPE},
-		{ScopePredictor, "grouped_kfold_within_10pct", fixtureWithin10},
-		{ScopePredictor, "leave_one_batch_out_mape", fixtureBatchMAPE},
-		{ScopePlacement, "auc", 0.85},
-		{ScopePlacement, "log_loss", 0.31},
+		{section.ScopePredictor, "grouped_kfold_r2", fixtureR2},
+		{section.ScopePredictor, "grouped_kfold_mape", fixtureMAPE},
+		{section.ScopePredictor, "grouped_kfold_within_10pct", fixtureWithin10},
+		{section.ScopePredictor, "leave_one_batch_out_mape", fixtureBatchMAPE},
+		{section.ScopePlacement, "auc", 0.85},
+		{section.ScopePlacement, "log_loss", 0.31},
 	}
 	for _, tt := range tests {
 		i := slices.IndexFunc(rows, func(r MetricRow) bool { return r.Scope == tt.scope && r.Metric == tt.metric })
@@ -443,7 +448,7 @@ func TestTrainRows(t *testing.T) {
 			t.Errorf("%s %s: rows %v, want %v", tt.scope, tt.metric, rows, tt.want)
 		}
 	}
-	if trainRows(nil) != nil {
+	if predictorRows(nil) != nil || placementRows(nil) != nil {
 		t.Error("rows without a train artifact")
 	}
 }

@@ -168,3 +168,14 @@ func checkXY(ref string, x, y []float64) error {
 	}
 	return checkLen(ref, "Y", len(y), "X", len(x))
 }
+
+// Positive keeps the values above zero: a log axis can show no other.
+func Positive(v []float64) []float64 {
+	var out []float64
+	for _, x := range v {
+		if x > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}

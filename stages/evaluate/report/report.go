@@ -5,9 +5,10 @@
 // charts inline and the style sheet embedded, so that it reads the same
 // offline, mailed or attached to a review.
 //
-// A section is one small unit: the evaluate stage builds each with its own
-// function, so a later stage's section (a predictor's accuracy, say) is one
-// more function and one more entry in the list.
+// It also holds what every section writes with: Escape, Code and Fence
+// for strings from outside the report, Table for Markdown tables, and the
+// number formats (Secs, Pct, Num and the rest), so that a number reads the
+// same in every section.
 package report
 
 import (

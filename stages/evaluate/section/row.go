@@ -1,6 +1,10 @@
-package evaluate
+package section
 
-// Scopes of metrics.parquet's rows: what a row's number is about.
+import "slices"
+
+// The scopes of metrics.parquet's rows: what a row's number is about. A
+// section that adds a scope declares it here, and gives it a place in
+// rowOrder.
 const (
 	ScopePolicy     = "policy"     // a policy over all its jobs
 	ScopeClass      = "class"      // a policy's jobs of one class
@@ -10,13 +14,61 @@ const (
 	ScopeSustained  = "sustained"  // the highest load a policy sustains
 	ScopeBound      = "bound"      // the workload's lower bounds
 	ScopeProfile    = "profile"    // a measured latency curve's point
+	// The rows across replications (schedule.replications > 1): a
+	// metric's mean over the replications, and its difference from a
+	// baseline, paired by replication.
+	ScopeReplications    = "replications"
+	ScopeReplicationDiff = "replication_difference"
 	// The trained models' headline numbers, when the report has the
 	// train artifact: the kept predictor's scores on each of its splits
 	// (Metric split_score, e.g. grouped_kfold_mape) and the placement
 	// network's on train's test points.
 	ScopePredictor = "predictor"
 	ScopePlacement = "placement"
+	// ScopeLearned holds the learned policies' headline numbers: each
+	// learned spec's serving counts in replication 1 (serving.parquet's,
+	// Baseline empty), and its paired differences from the edf specs it
+	// is set against (Baseline the counterpart).
+	ScopeLearned = "learned"
+	// ScopeFidelity holds the real runs set against their simulations:
+	// for each run (Policy and Load) the real and simulated latency
+	// percentiles, SLO attainment and utilization, their errors, the
+	// per-job errors, the figures of the sources of error and the
+	// target's verdict; for each load (Policy empty) whether the
+	// simulator ranks the policies as the real runs do.
+	ScopeFidelity = "fidelity"
 )
+
+// rowOrder lays metrics.parquet out by scope, whatever the order of the
+// report's sections: a line's scopes are one block, whose rows keep the
+// order their section adds them in (a policy's rows, then its classes',
+// devices' and differences', policy by policy). Rows of a scope not listed
+// come last.
+var rowOrder = [][]string{
+	{ScopeBound},
+	{ScopePolicy, ScopeClass, ScopeDevice, ScopeDifference},
+	{ScopeSweep, ScopeSustained},
+	{ScopeReplications, ScopeReplicationDiff},
+	{ScopeProfile},
+	{ScopePredictor},
+	{ScopePlacement},
+	{ScopeLearned},
+	{ScopeFidelity},
+}
+
+// OrderRows sorts the sections' rows, given in the registry's order, into
+// metrics.parquet's (rowOrder), keeping each block's rows in the order
+// they came.
+func OrderRows(rows []MetricRow) {
+	block := func(scope string) int {
+		i := slices.IndexFunc(rowOrder, func(b []string) bool { return slices.Contains(b, scope) })
+		if i < 0 {
+			return len(rowOrder)
+		}
+		return i
+	}
+	slices.SortStableFunc(rows, func(a, b MetricRow) int { return block(a.Scope) - block(b.Scope) })
+}
 
 // MetricRow is one row of metrics.parquet, which holds every number of the
 // report in long form: the scope and the fields that apply to it name the
@@ -52,15 +104,4 @@ type MetricRow struct {
 	// Previous is the same number in the run evaluate.compare_to names;
 	// null without one, or when that run did not have it.
 	Previous *float64 `parquet:"previous,optional"`
-}
-
-// key names a row's number across runs: everything but its values.
-type rowKey struct {
-	scope, policy, baseline, class, device, model, precision, metric string
-	threads, batch                                                   int32
-	load                                                             float64
-}
-
-func (r MetricRow) key() rowKey {
-	return rowKey{r.Scope, r.Policy, r.Baseline, r.Class, r.Device, r.Model, r.Precision, r.Metric, r.Threads, r.Batch, r.Load}
 }

@@ -1,0 +1,222 @@
+package learned
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/lib/policy"
+)
+
+// The issue's serving targets: one decision through onnxruntime, a
+// decision in a batch of 32, a cache hit.
+const (
+	targetUncachedP50 = 20e-6
+	targetUncachedP99 = 100e-6
+	targetBatched     = 2e-6
+	targetBatch       = 32
+	targetCached      = 200e-9
+)
+
+// render is the report's part on the learned policies: the network
+// against the rules, serving, and the two studies; untitled when
+// schedule simulated no learned policy.
+func render(ev *section.Evaluation, l *runs) (report.Section, error) {
+	if l == nil {
+		return report.Section{}, nil
+	}
+	var md strings.Builder
+	var charts []report.Chart
+	fmt.Fprintf(&md, "The learned policy places and orders jobs as %s does; every migration decision is the train stage's placement network's, "+
+		"run through onnxruntime inside the simulation: decisions are batched (schedule.learned.batch and window), cached "+
+		"(schedule.learned.cache) and charged their cost on the simulated clock (schedule.learned.cost). Learned specs simulated: %s.\n",
+		policy.LearnedBase, strings.Join(report.EscapeAll(l.specs), ", "))
+
+	md.WriteString(l.againstRulesText(ev))
+	md.WriteString(l.servingText())
+	text, cs, err := l.predictionErrorText(ev)
+	if err != nil {
+		return report.Section{}, err
+	}
+	md.WriteString(text)
+	charts = append(charts, cs...)
+	md.WriteString(l.decisionCostText())
+	return report.Section{Title: "Learned decisions", Markdown: md.String(), Charts: charts}, nil
+}
+
+// againstRulesText sets each learned spec against its counterparts, one
+// table of paired differences each.
+func (l *runs) againstRulesText(ev *section.Evaluation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### The network against the rules\n\nEach learned spec against %s with the same options, with the Threshold rule "+
+		"(+migrate: move a waiting job when the predicted gain exceeds schedule.migration.min_gain) and with no migration. "+
+		"Both ran the same %d jobs with the same ground-truth draws (replication 1), so each difference is paired job by job: "+
+		"learned minus the other, with its %.0f%% bootstrap interval; an interval that contains zero is no difference.\n",
+		policy.LearnedBase, ev.Results[0].Summary.Jobs, 100*ev.Config.Bootstrap.Confidence)
+	var missing []string
+	for _, c := range l.comparisons {
+		if !c.simulated {
+			counterpart := report.Escape(c.counterpart)
+			missing = append(missing, fmt.Sprintf("%s (%s with %s's options; add %s to schedule.policies to compare)", counterpart, c.rule, report.Escape(c.learned), counterpart))
+			continue
+		}
+		learned, counterpart := report.Escape(c.learned), report.Escape(c.counterpart)
+		fmt.Fprintf(&b, "\n**%s against %s** (%s):\n\n", learned, counterpart, c.rule)
+		t := report.NewTable("metric", ">"+learned, ">"+counterpart, ">difference (interval)", learned+" is")
+		var better, worse, same []string
+		for _, o := range section.Headline() {
+			i := slices.IndexFunc(c.diffs, func(x metrics.Difference) bool { return x.Metric == o.Diff })
+			if i < 0 {
+				continue
+			}
+			x := c.diffs[i]
+			v := o.Verdict(x)
+			name := lowerFirst(o.Name)
+			switch v {
+			case "better":
+				better = append(better, name)
+			case "worse":
+				worse = append(worse, name)
+			case "no difference":
+				same = append(same, name)
+			default:
+				v = "–"
+			}
+			t.Add(o.Name, o.Format(x.PolicyValue), o.Format(x.BaselineValue), section.DiffText(x, o.Delta), v)
+		}
+		b.WriteString(t.String())
+		fmt.Fprintf(&b, "\n%s\n", judged(learned, better, worse, same, "no different on"))
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "\nNot simulated: %s.\n", missing[0])
+	default:
+		fmt.Fprintf(&b, "\nNot simulated:\n\n- %s\n", strings.Join(missing, "\n- "))
+	}
+	return b.String()
+}
+
+// judged says what a comparison found, plainly: "learned is better on
+// a and b; worse on c; no different on d."
+func judged(subject string, better, worse, same []string, sameWord string) string {
+	var parts []string
+	if len(better) > 0 {
+		parts = append(parts, "better on "+report.AndList(better))
+	}
+	if len(worse) > 0 {
+		parts = append(parts, "worse on "+report.AndList(worse))
+	}
+	if len(same) > 0 {
+		parts = append(parts, sameWord+" "+report.AndList(same))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is %s.", subject, strings.Join(parts, "; "))
+}
+
+// servingText tabulates serving.parquet and the noted wall-clock figures
+// of every learned run.
+func (l *runs) servingText() string {
+	var b strings.Builder
+	b.WriteString("\n### Serving\n\nWhat serving the network's decisions did in each learned simulation (serving.parquet): the decisions it asked, " +
+		"the migrations it made, how many decisions were answered together on average, the onnxruntime runs, the share of decisions the " +
+		"decision cache answered and how many of those hits it got wrong against an exact evaluation (counted when schedule.learned.cache.audit " +
+		"is on), and the time each decision was charged on the simulated clock.\n\n")
+	t := report.NewTable("run", ">decisions", ">migrations", ">mean batch", ">onnxruntime calls", ">hit rate", ">changed by the cache", ">cost per decision")
+	for _, spec := range l.specs {
+		for k, s := range l.serving[spec] {
+			changed := fmt.Sprintf("%d (%s of hits)", s.CacheChanged, report.Pct(float64(s.CacheChanged)/float64(s.CacheHits)))
+			switch {
+			case s.CacheHits == 0:
+				changed = "0 (no hits)"
+			case s.Evaluated < s.Decisions:
+				changed = "– (not audited)" // the hits were not evaluated
+			}
+			t.Add(report.Escape(runName(spec, k+1)), fmt.Sprint(s.Decisions), fmt.Sprint(s.Migrations), fmt.Sprintf("%.2f", s.MeanBatch), fmt.Sprint(s.Calls),
+				report.Pct(s.HitRate), changed, report.Secs(s.CostS))
+		}
+	}
+	b.WriteString(t.String())
+
+	b.WriteString("\n**Wall clock.** The schedule stage timed each decision as it served it and left the figures in its manifest's notes " +
+		"(`serving:<run>:<figure>`). They come from this run's notes: they measure this machine while the other simulations ran beside it, " +
+		"and differ from run to run, unlike every other number of this report. Uncached is one decision alone through onnxruntime; " +
+		"batched is a decision of a batch (the call's time over its decisions); a cache hit includes standardising the inputs and " +
+		"computing the key. Only the uncached path is measured here as its target is; the batched and cache-hit targets are benchmark " +
+		"figures (a decision at batch " + strconv.Itoa(targetBatch) + ", the lookup alone), given for scale.\n\n")
+	t = report.NewTable("run", "path", ">decisions", ">P50", ">P99", "the issue's target")
+	var none, inference []string
+	for _, spec := range l.specs {
+		for k := range l.serving[spec] {
+			run := runName(spec, k+1)
+			w, ok := l.wall[run]
+			if !ok {
+				none = append(none, report.Escape(run))
+				continue
+			}
+			for i, p := range w.paths {
+				if !p.taken {
+					continue
+				}
+				var path, target string
+				switch servingPaths[i] {
+				case "uncached":
+					path = "uncached: one decision"
+					target = fmt.Sprintf("P50 ≤ %s: %s; P99 ≤ %s: %s", report.Secs(targetUncachedP50), metText(p.p50 <= targetUncachedP50),
+						report.Secs(targetUncachedP99), metText(p.p99 <= targetUncachedP99))
+				case "batched":
+					path = "batched: per decision"
+					target = fmt.Sprintf("≤ %s at batch %d (benchmark); batches here average %.2f decisions", report.Secs(targetBatched), targetBatch, l.serving[spec][k].MeanBatch)
+				case "cached":
+					path = "cache hit, with standardising and the key"
+					target = fmt.Sprintf("≤ %.0f ns for the lookup alone (benchmark)", targetCached*1e9)
+				}
+				t.Add(report.Escape(run), path, fmt.Sprint(p.n), report.Secs(p.p50), report.Secs(p.p99), target)
+			}
+			if !math.IsNaN(w.inference) {
+				inference = append(inference, fmt.Sprintf("%s %s", report.Escape(run), report.Secs(w.inference)))
+			}
+		}
+	}
+	if t.Len() > 0 {
+		b.WriteString(t.String())
+	}
+	if len(inference) > 0 {
+		fmt.Fprintf(&b, "\nTime in onnxruntime in all: %s.\n", strings.Join(inference, ", "))
+	}
+	if len(none) > 0 {
+		fmt.Fprintf(&b, "\nThe schedule artifact's manifest notes no wall-clock serving figures for %s.\n", report.AndList(none))
+	}
+	return b.String()
+}
+
+func metText(met bool) string {
+	if met {
+		return "met"
+	}
+	return "**missed**"
+}
+
+// lowerFirst lowers a name's first letter for use inside a sentence,
+// unless it starts an acronym or a symbol ("SLO", "P99").
+func lowerFirst(s string) string {
+	if len(s) < 2 || !unicode.IsLower(rune(s[1])) {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,211 @@
+package learned
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+)
+
+// TestLearnedSection builds the section from the fixture, checks that it
+// says what the fixture's numbers say, and compares its Markdown with
+// testdata/learned-section.md (-update rewrites it).
+func TestLearnedSection(t *testing.T) {
+	f := newLearnedFixture()
+	ev, l := fixtureData(t, f)
+	sec, err := render(ev, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Title != "Learned decisions" {
+		t.Errorf("title %q", sec.Title)
+	}
+	for _, want := range []string{
+		// The comparisons, the differences as diffText writes them.
+		"**learned against edf+migrate** (the Threshold rule):",
+		"| Mean end-to-end latency | 10 ms | 11.2 ms | -1.2 ms (-2 ms … -400 µs) | better |",
+		"| P99 end-to-end latency | 104 ms | 100 ms | +4 ms (+1 ms … +7 ms) | worse |",
+		"| SLO violations | 1.0% | 1.1% | no difference (-0.3 pp … +0.1 pp) | no difference |",
+		"learned is better on mean end-to-end latency and interactive SLO violations; worse on P99 end-to-end latency; no different on SLO violations and goodput (jobs/s within SLO).",
+		"**learned against edf** (no migration):",
+		// learned+batch's counterparts were not simulated.
+		"edf+batch+migrate (the Threshold rule with learned+batch's options; add edf+batch+migrate to schedule.policies to compare)",
+		"edf+batch (no migration with learned+batch's options; add edf+batch to schedule.policies to compare)",
+		// Serving, from serving.parquet.
+		"| learned | 4000 | 310 | 1.60 | 2400 | 25.0% | 12 (1.2% of hits) | 110 µs |",
+		"| learned+batch | 3000 | 200 | 3.00 | 900 | 20.0% | – (not audited) | 110 µs |",
+		// The wall clock, from the notes, against the targets.
+		"| learned | uncached: one decision | 1900 | 9.21 µs | 66.1 µs | P50 ≤ 20 µs: met; P99 ≤ 100 µs: met |",
+		"| learned | batched: per decision | 1100 | 5.12 µs | 35 µs | ≤ 2 µs at batch 32 (benchmark); batches here average 1.60 decisions |",
+		"| learned | cache hit, with standardising and the key | 1000 | 0.551 µs | 1.03 µs | ≤ 200 ns for the lookup alone (benchmark) |",
+		"| learned+batch | uncached: one decision | 900 | 12 µs | 140 µs | P50 ≤ 20 µs: met; P99 ≤ 100 µs: **missed** |",
+		"They come from this run's notes",
+		"Time in onnxruntime in all: learned 41 ms, learned+batch 20 ms.",
+		// The prediction-error study: fifo degrades most.
+		"| *prediction MAPE* | *0.0%* | *5.0%* | *25.0%* | *12.0%* |",
+		"From exact predictions to ±50% (MAPE 25.0%), **fifo** loses the most interactive SLO attainment: 99.5% → 94.5% (-5.0 pp); at the other end, **learned+batch**: 99.5% → 98.5% (-1.0 pp).",
+		"From exact predictions to ±50% (MAPE 25.0%), **fifo**'s mean end-to-end latency grows the most: 10 ms → 15 ms (+50.0%); at the other end, **learned+batch**: 10 ms → 11 ms (+10.0%).",
+		// The decision-cost study.
+		"| learned | 5ms | 5 ms | 96.9% | 97.0% | 14 ms | 130 ms |",
+		"With the dearest decisions, learned is worse on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency.",
+		"With the dearest decisions, learned+batch is better on mean end-to-end latency; worse on interactive SLO attainment; unchanged in P99 end-to-end latency.",
+	} {
+		if !strings.Contains(sec.Markdown, want) {
+			t.Errorf("section lacks %q", want)
+		}
+	}
+	var names []string
+	for _, c := range sec.Charts {
+		names = append(names, c.Name)
+		if !bytes.HasPrefix(c.SVG, []byte("<?xml")) || !strings.Contains(sec.Markdown, "](charts/"+c.Name+")") {
+			t.Errorf("chart %s is not an SVG the section links", c.Name)
+		}
+	}
+	if want := []string{"prediction-error-slo.svg", "prediction-error-mean-e2e.svg"}; !slices.Equal(names, want) {
+		t.Errorf("charts %v, want %v", names, want)
+	}
+	if strings.Contains(sec.Markdown, "not a serving figure") {
+		t.Error("the section shows a note that is no serving figure")
+	}
+
+	md := (&report.Document{Title: "learned", Sections: []report.Section{sec}}).Markdown()
+	checkGolden(t, "learned-section.md", md, "the section")
+}
+
+// TestLearnedSectionParts leaves parts of the artifact out and checks
+// that the section leaves out what rests on them, and no more.
+func TestLearnedSectionParts(t *testing.T) {
+	tests := []struct {
+		name       string
+		mutate     func(f *learnedFixture)
+		none       bool     // no section at all
+		has, lacks []string // headings and sentences
+	}{
+		{name: "no learned policy", mutate: func(f *learnedFixture) {
+			f.policies = []string{"fifo", "edf", "edf+migrate"}
+			f.serving = nil
+		}, none: true},
+		{name: "no studies file", mutate: func(f *learnedFixture) { f.studies = nil },
+			has:   []string{"### The network against the rules", "### Serving"},
+			lacks: []string{"### Sensitivity to prediction error", "### The cost of a decision"}},
+		{name: "studies off", mutate: func(f *learnedFixture) { f.studies = []schedulespec.StudyRow{} },
+			has:   []string{"### Serving"},
+			lacks: []string{"### Sensitivity to prediction error", "### The cost of a decision"}},
+		{name: "no decision costs", mutate: func(f *learnedFixture) {
+			f.studies = slices.DeleteFunc(f.studies, func(r schedulespec.StudyRow) bool { return r.Study == schedulespec.StudyDecisionCost })
+		}, has: []string{"### Sensitivity to prediction error"}, lacks: []string{"### The cost of a decision"}},
+		{name: "no notes", mutate: func(f *learnedFixture) { f.notes = nil },
+			has:   []string{"The schedule artifact's manifest notes no wall-clock serving figures for learned and learned+batch."},
+			lacks: []string{"| learned | uncached: one decision |", "Time in onnxruntime"}},
+		{name: "no interactive jobs", mutate: func(f *learnedFixture) {
+			for i := range f.studies {
+				f.studies[i].InteractiveSLOAttainment = math.NaN()
+			}
+		}, has: []string{"**fifo** loses the most SLO attainment", "(charts/prediction-error-slo.svg)",
+			"With the dearest decisions, learned is worse on SLO attainment"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newLearnedFixture()
+			tt.mutate(&f)
+			ev, l := fixtureData(t, f)
+			sec, err := render(ev, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.none {
+				if l != nil || sec.Title != "" {
+					t.Errorf("a section %q without a learned policy", sec.Title)
+				}
+				return
+			}
+			for _, w := range tt.has {
+				if !strings.Contains(sec.Markdown, w) {
+					t.Errorf("section lacks %q", w)
+				}
+			}
+			for _, w := range tt.lacks {
+				if strings.Contains(sec.Markdown, w) {
+					t.Errorf("section has %q", w)
+				}
+			}
+		})
+	}
+}
+
+// TestCostText checks that the sentence on the dearest decisions follows
+// the rows, whichever way they go.
+func TestCostText(t *testing.T) {
+	row := func(cost string, s, att, mean, p99 float64) schedulespec.StudyRow {
+		return schedulespec.StudyRow{Study: schedulespec.StudyDecisionCost, Policy: "learned", DecisionCost: cost, DecisionCostS: s,
+			SLOAttainment: att, InteractiveSLOAttainment: att, MeanE2ES: mean, P99E2ES: p99}
+	}
+	tests := []struct {
+		name string
+		rows []schedulespec.StudyRow
+		want string // "" for no sentence
+	}{
+		{"worse", []schedulespec.StudyRow{row("0s", 0, 0.99, 0.01, 0.1), row("5ms", 0.005, 0.9, 0.02, 0.3)},
+			"learned is worse on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
+		{"better", []schedulespec.StudyRow{row("5ms", 0.005, 0.99, 0.01, 0.1), row("0s", 0, 0.9, 0.02, 0.3)},
+			"learned is better on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
+		{"unchanged", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1), row("5ms", 0.005, 1, 0.01, 0.1)},
+			"learned is unchanged in interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
+		{"the dearest is not last", []schedulespec.StudyRow{row("profile", 0.008, 0.5, 1, 2), row("0s", 0, 0.99, 0.01, 0.1), row("5ms", 0.005, 0.9, 0.02, 0.3)},
+			"**learned at 8 ms a decision** (profile, the dearest) against 0 s (0s, the cheapest): interactive SLO attainment 50.0% against 99.0% (-49.0 pp)"},
+		{"one cost", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1)}, ""},
+		{"equal costs", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1), row("0ms", 0, 0.5, 0.01, 0.1)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := costText("learned", tt.rows)
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Errorf("costText = %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDegradeText checks the sentence under each prediction-error chart
+// against small tables of two policies.
+func TestDegradeText(t *testing.T) {
+	rows := func(a0, a1, b0, b1 float64) []schedulespec.StudyRow {
+		var out []schedulespec.StudyRow
+		for _, r := range []struct {
+			p    string
+			e, v float64
+		}{{"edf", 0, a0}, {"edf", 0.5, a1}, {"learned", 0, b0}, {"learned", 0.5, b1}} {
+			out = append(out, schedulespec.StudyRow{Study: schedulespec.StudyPredictionError, Policy: r.p, Predictor: schedulespec.PredictorTable,
+				PredictionError: r.e, PredictionMAPE: r.e / 2, InteractiveSLOAttainment: r.v, MeanE2ES: r.v})
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		metric studyMetric
+		rows   []schedulespec.StudyRow
+		want   string
+	}{
+		{"learned loses most", studyInteractive, rows(0.99, 0.98, 0.99, 0.9),
+			"**learned** loses the most interactive SLO attainment: 99.0% → 90.0% (-9.0 pp); at the other end, **edf**: 99.0% → 98.0% (-1.0 pp)."},
+		{"none loses", studyInteractive, rows(0.9, 0.95, 0.9, 0.9),
+			"No policy's interactive SLO attainment gets worse from exact predictions to ±50% (MAPE 25.0%); **edf** improves the most: 90.0% → 95.0% (+5.0 pp)."},
+		{"none moves", studyInteractive, rows(1, 1, 1, 1), "No policy's interactive SLO attainment moves from exact predictions to ±50% (MAPE 25.0%)."},
+		{"alike", studyInteractive, rows(1, 0.9, 1, 0.9), "every policy's interactive SLO attainment moves alike: 100.0% → 90.0% (-10.0 pp)."},
+		{"latency", studyMean, rows(0.01, 0.03, 0.01, 0.011),
+			"**edf**'s mean end-to-end latency grows the most: 10 ms → 30 ms (+200.0%); at the other end, **learned**: 10 ms → 11 ms (+10.0%)."},
+		{"tie for the worst", studyMean, rows(0.01, 0.02, 0.01, 0.02), "every policy's mean end-to-end latency moves alike"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := newPredictionError(tt.rows, []string{"edf", "learned"}).degradeText(tt.metric)
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("degradeText = %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package learned
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+)
+
+// TestReadLearnedErrors damages one file or note at a time and checks
+// that the error names it.
+func TestReadLearnedErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(f *learnedFixture)
+		file   func(t *testing.T, dir string)
+		want   []string
+	}{
+		{name: "no serving file", file: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "learned+batch", schedulespec.ServingFile))
+		}, want: []string{"learned+batch/serving.parquet", "no such file"}},
+		{name: "serving not parquet", file: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "learned"), schedulespec.ServingFile, []byte("PAR1 damaged"))
+		}, want: []string{"learned/serving.parquet"}},
+		{name: "serving of another run", file: func(t *testing.T, dir string) {
+			r := newLearnedFixture().serving[1]
+			r.Replication = 2
+			if err := parquetio.WriteFile(filepath.Join(dir, "learned", schedulespec.ServingFile), []schedulespec.ServingRow{r}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []string{"learned/serving.parquet", "policy learned+batch replication 2, want learned replication 1"}},
+		{name: "more hits than decisions", mutate: func(f *learnedFixture) { f.serving[1].CacheHits = 5000 },
+			want: []string{"learned+batch/serving.parquet", "cache_hits 5000"}},
+		{name: "note not a number", mutate: func(f *learnedFixture) { f.notes["serving:learned:cached_p99_us"] = "fast" },
+			want: []string{"schedule manifest: note serving:learned:cached_p99_us = \"fast\""}},
+		{name: "a path half noted", mutate: func(f *learnedFixture) { delete(f.notes, "serving:learned:batched_p99_us") },
+			want: []string{"serving:learned:batched_n", "batched_p99_us"}},
+		{name: "studies not parquet", file: func(t *testing.T, dir string) {
+			writeFile(t, dir, schedulespec.StudiesFile, []byte("not parquet"))
+		}, want: []string{schedulespec.StudiesFile}},
+		{name: "study of no policy", mutate: func(f *learnedFixture) { f.studies[2].Policy = "sjf" },
+			want: []string{schedulespec.StudiesFile, "row 3", `policy "sjf" was not simulated`}},
+		{name: "negative MAPE", mutate: func(f *learnedFixture) { f.studies[1].PredictionMAPE = -0.1 },
+			want: []string{schedulespec.StudiesFile, "row 2", "prediction_mape = -0.1"}},
+		{name: "unknown study", mutate: func(f *learnedFixture) { f.studies[0].Study = "load" },
+			want: []string{schedulespec.StudiesFile, "row 1", `study "load"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newLearnedFixture()
+			if tt.mutate != nil {
+				tt.mutate(&f)
+			}
+			dir := f.write(t)
+			if tt.file != nil {
+				tt.file(t, dir)
+			}
+			_, err := readRuns(dir, f.policies, 1, f.notes)
+			if err == nil {
+				t.Fatal("readRuns succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLearnedRows checks the learned scope of metrics.parquet: the
+// serving counts and each simulated comparison's differences.
+func TestLearnedRows(t *testing.T) {
+	_, l := fixtureData(t, newLearnedFixture())
+	rows := metricRows(l)
+	find := func(policy, baseline, metric string) *section.MetricRow {
+		i := slices.IndexFunc(rows, func(r section.MetricRow) bool {
+			return r.Scope == section.ScopeLearned && r.Policy == policy && r.Baseline == baseline && r.Metric == metric
+		})
+		if i < 0 {
+			t.Errorf("no %s row of %s against %q", metric, policy, baseline)
+			return nil
+		}
+		return &rows[i]
+	}
+	if r := find("learned", "", "cache_changed"); r != nil && r.Value != 12 {
+		t.Errorf("cache_changed %v, want 12", r.Value)
+	}
+	if r := find("learned+batch", "", "mean_batch"); r != nil && r.Value != 3 {
+		t.Errorf("mean_batch %v, want 3", r.Value)
+	}
+	for _, base := range []string{"edf+migrate", "edf"} {
+		want := fixtureDiffs(base)[0]
+		if r := find("learned", base, metrics.MetricMeanE2E); r != nil && (r.Value != want.Value || *r.Lo != want.Lo || *r.Hi != want.Hi || !r.Significant) {
+			t.Errorf("learned against %s: %+v, want %+v", base, r, want)
+		}
+	}
+	if slices.ContainsFunc(rows, func(r section.MetricRow) bool { return r.Policy == "learned+batch" && r.Baseline != "" }) {
+		t.Error("differences of learned+batch, whose counterparts were not simulated")
+	}
+	if metricRows(nil) != nil {
+		t.Error("rows without a learned policy")
+	}
+}

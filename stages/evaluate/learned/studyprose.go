@@ -1,0 +1,292 @@
+package learned
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/mlsched/mlsched/stages/evaluate/chart"
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+)
+
+// predictionErrorText charts the prediction-error study: per metric, a
+// line per policy over the table's errors with train's predictor marked,
+// a table of the values and a sentence on who degrades most.
+func (l *runs) predictionErrorText(ev *section.Evaluation) (string, []report.Chart, error) {
+	rows := l.study(schedulespec.StudyPredictionError)
+	if len(rows) == 0 {
+		return "", nil, nil
+	}
+	s := newPredictionError(rows, ev.Policies)
+	var b strings.Builder
+	withTrain, crosses, alt := "", "", ""
+	if slices.ContainsFunc(s.conditions, func(c condition) bool { return c.predictor != schedulespec.PredictorTable }) {
+		withTrain = ", and with train's predictor"
+		crosses = ", and its cross is its result with train's predictor"
+		alt = ", a cross for each policy's result with train's predictor"
+	}
+	fmt.Fprintf(&b, "\n### Sensitivity to prediction error\n\nThe prediction-error study (schedule.studies) simulated every policy that reads predictions "+
+		"on the first %d eval jobs at schedule.load, predicting with the profile's mean latencies, exact and scaled per job by 1 ± e for each "+
+		"error e%s. The x axis is how far the predictions were from the means (their MAPE); each policy's line runs over the errors%s.\n",
+		s.jobs, withTrain, crosses)
+	first := studyInteractive
+	if !s.hasFinite(studyInteractive) {
+		first = studySLO // no interactive jobs
+	}
+	var charts []report.Chart
+	for _, m := range []struct {
+		metric studyMetric
+		name   string
+	}{{first, "prediction-error-slo.svg"}, {studyMean, "prediction-error-mean-e2e.svg"}} {
+		c, err := s.chart(m.metric, m.name)
+		if err != nil {
+			return "", nil, err
+		}
+		if c != nil {
+			charts = append(charts, *c)
+			fmt.Fprintf(&b, "\n%s\n", c.Link(fmt.Sprintf("%s against the predictions' MAPE, one line per policy%s", capitalize(m.metric.name), alt)))
+		}
+		fmt.Fprintf(&b, "\n%s\n%s", s.table(m.metric), s.degradeText(m.metric))
+	}
+	return b.String(), charts, nil
+}
+
+// chart draws one metric of the study; nil when no policy has a value.
+func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, error) {
+	var series []chart.Series
+	var marks []chart.Mark
+	lo := math.Inf(1)
+	for _, p := range s.policies {
+		sr := chart.Series{Name: p}
+		for _, c := range s.tableErrors() {
+			if r, ok := s.at[p][c]; ok && !math.IsNaN(m.value(r)) {
+				sr.X, sr.Y = append(sr.X, r.PredictionMAPE), append(sr.Y, m.value(r))
+				lo = math.Min(lo, m.value(r))
+			}
+		}
+		var mk []chart.Mark
+		for _, c := range s.conditions {
+			if c.predictor == schedulespec.PredictorTable {
+				continue
+			}
+			if r, ok := s.at[p][c]; ok && !math.IsNaN(m.value(r)) {
+				mk = append(mk, chart.Mark{Series: len(series), X: r.PredictionMAPE, Y: m.value(r)})
+				lo = math.Min(lo, m.value(r))
+			}
+		}
+		if len(sr.X) == 0 {
+			continue // a line needs a point; its crosses go with it
+		}
+		series = append(series, sr)
+		marks = append(marks, mk...)
+	}
+	if len(series) == 0 {
+		return nil, nil
+	}
+	opts := chart.LineOptions{Marks: marks, MarksLabel: "train's predictor"}
+	if m.higher {
+		// Attainment: up to 100%, down far enough below the lowest value
+		// that the differences show, at least a percentage point.
+		span := math.Max(1-lo, 0.01)
+		opts.YMax, opts.YMin = new(1.0), new(math.Max(0, math.Floor(100*(1-1.25*span))/100))
+	}
+	svg, err := chart.Lines(fmt.Sprintf("%s against prediction error", capitalize(m.name)), "MAPE of the predictions against the profile's means (fraction)", m.axis, series, opts)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", name, err)
+	}
+	return &report.Chart{Name: name, SVG: svg}, nil
+}
+
+// table gives one metric of every policy under every condition, under a
+// first row of the conditions' prediction MAPE (in the cells instead
+// where the policies' differ).
+func (s *predictionError) table(m studyMetric) string {
+	head := []string{"policy"}
+	mape := []string{"*prediction MAPE*"}
+	shared := map[condition]bool{}
+	for _, c := range s.conditions {
+		head = append(head, ">"+report.Escape(c.String()))
+		v, ok := s.mapeText(c)
+		if !ok {
+			v = "varies"
+		}
+		mape = append(mape, "*"+v+"*")
+		shared[c] = ok
+	}
+	t := report.NewTable(head...)
+	t.Add(mape...)
+	for _, p := range s.policies {
+		row := []string{report.Escape(p)}
+		for _, c := range s.conditions {
+			r, ok := s.at[p][c]
+			switch {
+			case !ok:
+				row = append(row, "–")
+			case shared[c]:
+				row = append(row, m.format(m.value(r)))
+			default:
+				row = append(row, fmt.Sprintf("%s (MAPE %s)", m.format(m.value(r)), report.Pct(r.PredictionMAPE)))
+			}
+		}
+		t.Add(row...)
+	}
+	return t.String()
+}
+
+func (m studyMetric) changeText(from, to float64) string {
+	if m.higher {
+		return report.Signed(to-from, report.PctPts)
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(to/from-1))
+}
+
+// degradeText says, from the rows, which policies degrade most and least
+// in m from exact predictions to the largest error.
+func (s *predictionError) degradeText(m studyMetric) string {
+	errs := s.tableErrors()
+	if len(errs) < 2 || errs[0].err != 0 {
+		return ""
+	}
+	exact, worst := errs[0], errs[len(errs)-1]
+	type moved struct {
+		policy   string
+		from, to float64
+		by       float64 // positive: worse
+	}
+	var ms []moved
+	for _, p := range s.policies {
+		a, okA := s.at[p][exact]
+		z, okZ := s.at[p][worst]
+		if !okA || !okZ {
+			continue
+		}
+		from, to := m.value(a), m.value(z)
+		by := m.change(from, to)
+		if math.IsNaN(by) || math.IsInf(by, 0) {
+			continue
+		}
+		ms = append(ms, moved{p, from, to, by})
+	}
+	if len(ms) == 0 {
+		return ""
+	}
+	span := fmt.Sprintf("from exact predictions to %s", report.Escape(worst.String()))
+	if v, ok := s.mapeText(worst); ok {
+		span += " (MAPE " + v + ")"
+	}
+	// Most degraded first; ties keep schedule's order.
+	slices.SortStableFunc(ms, func(a, b moved) int {
+		switch {
+		case a.by > b.by:
+			return -1
+		case a.by < b.by:
+			return 1
+		}
+		return 0
+	})
+	top, bottom := ms[0], ms[len(ms)-1]
+	names := func(by float64) string {
+		var out []string
+		for _, x := range ms {
+			if x.by == by {
+				out = append(out, "**"+report.Escape(x.policy)+"**")
+			}
+		}
+		return report.AndList(out)
+	}
+	what := func(x moved) string {
+		return fmt.Sprintf("%s → %s (%s)", m.format(x.from), m.format(x.to), m.changeText(x.from, x.to))
+	}
+	verb := "loses the most"
+	if !m.higher {
+		verb = "grows the most"
+	}
+	switch {
+	case top.by == 0 && bottom.by == 0:
+		return fmt.Sprintf("No policy's %s moves %s.\n", m.name, span)
+	case top.by <= 0:
+		return fmt.Sprintf("No policy's %s gets worse %s; %s improves the most: %s.\n", m.name, span, names(bottom.by), what(bottom))
+	case top.by == bottom.by:
+		return fmt.Sprintf("%s, every policy's %s moves alike: %s.\n", capitalize(span), m.name, what(top))
+	}
+	subject := names(top.by) + " " + verb
+	if !m.higher {
+		subject = names(top.by) + "'s " + m.name + " " + verb
+		return fmt.Sprintf("%s, %s: %s; at the other end, %s: %s.\n", capitalize(span), subject, what(top), names(bottom.by), what(bottom))
+	}
+	return fmt.Sprintf("%s, %s %s: %s; at the other end, %s: %s.\n", capitalize(span), subject, m.name, what(top), names(bottom.by), what(bottom))
+}
+
+// decisionCostText tabulates the decision-cost study and says what the
+// dearest decisions do to each learned policy against the cheapest.
+func (l *runs) decisionCostText() string {
+	rows := l.study(schedulespec.StudyDecisionCost)
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### The cost of a decision\n\nThe decision-cost study (schedule.studies) simulated each learned policy on the first %d eval jobs "+
+		"at schedule.load with its decisions costing schedule.learned.cost and each of schedule.studies.decision_costs on the simulated "+
+		"clock. Per decision is what a batch of one decision costs: a duration is what any batch costs, and profile charges a batch the profiled "+
+		"network's latency at its size.\n\n", rows[0].Jobs)
+	t := report.NewTable("policy", "cost", ">per decision", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
+	for _, r := range rows {
+		t.Add(report.Escape(r.Policy), report.Escape(r.DecisionCost), report.Secs(r.DecisionCostS), report.Pct(r.SLOAttainment), report.Pct(r.InteractiveSLOAttainment), report.Secs(r.MeanE2ES), report.Secs(r.P99E2ES))
+	}
+	b.WriteString(t.String())
+	for _, spec := range l.specs {
+		var own []schedulespec.StudyRow
+		for _, r := range rows {
+			if r.Policy == spec {
+				own = append(own, r)
+			}
+		}
+		if text := costText(spec, own); text != "" {
+			b.WriteString("\n" + text + "\n")
+		}
+	}
+	return b.String()
+}
+
+// costText compares a learned policy's dearest decisions with its
+// cheapest (the first row of each cost, in the study's order).
+func costText(spec string, rows []schedulespec.StudyRow) string {
+	if len(rows) < 2 {
+		return ""
+	}
+	cheap, dear := rows[0], rows[0]
+	for _, r := range rows[1:] {
+		if r.DecisionCostS < cheap.DecisionCostS {
+			cheap = r
+		}
+		if r.DecisionCostS > dear.DecisionCostS {
+			dear = r
+		}
+	}
+	if cheap.DecisionCostS == dear.DecisionCostS {
+		return ""
+	}
+	att := studyInteractive
+	if math.IsNaN(cheap.InteractiveSLOAttainment) || math.IsNaN(dear.InteractiveSLOAttainment) {
+		att = studySLO
+	}
+	var better, worse, same, parts []string
+	for _, m := range []studyMetric{att, studyMean, studyP99} {
+		from, to := m.value(cheap), m.value(dear)
+		parts = append(parts, fmt.Sprintf("%s %s against %s (%s)", m.name, m.format(to), m.format(from), m.changeText(from, to)))
+		switch by := m.change(from, to); {
+		case by > 0:
+			worse = append(worse, m.name)
+		case by < 0:
+			better = append(better, m.name)
+		case by == 0:
+			same = append(same, m.name)
+		}
+	}
+	return fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
+		report.Escape(spec), report.Secs(dear.DecisionCostS), report.Escape(dear.DecisionCost), report.Secs(cheap.DecisionCostS), report.Escape(cheap.DecisionCost), strings.Join(parts, ", "),
+		judged(report.Escape(spec), better, worse, same, "unchanged in"))
+}

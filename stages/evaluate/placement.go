@@ -1,0 +1,233 @@
+package evaluate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/mlsched/mlsched/stages/evaluate/chart"
+	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
+)
+
+// placementSection shows the placement network: its labels, training
+// curve and scores on the test points beside the rules it competes with;
+// left out without the train artifact.
+type placementSection struct{ train *trainArtifact }
+
+var _ section.Section = (*placementSection)(nil)
+
+func (*placementSection) Name() string { return "placement" }
+
+// Read reads the train artifact, unless the predictor's section did.
+func (s *placementSection) Read(ev *section.Evaluation) error { return s.train.load(ev.Train) }
+
+// Rows are the network's scores on the test points.
+func (s *placementSection) Rows(*section.Evaluation) []MetricRow {
+	return placementRows(s.train.trained)
+}
+
+// Render shows the labels, the training and the scores.
+func (s *placementSection) Render(*section.Evaluation) (report.Section, error) {
+	return renderPlacement(s.train.trained)
+}
+
+// placementRows are the placement network's headline numbers for
+// metrics.parquet: its scores on the test points.
+func placementRows(t *trained) []MetricRow {
+	if t == nil {
+		return nil
+	}
+	var rows []MetricRow
+	for _, m := range []string{"accuracy", "auc", "log_loss", "ece"} {
+		if v, ok := t.value(trainspec.ModelPlacement, trainspec.SectionScore, trainspec.SplitTest, trainspec.ScorerNetwork, m); ok {
+			rows = append(rows, MetricRow{Scope: section.ScopePlacement, Metric: m, Value: v})
+		}
+	}
+	return rows
+}
+
+// scorerNames say what the placement scorers are.
+var scorerNames = map[string]string{
+	trainspec.ScorerNetwork:     "network",
+	trainspec.ScorerThreshold:   "threshold rule",
+	trainspec.ScorerBestFeature: "best single feature",
+}
+
+func scorerName(s string) string { return cmp.Or(scorerNames[s], s) }
+
+// scorerRules say what a rule that metrics.parquet does not describe
+// does.
+var scorerRules = map[string]string{
+	trainspec.ScorerThreshold: "migrate when the predicted gain exceeds schedule.migration.min_gain",
+}
+
+// ruleRow matches the best single-feature rule's description, as
+// placement.Rule.String writes it: "x[3] < 0.05".
+var ruleRow = regexp.MustCompile(`^x\[(\d+)\] ([<>]) `)
+
+// rules returns each scorer's rule, in words and as Markdown, from the rows whose metric
+// describes it ("rule: x[3] < 5e-05", the value its threshold); the
+// feature is named from decisions.parquet's footer where it lists it.
+func (t *trained) rules() map[string]string {
+	out := map[string]string{}
+	for _, r := range t.rows {
+		text, ok := strings.CutPrefix(r.Metric, "rule: ")
+		if r.Model != trainspec.ModelPlacement || r.Section != trainspec.SectionScore || !ok {
+			continue
+		}
+		if m := ruleRow.FindStringSubmatch(text); m != nil {
+			if i, err := strconv.Atoi(m[1]); err == nil && i < len(t.features) {
+				// The comparison stays as written: "<" before a space
+				// starts no tag.
+				out[r.Candidate] = fmt.Sprintf("migrate when %s %s %s", report.Escape(t.features[i]), m[2], report.Num(r.Value))
+				continue
+			}
+		}
+		out[r.Candidate] = report.Escape(text)
+	}
+	return out
+}
+
+// renderPlacement is the Placement network section; untitled without the
+// train artifact.
+func renderPlacement(t *trained) (report.Section, error) {
+	if t == nil {
+		return report.Section{}, nil
+	}
+	var md strings.Builder
+	var charts []report.Chart
+	add := func(name, alt string, svg []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", name, err)
+		}
+		c := report.Chart{Name: name, SVG: svg}
+		charts = append(charts, c)
+		fmt.Fprintf(&md, "\n%s\n", c.Link(alt))
+		return nil
+	}
+	scorers := t.scorers()
+	rules := t.rules()
+	md.WriteString("The placement network (ten inputs, two hidden layers of 64, a sigmoid output) says whether to move a waiting job to another device. " +
+		"It learns from decision points of simulations of the train workload, each labelled by playing it both ways in forked simulations: " +
+		"migrate when moving did better than staying. It is scored on held-out test points beside rules that need no network")
+	var others []string
+	for _, s := range scorers {
+		if s == trainspec.ScorerNetwork {
+			continue
+		}
+		o := report.Escape(scorerName(s))
+		switch r, ok := rules[s]; {
+		case ok:
+			o += " (" + r + ", fitted to the training points)"
+		case scorerRules[s] != "":
+			o += " (" + scorerRules[s] + ")"
+		}
+		others = append(others, o)
+	}
+	switch n := len(others); {
+	case n == 1:
+		md.WriteString(": the " + others[0])
+	case n > 1:
+		md.WriteString(": the " + strings.Join(others[:n-1], ", the ") + " and the " + others[n-1])
+	}
+	md.WriteString(".\n\n")
+	md.WriteString(labelsText(t))
+
+	// The training curve.
+	eps := t.epochs()
+	var train, val chart.Series
+	train.Name, val.Name = "training loss", "validation loss"
+	best := -1
+	for i, e := range eps {
+		train.X, train.Y = append(train.X, float64(e.n)), append(train.Y, e.trainLoss)
+		val.X, val.Y = append(val.X, float64(e.n)), append(val.Y, e.valLoss)
+		if e.best == 1 && best < 0 {
+			best = i
+		}
+	}
+	fmt.Fprintf(&md, "\n### Training\n\nTraining ran %d epochs", len(eps))
+	opts := chart.LineOptions{YMin: new(0.0), NoMarkers: true}
+	if best >= 0 {
+		b := eps[best]
+		opts.VLine, opts.VLineLabel = new(float64(b.n)), fmt.Sprintf("best epoch (%d)", b.n)
+		fmt.Fprintf(&md, "; the lowest validation loss, %s at epoch %d, gives the weights the network keeps (validation accuracy there %s)",
+			report.Num(b.valLoss), b.n, report.Pct(b.valAccuracy))
+	}
+	md.WriteString(".\n")
+	svg, err := chart.Lines("Placement network: loss per epoch", "epoch", "cross-entropy loss", []chart.Series{train, val}, opts)
+	if err := add("placement-training.svg", "Training and validation loss of the placement network per epoch, the best epoch marked", svg, err); err != nil {
+		return report.Section{}, err
+	}
+
+	// The scores.
+	n, pos := t.placementScore(scorers[0], "n"), t.placementScore(scorers[0], "positives")
+	fmt.Fprintf(&md, "\n### Scores on the test points\n\nThe %s test points include %s labelled migrate (%s): a scorer that never migrates is right on %s of them.\n\n",
+		count(n), count(pos), report.Pct(pos/n), report.Pct(1-pos/n))
+	tb := report.NewTable("scorer", ">accuracy", ">AUC", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
+	for _, s := range scorers {
+		sc := func(metric string) float64 { return t.placementScore(s, metric) }
+		tb.Add(report.Escape(scorerName(s)), report.Pct(sc("accuracy")), report.Num(sc("auc")), report.Num(sc("log_loss")), report.Num(sc("ece")),
+			count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
+	}
+	md.WriteString(tb.String())
+	md.WriteString("\nThe last four columns are each scorer's confusion matrix: TP migrated where moving did better, FP migrated where staying did, " +
+		"FN stayed where moving did better, TN stayed where staying did. AUC is the chance that a point labelled migrate scores above one " +
+		"labelled stay (0.5: no better than chance); log loss and ECE (the expected calibration error) judge the probability of migrate " +
+		"each scorer gives.\n")
+	var roc []chart.Series
+	for _, s := range scorers {
+		fpr, tpr := t.roc(s)
+		if len(fpr) > 0 {
+			roc = append(roc, chart.Series{Name: fmt.Sprintf("%s (AUC %s)", scorerName(s), report.Num(t.placementScore(s, "auc"))), X: fpr, Y: tpr})
+		}
+	}
+	if len(roc) > 0 {
+		svg, err := chart.Lines("ROC on the test points", "false positive rate (stay points migrated)", "true positive rate (migrate points migrated)", roc,
+			chart.LineOptions{YMin: new(0.0), YMax: new(1.0), Diagonal: true, DiagonalLabel: "chance", NoMarkers: true})
+		if err := add("placement-roc.svg", "ROC curves of the network and the rules on the test points", svg, err); err != nil {
+			return report.Section{}, err
+		}
+	}
+	return report.Section{Title: "Placement network", Markdown: md.String(), Charts: charts}, nil
+}
+
+// labelsText describes the labelled decision points: each split's points
+// and share labelled migrate, and the labeller's own counts.
+func labelsText(t *trained) string {
+	isCount := func(r trainspec.MetricRow) bool {
+		return r.Model == trainspec.ModelLabels && r.Section == trainspec.SectionCounts
+	}
+	at := func(split, metric string) float64 {
+		if v, ok := t.value(trainspec.ModelLabels, trainspec.SectionCounts, split, "", metric); ok {
+			return v
+		}
+		return math.NaN()
+	}
+	var b strings.Builder
+	splits := t.distinct(func(r trainspec.MetricRow) bool { return isCount(r) && r.Split != "" }, func(r trainspec.MetricRow) string { return r.Split })
+	if len(splits) > 0 {
+		tb := report.NewTable("split", ">points", ">migrate", ">share migrate")
+		var points, migrate float64
+		for _, s := range splits {
+			p, m := at(s, "points"), at(s, "migrate")
+			points, migrate = points+p, migrate+m
+			tb.Add(report.Escape(s), count(p), count(m), report.Pct(m/p))
+		}
+		fmt.Fprintf(&b, "**Labels.** %s decision points, %s of them (%s) labelled migrate:\n\n%s", count(points), count(migrate), report.Pct(migrate/points), tb.String())
+	}
+	var counts []string
+	for _, r := range t.rows {
+		if isCount(r) && r.Split == "" {
+			counts = append(counts, fmt.Sprintf("%s %s", report.Escape(strings.ReplaceAll(r.Metric, "_", " ")), count(r.Value)))
+		}
+	}
+	if len(counts) > 0 {
+		fmt.Fprintf(&b, "\nThe labeller's counts: %s.\n", strings.Join(counts, ", "))
+	}
+	return b.String()
+}

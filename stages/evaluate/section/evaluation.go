@@ -1,0 +1,117 @@
+package section
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/evaluatespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
+)
+
+// Evaluation is what the stage reads and computes once for every section:
+// where the upstream artifacts are, the simulations the schedule artifact
+// holds, each policy summarized and compared with the baselines, and what
+// the runner says of the run. Sections read it and leave it as it is.
+type Evaluation struct {
+	// Config is evaluate's section of the configuration.
+	Config evaluatespec.Config
+
+	// Schedule is the schedule artifact's directory and Samples the
+	// profile's samples file. Train is the train artifact's directory,
+	// empty without one.
+	Schedule, Samples, Train string
+	// ScheduleNotes are the schedule artifact's manifest notes; nil
+	// without them.
+	ScheduleNotes map[string]string
+	// Previous is the metrics.parquet of the run evaluate.compare_to
+	// names, and PreviousVersion that run's version; both empty without
+	// one.
+	Previous, PreviousVersion string
+
+	// Policies are the policy specs simulated, in schedule's order, and
+	// Results each one's, at the same index.
+	Policies []string
+	Results  []Result
+	// Replications is how many times schedule simulated each policy, and
+	// Runs each one's simulations (runs.parquet's rows), replication k at
+	// k-1.
+	Replications int
+	Runs         map[string][]schedulespec.RunRow
+	// Devices are cluster.parquet's rows, the cluster as simulated, and
+	// Cluster the same as package metrics reads it.
+	Devices []schedulespec.ClusterRow
+	Cluster metrics.Cluster
+	// Bounds are the workload's lower bounds.
+	Bounds metrics.Bounds
+
+	// Provenance is what the report's last section says of the run.
+	Provenance Provenance
+}
+
+// Result is what the report has of one policy once its traces are
+// released: the summary, its differences from each baseline, and samples
+// of its latency distributions for the charts.
+type Result struct {
+	Summary metrics.Summary
+	// Reps are every replication's summaries, the first being Summary.
+	Reps []metrics.Summary
+	// Diffs are the differences from each baseline, in the order of
+	// evaluate.baselines.
+	Diffs []metrics.Difference
+	// The distribution sketches: equally spaced quantiles of the
+	// completed jobs' end-to-end latency and wait, and of the
+	// interactive jobs' end-to-end latency.
+	E2ESketch, WaitSketch, InteractiveSketch []float64
+}
+
+// Provenance describes the run for the report's reproducibility section.
+type Provenance struct {
+	// Versions lists "stage@version" of every artifact the report rests on,
+	// its own included.
+	Versions []string
+	// Config is the configuration the report rests on, one "key = value"
+	// line per setting: evaluate's section and each upstream's as its
+	// artifact records it.
+	Config string
+	// Machine describes the profiled machine (the profile's notes).
+	Machine map[string]string
+	// Commands reproduce the run.
+	Commands []string
+}
+
+// Ranked returns the policy indices ordered best first for an objective
+// (NaN last, ties by listing order).
+func (ev *Evaluation) Ranked(o Objective) []int {
+	idx := make([]int, len(ev.Policies))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		va, vb := o.Value(ev.Results[a].Summary), o.Value(ev.Results[b].Summary)
+		switch {
+		case math.IsNaN(va) && math.IsNaN(vb):
+			return 0
+		case math.IsNaN(va):
+			return 1
+		case math.IsNaN(vb):
+			return -1
+		}
+		if o.Lower {
+			return cmp.Compare(va, vb)
+		}
+		return cmp.Compare(vb, va)
+	})
+	return idx
+}
+
+// Diff finds policy i's difference in metric against baseline.
+func (ev *Evaluation) Diff(i int, baseline, metric string) (metrics.Difference, bool) {
+	for _, x := range ev.Results[i].Diffs {
+		if x.Baseline == baseline && x.Metric == metric {
+			return x, true
+		}
+	}
+	return metrics.Difference{}, false
+}
