@@ -6,12 +6,12 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "c52b3b416b30b8a5d00771542bf052797e308c46aa59e1da2a48abaaa9c0e734",
+	"stages/evaluate":              "b6ae4bdbee9a2d23c9910fc5f584db51689d1b777cc5aa8726a8dd8e9c77e71b",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
-	"stages/evaluate/fidelity":     "413fb771e4b9ff23d4ccffa41f1fbb9a83310459c07b10fbe4f7f24685f82156",
-	"stages/evaluate/learned":      "62817022b979be25ca54cd13b78131b783346442b9166d30561d76f00e4ef607",
+	"stages/evaluate/fidelity":     "d20254482609ff561bec4212eea4a57e1b7f15880bf38298f6d526b7d74341e9",
+	"stages/evaluate/learned":      "0824c835fa36f57f49f9da9384bb7c6557e9edd2ef25892f3ce155348fa788cc",
 	"stages/evaluate/report":       "6891e4ef9f4005228759f90c4ea9fd525c72568aac6fa22800aabb9b759b0906",
-	"stages/evaluate/section":      "2980c7d8466dd831345ac4498ee2af12f9824ab3662ff25a27f7ca98142186fb",
+	"stages/evaluate/section":      "c5fbd1cdc85366306a1dfd7b2efcab31f05ca60f8f61ab4c68d9effa4a0efa46",
 	"stages/generate":              "f03b22d6485d9335be5a634e4879449be3380ec1c4964ba1812dcad5e94512f1",
 	"stages/lib/catalog":           "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":           "97214a5e6111bd3c7b9136070fcad10476e26ac37e9afc9cb68fd5d67e0f6715",

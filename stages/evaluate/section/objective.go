@@ -37,6 +37,17 @@ func Objectives() []Objective {
 	}
 }
 
+// ObjectiveOf returns the objective whose metric is diff (its Diff, a
+// metrics.Metric* name); ok is false for none.
+func ObjectiveOf(diff string) (o Objective, ok bool) {
+	for _, o := range Objectives() {
+		if o.Diff == diff {
+			return o, true
+		}
+	}
+	return Objective{}, false
+}
+
 // Headline are the objectives a paired comparison states: those with a
 // paired interval (the makespan has none).
 func Headline() []Objective {

@@ -22,3 +22,15 @@ func TestDiffText(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectiveOf finds every objective by its metric, and none by another.
+func TestObjectiveOf(t *testing.T) {
+	for _, o := range Objectives() {
+		if got, ok := ObjectiveOf(o.Diff); !ok || got.Name != o.Name {
+			t.Errorf("ObjectiveOf(%q) = %q, %v; want %q", o.Diff, got.Name, ok, o.Name)
+		}
+	}
+	if o, ok := ObjectiveOf("no such metric"); ok {
+		t.Errorf("ObjectiveOf(no such metric) = %q, want none", o.Name)
+	}
+}
