@@ -9,6 +9,7 @@ var codeVersions = map[string]string{
 	"stages/evaluate":              "b6ae4bdbee9a2d23c9910fc5f584db51689d1b777cc5aa8726a8dd8e9c77e71b",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":     "d20254482609ff561bec4212eea4a57e1b7f15880bf38298f6d526b7d74341e9",
+	"stages/evaluate/golden":       "e0cd180b637e1a6c75a0249d4e275fce532f1c40302eb61731e3953d27fb9648",
 	"stages/evaluate/learned":      "0824c835fa36f57f49f9da9384bb7c6557e9edd2ef25892f3ce155348fa788cc",
 	"stages/evaluate/report":       "6891e4ef9f4005228759f90c4ea9fd525c72568aac6fa22800aabb9b759b0906",
 	"stages/evaluate/section":      "c5fbd1cdc85366306a1dfd7b2efcab31f05ca60f8f61ab4c68d9effa4a0efa46",

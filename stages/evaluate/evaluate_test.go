@@ -3,7 +3,6 @@ package evaluate
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
@@ -28,8 +28,6 @@ import (
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/schedule"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const ms = 1e-3
 
@@ -165,7 +163,7 @@ func TestTinyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "tiny-report.md", md, "report.md")
+	golden.Check(t, "tiny-report.md", md, "report.md")
 
 	t.Run("html", func(t *testing.T) { checkHTML(t, out) })
 	t.Run("metrics", func(t *testing.T) { checkMetrics(t, out, f.sched, cfg) })
@@ -539,25 +537,6 @@ func TestBadConfig(t *testing.T) {
 	}
 	if err := DefaultConfig().CheckBaselines([]string{"fifo", "edf"}); err == nil || !strings.Contains(err.Error(), `evaluate.baselines[1]: "round_robin" is not among schedule.policies`) {
 		t.Errorf("CheckBaselines = %v", err)
-	}
-}
-
-// checkGolden compares got, what (for the message), with testdata/name,
-// and writes it there instead under -update.
-func checkGolden(t *testing.T, name string, got []byte, what string) {
-	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s; if the change is intended, rerun with -update and read the diff", what, golden)
 	}
 }
 

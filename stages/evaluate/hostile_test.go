@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
@@ -57,7 +58,7 @@ func TestHostileNamesStayText(t *testing.T) {
 		doc.Sections = append(doc.Sections, sec)
 	}
 	md := doc.Markdown()
-	checkGolden(t, "hostile-names.md", md, "the report with hostile names")
+	golden.Check(t, "hostile-names.md", md, "the report with hostile names")
 	if bytes.Contains(md, []byte("<script")) || bytes.Contains(md, []byte("<img")) {
 		t.Errorf("report.md holds a raw tag:\n%s", md)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
@@ -288,7 +289,7 @@ func TestTrainedSections(t *testing.T) {
 	}
 
 	md := (&report.Document{Title: "trained", Sections: []report.Section{pred, place}}).Markdown()
-	checkGolden(t, "trained-sections.md", md, "the sections")
+	golden.Check(t, "trained-sections.md", md, "the sections")
 }
 
 // TestTrainedSectionsWithoutTrain checks that a run without the train

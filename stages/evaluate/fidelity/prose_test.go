@@ -2,13 +2,11 @@ package fidelity
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
@@ -59,7 +57,7 @@ func TestFidelitySection(t *testing.T) {
 		t.Errorf("charts %v, want %v", names, want)
 	}
 	md := (&report.Document{Title: "report", Sections: []report.Section{sec}}).Markdown()
-	checkGolden(t, "fidelity-section.md", md, "the section")
+	golden.Check(t, "fidelity-section.md", md, "the section")
 }
 
 // TestSourcesNameTheQueueing checks that the section says so when the
@@ -131,26 +129,5 @@ func TestDrawsText(t *testing.T) {
 	}
 	if (&comparison{runs: []*realRun{run("fifo", sum(1, 1), sum(1, 1))}}).drawsText() != "" {
 		t.Error("drawsText of runs without draws is not empty")
-	}
-}
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// checkGolden compares got, what (for the message), with testdata/name,
-// and writes it there instead under -update.
-func checkGolden(t *testing.T, name string, got []byte, what string) {
-	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s; if the change is intended, rerun with -update and read the diff", what, golden)
 	}
 }

@@ -1,8 +1,6 @@
 package learned
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -159,26 +157,5 @@ func writeFile(t *testing.T, dir, name string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// checkGolden compares got, what (for the message), with testdata/name,
-// and writes it there instead under -update.
-func checkGolden(t *testing.T, name string, got []byte, what string) {
-	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s; if the change is intended, rerun with -update and read the diff", what, golden)
 	}
 }

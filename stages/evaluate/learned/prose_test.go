@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
@@ -73,7 +74,7 @@ func TestLearnedSection(t *testing.T) {
 	}
 
 	md := (&report.Document{Title: "learned", Sections: []report.Section{sec}}).Markdown()
-	checkGolden(t, "learned-section.md", md, "the section")
+	golden.Check(t, "learned-section.md", md, "the section")
 }
 
 // TestLearnedSectionParts leaves parts of the artifact out and checks

@@ -2,17 +2,15 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"golang.org/x/net/html"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const testSVG = `<?xml version="1.0"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><path d="M0 0L10 10"/></svg>`
@@ -33,20 +31,7 @@ func testDoc() *Document {
 // TestMarkdownGolden keeps the Markdown of a fixed document; refresh with
 // go test ./stages/evaluate/report -update.
 func TestMarkdownGolden(t *testing.T) {
-	got := testDoc().Markdown()
-	golden := filepath.Join("testdata", "report.md")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("Markdown differs from %s (rerun with -update if the change is intended):\n%s", golden, got)
-	}
+	golden.Check(t, "report.md", testDoc().Markdown(), "Markdown")
 }
 
 // TestHTMLIsSelfContained parses the page and checks that every chart is
