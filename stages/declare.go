@@ -10,7 +10,7 @@ import (
 // its section of pipeline.yaml with the section's defaults and checks, and
 // the pipeline.Stage it declares from the whole configuration, everything
 // but its code (which runs in a worker process, cmd/mlsched-worker). Each
-// stage is one Declaration value in a file of its own here, and one line
+// stage is one Declaration value in a file of its own here (declare_<stage>.go), and one line
 // in the list of stages (declarations).
 type Declaration struct {
 	// Name is the stage's name: its directory in the store, its section of
