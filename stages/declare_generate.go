@@ -35,9 +35,11 @@ func declareGenerate(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	}
 	return pipeline.Stage{
 		Name:     Generate,
-		Config:   cfg.Generate,
+		// Its own section, and how many eval workloads schedule's
+		// replications need.
+		Config:   generatespec.KeyedOf(cfg.Generate, cfg.Schedule.Replications),
 		UsesSeed: true,
-		Estimate: generateEstimate{cfg: cfg.Generate, path: rt.Path},
+		Estimate: generateEstimate{cfg: cfg.Generate, reps: cfg.Schedule.Replications, path: rt.Path},
 		Extern:   extern,
 	}, nil
 }

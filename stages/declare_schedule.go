@@ -24,10 +24,10 @@ func declareSchedule(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Name: Schedule,
 		// Train's models reach the simulations through the runner, their
 		// digests in the key; of generate's output it reads the eval
-		// workload alone.
+		// workloads alone, one per replication.
 		Deps: []string{Generate, Profile, Train},
 		Reads: map[string][]string{
-			Generate: {generatespec.JobsFile(generatespec.WorkloadEval)},
+			Generate: slices.Compact(generatespec.EvalReplicationFiles(cfg.Generate, cfg.Schedule.Replications)),
 			Train:    {trainspec.PredictorFile, trainspec.PlacementFile},
 		},
 		Config:   cfg.Schedule,

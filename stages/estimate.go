@@ -29,6 +29,7 @@ const (
 // path resolves an import path as the stage does.
 type generateEstimate struct {
 	cfg  generatespec.Config
+	reps int // schedule.replications
 	path func(string) string
 }
 
@@ -50,8 +51,16 @@ func (e generateEstimate) EstimateOutput(map[string]*pipeline.Manifest) (int64, 
 			parts = append(parts, fmt.Sprintf("generate.%s.import's size", w.name))
 			continue
 		}
-		b += float64(w.w.Jobs) * jobRowBytes
-		parts = append(parts, fmt.Sprintf("generate.%s.jobs = %d jobs × about %d B a job", w.name, w.w.Jobs, jobRowBytes))
+		n := 1
+		if w.name == generatespec.WorkloadEval {
+			n = generatespec.EvalWorkloads(e.cfg, e.reps)
+		}
+		b += float64(n) * float64(w.w.Jobs) * jobRowBytes
+		if n > 1 {
+			parts = append(parts, fmt.Sprintf("%d replications × generate.%s.jobs = %d jobs × about %d B a job", n, w.name, w.w.Jobs, jobRowBytes))
+		} else {
+			parts = append(parts, fmt.Sprintf("generate.%s.jobs = %d jobs × about %d B a job", w.name, w.w.Jobs, jobRowBytes))
+		}
 	}
 	return clampBytes(b + 3*fileOverheadByte), strings.Join(parts, " + ")
 }

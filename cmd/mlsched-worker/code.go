@@ -92,7 +92,8 @@ func generateCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 		}
 	}
 	return func(ctx context.Context, env *pipeline.Env) error {
-		return generate.Run(ctx, gc, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress})
+		return generate.Run(ctx, gc, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress,
+			EvalReplications: cfg.Schedule.Replications})
 	}
 }
 
@@ -162,6 +163,7 @@ func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 		in := schedule.Inputs{
 			Samples:   prof.Path(profilespec.SamplesFile),
 			Jobs:      gen.Path(generatespec.JobsFile(generatespec.WorkloadEval)),
+			Workloads: evalWorkloads(cfg, gen),
 			Predictor: tr.Path(trainspec.PredictorFile),
 			Placement: tr.Path(trainspec.PlacementFile),
 		}
@@ -201,6 +203,7 @@ func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 		in := evaluate.Inputs{
 			Schedule:      ins[stages.Schedule].Dir,
 			Jobs:          ins[stages.Generate].Path(generatespec.JobsFile(generatespec.WorkloadEval)),
+			Workloads:     evalWorkloads(cfg, ins[stages.Generate]),
 			Samples:       ins[stages.Profile].Path(profilespec.SamplesFile),
 			Train:         ins[stages.Train].Dir,
 			ScheduleNotes: sm.Notes,
@@ -215,6 +218,16 @@ func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 		return evaluate.Run(ctx, cfg.Evaluate, env.Seed, in, evaluate.Output{
 			Dir: env.Dir, Metadata: env.Metadata, Provenance: prov, Progress: env.Progress})
 	}
+}
+
+// evalWorkloads are the paths of each replication's eval workload in
+// generate's output.
+func evalWorkloads(cfg stages.Config, gen pipeline.Input) []string {
+	files := generatespec.EvalReplicationFiles(cfg.Generate, cfg.Schedule.Replications)
+	for i, f := range files {
+		files[i] = gen.Path(f)
+	}
+	return files
 }
 
 // provenance reads what the report says it rests on from the upstreams'

@@ -23,6 +23,9 @@ type Inputs struct {
 	Schedule string
 	// Jobs is generate's eval workload; Samples the profile's samples.
 	Jobs, Samples string
+	// Workloads, if not empty, lists each replication's eval workload,
+	// from the first (which is Jobs); a replication beyond it ran Jobs.
+	Workloads []string
 	// Train is the train artifact's directory: the report shows its
 	// predictor's and placement network's scores. Empty leaves those
 	// sections out.
@@ -140,13 +143,28 @@ func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs,
 		return nil, nil, err
 	}
 	cl := ev.Cluster
-	if ev.Bounds, err = metrics.ReadBounds(filepath.Join(in.Schedule, schedulespec.BoundsFile)); err != nil {
-		return nil, nil, err
-	}
-	bounds := ev.Bounds
-	samples, err := metrics.JobSamples(in.Jobs)
+	bounds, err := metrics.ReadBounds(filepath.Join(in.Schedule, schedulespec.BoundsFile))
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(bounds) != runs.replications {
+		return nil, nil, fmt.Errorf("read %s: %d rows, one per replication of runs.parquet's %d", schedulespec.BoundsFile, len(bounds), runs.replications)
+	}
+	ev.Bounds = bounds[0]
+	// Each replication's own jobs give its completed samples.
+	samples := make([]*metrics.Samples, runs.replications)
+	for k := range samples {
+		jobs := in.Jobs
+		if k < len(in.Workloads) {
+			jobs = in.Workloads[k]
+		}
+		if k > 0 && jobs == in.Jobs {
+			samples[k] = samples[0]
+			continue
+		}
+		if samples[k], err = metrics.JobSamples(jobs); err != nil {
+			return nil, nil, err
+		}
 	}
 	policies := runs.policies
 	total := int64(len(policies))
@@ -188,7 +206,7 @@ func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs,
 			if err != nil {
 				return err
 			}
-			r := section.Result{Summary: metrics.Summarize(t, busy, cl, bounds, samples, bs)}
+			r := section.Result{Summary: metrics.Summarize(t, busy, cl, bounds[0], samples[0], bs)}
 			sides[i] = metrics.NewSide(t)
 			r.E2ESketch, r.WaitSketch, r.InteractiveSketch = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
 			r.Reps = []metrics.Summary{r.Summary}
@@ -198,7 +216,7 @@ func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs,
 					return err
 				}
 				point := metrics.Bootstrap{Confidence: bs.Confidence} // no resamples: the runs give the interval
-				r.Reps = append(r.Reps, metrics.Summarize(t, busy, cl, bounds, samples, point))
+				r.Reps = append(r.Reps, metrics.Summarize(t, busy, cl, bounds[k-1], samples[k-1], point))
 			}
 			ev.Results[i] = r
 			step()

@@ -2,8 +2,9 @@ package generate
 
 import (
 	"context"
-	"github.com/mlsched/mlsched/pipeline/memstat"
 	"testing"
+
+	"github.com/mlsched/mlsched/pipeline/memstat"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 )

@@ -136,6 +136,22 @@
 // disjoint, and each workload's ids stay the same when the other's job count
 // changes.
 //
+// # Replications of the eval workload
+//
+// The schedule stage simulates schedule.replications independent
+// replications of the experiment (Output.EvalReplications), and each
+// needs a workload of its own: the workload is the largest source of
+// variance, and replications that shared it would give intervals for
+// this one sample of arrivals only (Law, Simulation Modeling and
+// Analysis, 5th ed., §9.4: replications are independent only if every
+// random input is drawn anew). Replication r of the eval workload is drawn
+// exactly as the first, from the streams "jobs#r" and "arrivals#r" (the
+// first keeps "jobs" and "arrivals", so one replication draws what a run
+// without replications drew), with ordinal r for its ids, into
+// generatespec.EvalJobsFile(r). An imported eval workload is one sample
+// of the world, written once; every replication simulates it, and only
+// the service-time draws and random placements differ between them.
+//
 // The files are a pure function of the config, the global seed and any
 // imported file's content: the same inputs give byte-identical files with
 // the same toolchain. No wall

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
 // Output is where and how Run writes its artifacts.
@@ -26,6 +27,12 @@ type Output struct {
 	// total, about once per million jobs and once at the end. Calls are
 	// serialized.
 	Progress func(done, total int64)
+	// EvalReplications is how many replications of the eval workload the
+	// schedule stage simulates (schedule.replications): a synthetic eval
+	// workload is written once per replication, each drawn from streams
+	// of its own (generatespec.EvalJobsFile names the files); an imported
+	// one once. 0 is 1.
+	EvalReplications int
 }
 
 // chunkRows is how many jobs the generating goroutine hands to the writing
@@ -69,7 +76,11 @@ func streamSeeds(global int64, workload string, seed int64, stream string) (uint
 
 // workloadSpec is one workload as Run generates or imports it.
 type workloadSpec struct {
-	name    string
+	name string
+	// rep is the workload's replication, from 1 (the train workload has
+	// one), and file its jobs file.
+	rep     int
+	file    string
 	ordinal int64 // job ids start at ordinal·MaxJobs
 	w       Workload
 	// src reads an imported workload's rows; nil for a synthetic one.
@@ -77,6 +88,16 @@ type workloadSpec struct {
 	// models are the models its statistics count: the weighted ones for
 	// a synthetic workload, the whole catalog for an imported one.
 	models []modelSpec
+}
+
+// stream names one of the workload's random streams: the stream itself for
+// the first replication (so that one replication draws what a run without
+// replications always drew), "<stream>#<r>" for replication r after.
+func (s workloadSpec) stream(name string) string {
+	if s.rep > 1 {
+		return fmt.Sprintf("%s#%d", name, s.rep)
+	}
+	return name
 }
 
 // Run generates every workload of cfg from the pipeline's global seed, or
@@ -95,7 +116,15 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 		return err
 	}
 	pop := newPopulation(cfg)
-	specs := []workloadSpec{{name: WorkloadTrain, ordinal: 0, w: cfg.Train}, {name: WorkloadEval, ordinal: 1, w: cfg.Eval}}
+	specs := []workloadSpec{
+		{name: WorkloadTrain, rep: 1, file: JobsFile(WorkloadTrain), ordinal: 0, w: cfg.Train},
+		{name: WorkloadEval, rep: 1, file: generatespec.EvalJobsFile(1), ordinal: 1, w: cfg.Eval},
+	}
+	// The eval workload's later replications: ordinals after the first
+	// eval's, so that every job id of the run stays unique.
+	for r := 2; r <= generatespec.EvalWorkloads(cfg, out.EvalReplications); r++ {
+		specs = append(specs, workloadSpec{name: WorkloadEval, rep: r, file: generatespec.EvalJobsFile(r), ordinal: int64(r), w: cfg.Eval})
+	}
 	prog := &progress{report: out.Progress}
 	known := true // a CSV's rows are counted only at its end
 	for i := range specs {
@@ -153,7 +182,7 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 
 	var rows []Stat
 	for i, s := range specs {
-		rows = append(rows, results[i].rows(s.name, &pop, s.models)...)
+		rows = append(rows, results[i].rows(s.name, s.rep, &pop, s.models)...)
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, StatsFile), rows, out.Metadata); err != nil {
 		removeOutputs(out.Dir, specs)
@@ -176,7 +205,7 @@ func closeSources(specs []workloadSpec) {
 // half-written is left in the staging directory.
 func removeOutputs(dir string, specs []workloadSpec) {
 	for _, s := range specs {
-		os.Remove(filepath.Join(dir, JobsFile(s.name)))
+		os.Remove(filepath.Join(dir, s.file))
 	}
 }
 
@@ -185,7 +214,7 @@ func removeOutputs(dir string, specs []workloadSpec) {
 // writes them, so drawing and encoding overlap. Memory is bounded by the
 // chunks in flight and the writer's current row group.
 func writeWorkload(ctx context.Context, s workloadSpec, seed int64, pop *population, out Output, prog *progress) (st *stats, err error) {
-	name := JobsFile(s.name)
+	name := s.file
 	f, err := os.Create(filepath.Join(out.Dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
@@ -251,8 +280,8 @@ func writeWorkload(ctx context.Context, s workloadSpec, seed int64, pop *populat
 // generateJobs draws the workload's jobs in order, filling chunks taken from
 // free and sending them on full, until all jobs are drawn or ctx is done.
 func generateJobs(ctx context.Context, s workloadSpec, seed int64, pop *population, st *stats, free <-chan []Job, full chan<- []Job) {
-	jobs := rand.New(rand.NewPCG(streamSeeds(seed, s.name, s.w.Seed, "jobs")))
-	arrSrc := rand.NewPCG(streamSeeds(seed, s.name, s.w.Seed, "arrivals"))
+	jobs := rand.New(rand.NewPCG(streamSeeds(seed, s.name, s.w.Seed, s.stream("jobs"))))
+	arrSrc := rand.NewPCG(streamSeeds(seed, s.name, s.w.Seed, s.stream("arrivals")))
 	arr := newArrivals(s.w.Arrival, rand.New(arrSrc), arrSrc)
 	id := s.ordinal * MaxJobs
 	for left := s.w.Jobs; left > 0; {

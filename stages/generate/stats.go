@@ -8,6 +8,9 @@ import "math"
 type Stat struct {
 	// Workload is WorkloadTrain or WorkloadEval.
 	Workload string `parquet:"workload,dict"`
+	// Replication is the eval workload's replication (from 1), and 1 for
+	// the train workload.
+	Replication int32 `parquet:"replication"`
 	// Statistic names the measurement, e.g. "interarrival_cv".
 	Statistic string `parquet:"statistic,dict"`
 	// Label is the category for per-category statistics, e.g. "resnet50".
@@ -72,11 +75,11 @@ func (s *stats) add(j *Job, class, model int) {
 
 // rows renders the statistics of workload as Stat rows in a fixed order;
 // models are the models s.models counts, in its order.
-func (s *stats) rows(workload string, p *population, models []modelSpec) []Stat {
+func (s *stats) rows(workload string, rep int, p *population, models []modelSpec) []Stat {
 	n := float64(s.jobs)
 	var rows []Stat
 	add := func(statistic, label string, v float64) {
-		rows = append(rows, Stat{Workload: workload, Statistic: statistic, Label: label, Value: v})
+		rows = append(rows, Stat{Workload: workload, Replication: int32(rep), Statistic: statistic, Label: label, Value: v})
 	}
 	cv := math.NaN() // undefined for a single job
 	if s.jobs > 1 {

@@ -154,9 +154,25 @@
 // evaluate stage compare scheduling, not luck. The owner of "policy" is the
 // policy spec. A policy's trace does not change when another policy or
 // replication is added or removed. The files are a pure function of the
-// config, the global seed and the two input files: the same inputs give
+// config, the global seed and the input files: the same inputs give
 // byte-identical files. The wall clock is read only to pace progress
 // reports.
+//
+// # Replications
+//
+// schedule.replications runs independent replications of the whole
+// experiment: replication k simulates every policy on an eval workload of
+// its own (Inputs.Workloads; generate draws one per replication, from
+// streams of its own, and an imported workload is one sample for all),
+// with its own seeds above. Its load is schedule.load, or
+// schedule.utilization of the cluster's capacity for its own jobs (the
+// sweep's definition), and the sweep's offered loads are fractions of that
+// same capacity: every replication is the same experiment on another
+// sample of the world. Within a replication every policy sees the same
+// jobs and draws (common random numbers), which the paired comparisons
+// need; across replications everything random is drawn anew, which
+// intervals across replications need (Law, Simulation Modeling and
+// Analysis, 5th ed., §9.4).
 //
 // # Units
 //
@@ -217,7 +233,10 @@
 // effective_lanes (below) and contention_note, which says where the
 // factors came from.
 //
-// bounds.parquet has one row (BoundsRow), below.
+// bounds.parquet has one row per replication, in order (BoundsRow): the
+// bounds of the replication's workload at its load, the load, and that
+// load as a fraction of the cluster's capacity where schedule.utilization
+// set it.
 //
 // runs.parquet has a row per simulation of the whole workload (RunRow):
 // the policy spec, the replication, the jobs, the load, and the paths of

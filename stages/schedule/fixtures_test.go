@@ -102,7 +102,8 @@ func oneDevice(lanes int, memoryMiB float64, policies ...string) Config {
 type output struct {
 	dir     string
 	cluster []ClusterRow
-	bounds  BoundsRow
+	bounds  BoundsRow   // the first replication's
+	reps    []BoundsRow // every replication's, in order
 	traces  map[string][]TraceRow
 	batches map[string][]BatchRow
 }
@@ -125,10 +126,15 @@ func readOutput(t testing.TB, cfg Config, dir string) output {
 		t.Fatal(err)
 	}
 	b, err := parquetio.ReadAll[BoundsRow](filepath.Join(dir, BoundsFile))
-	if err != nil || len(b) != 1 {
-		t.Fatalf("bounds: %d rows, %v", len(b), err)
+	if err != nil || len(b) != cfg.Replications {
+		t.Fatalf("bounds: %d rows for %d replications, %v", len(b), cfg.Replications, err)
 	}
-	o.bounds = b[0]
+	for k, r := range b {
+		if r.Replication != int32(k+1) {
+			t.Fatalf("bounds row %d is replication %d", k+1, r.Replication)
+		}
+	}
+	o.bounds, o.reps = b[0], b
 	for _, p := range cfg.Policies {
 		for k := 1; k <= cfg.Replications; k++ {
 			key := replicationKey(p, k)

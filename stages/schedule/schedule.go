@@ -25,8 +25,14 @@ import (
 type Inputs struct {
 	// Samples is the profile's samples.parquet.
 	Samples string
-	// Jobs is generate's jobs-eval.parquet.
+	// Jobs is generate's jobs-eval.parquet: the first replication's eval
+	// workload, which the real runs and the studies run.
 	Jobs string
+	// Workloads, if not empty, lists the eval workload of each
+	// replication, from the first (Workloads[0] is Jobs; generate writes
+	// generatespec.EvalReplicationFiles). A replication beyond it
+	// simulates Jobs.
+	Workloads []string
 	// Predictor is the train stage's predictor.json, which
 	// schedule.predictor "learned" predicts with; it may be empty
 	// otherwise.
@@ -122,7 +128,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		}
 	}
 	if out.Shard != nil {
-		return runShard(ctx, cfg, cl, seed, in.Jobs, out)
+		return runShard(ctx, cfg, cl, seed, in, out)
 	}
 	// The real runs go first, alone on the cores.
 	if err := runReal(ctx, cfg, samples, table, seed, in, out, note); err != nil {
@@ -131,17 +137,18 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		}
 		return fmt.Errorf("schedule: %w", err)
 	}
-	// One pass over the jobs resolves every curve the simulations need,
-	// so that a missing one is reported before any of them starts, and
-	// computes the bounds.
-	bounds, err := cl.Bounds(ctx, in.Jobs, cfg.Load, 0)
+	// Each replication's workload is read for its load and its bounds,
+	// which resolves every curve the simulations need, so that a missing
+	// one is reported before any of them starts.
+	reps, err := replications(ctx, cfg, cl, in)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("schedule: %w", err)
 	}
-	warning, err := cl.RejectedWarning(ctx, in.Jobs, cfg.Load, bounds)
+	first := reps[0]
+	warning, err := cl.RejectedWarning(ctx, first.jobs, first.load, first.bounds)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -157,20 +164,27 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, ClusterFile), cl.Rows(), out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", ClusterFile, err)
 	}
-	if err := parquetio.WriteFile(filepath.Join(out.Dir, BoundsFile), []BoundsRow{bounds}, out.Metadata); err != nil {
+	bounds := make([]BoundsRow, len(reps))
+	for i, r := range reps {
+		bounds[i] = r.bounds
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, BoundsFile), bounds, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", BoundsFile, err)
 	}
 	var units []Unit
 	var runs []RunRow
+	var total int64
 	for _, r := range runsOf(cfg, nil) {
-		units = append(units, Unit{Spec: r.spec, Replication: r.rep, Load: cfg.Load, Predictor: cfg.Predictor})
-		runs = append(runs, RunRow{Policy: r.spec, Replication: int32(r.rep), Jobs: bounds.Jobs, Load: cfg.Load,
+		rep := reps[r.rep-1]
+		units = append(units, Unit{Spec: r.spec, Replication: r.rep, Load: rep.load, Predictor: cfg.Predictor})
+		runs = append(runs, RunRow{Policy: r.spec, Replication: int32(r.rep), Jobs: rep.bounds.Jobs, Load: rep.load,
 			Trace: ReplicationFile(r.spec, r.rep, TraceFile), Devices: ReplicationFile(r.spec, r.rep, DevicesFile)})
+		total += rep.bounds.Jobs
 	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, RunsFile), runs, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", RunsFile, err)
 	}
-	sw, err := newSweeper(ctx, cfg, cl, seed, in.Jobs, out.Memo, nil)
+	sw, err := newSweeper(ctx, cfg, cl, seed, in, out.Memo, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -178,10 +192,10 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		return fmt.Errorf("schedule: sweep: %w", err)
 	}
 
-	ss := studies(cfg, cl)
+	ss := studies(cfg, cl, first.load)
 	var studyJobs int64
 	if len(ss) > 0 {
-		b, err := cl.Bounds(ctx, in.Jobs, cfg.Load, cfg.Studies.Jobs)
+		b, err := cl.Bounds(ctx, first.jobs, first.load, cfg.Studies.Jobs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -190,14 +204,15 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		}
 		studyJobs = b.Jobs
 	}
-	prog := &progress{report: out.Progress, total: int64(len(units))*bounds.Jobs + sw.estimate() + int64(len(ss))*studyJobs}
+	prog := &progress{report: out.Progress, total: total + sw.estimate() + int64(len(ss))*studyJobs}
 	sw.prog = prog
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, u := range units {
 		g.Go(func() error {
 			dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(u.Spec, u.Replication, TraceFile))))
-			err := runUnit(gctx, u, cfg, cl, seed, in.Jobs, bounds.Jobs, dir, out.Metadata, prog, note)
+			rep := reps[u.Replication-1]
+			err := runUnit(gctx, u, cfg, cl, seed, rep.jobs, rep.bounds.Jobs, dir, out.Metadata, prog, note)
 			if err != nil && u.Replication > 1 {
 				return fmt.Errorf("replication %d: %w", u.Replication, err)
 			}
@@ -225,7 +240,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, CapacityFile), capacity, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", CapacityFile, err)
 	}
-	if err := fillMAPE(ctx, cl, ss, seed, in.Jobs, cfg.Load, cfg.Studies.Jobs); err != nil {
+	if err := fillMAPE(ctx, cl, ss, seed, first.jobs, first.load, cfg.Studies.Jobs); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -245,14 +260,14 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 // runShard simulates one part of the load sweep into the memo: the grid
 // points and the capacity search of the runs (policy, replication) that
 // belong to it, exactly as Run would, so that Run then finds them there.
-func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, out Output) error {
+func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, in Inputs, out Output) error {
 	if out.Memo == nil {
 		return errors.New("schedule: a part of the sweep needs a memo to leave its simulations in")
 	}
 	if sh := out.Shard; sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
 		return fmt.Errorf("schedule: part %d of %d", sh.Index, sh.Count)
 	}
-	sw, err := newSweeper(ctx, cfg, cl, seed, jobsPath, out.Memo, out.Shard)
+	sw, err := newSweeper(ctx, cfg, cl, seed, in, out.Memo, out.Shard)
 	if err == nil {
 		sw.prog = &progress{report: out.Progress, total: sw.estimate()}
 		g, gctx := errgroup.WithContext(ctx)

@@ -25,9 +25,9 @@ type study struct {
 // loaded; for every learned policy, each decision cost and
 // schedule.learned.cost's. All on the first studies.jobs jobs at
 // schedule.load, replication 1. A study without errors or costs is off.
-func studies(cfg Config, cl *cluster.Cluster) []*study {
+func studies(cfg Config, cl *cluster.Cluster, load float64) []*study {
 	var out []*study
-	base := Unit{Replication: 1, Jobs: cfg.Studies.Jobs, Load: cfg.Load}
+	base := Unit{Replication: 1, Jobs: cfg.Studies.Jobs, Load: load}
 	for _, spec := range cfg.Policies {
 		if len(cfg.Studies.PredictionErrors) == 0 {
 			break

@@ -3,7 +3,6 @@ package schedule
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -30,16 +29,18 @@ const pointFile = "point.parquet"
 // capacity for them: their arrival times are divided by u·perUnit, the
 // arrivals' span over the work's lower bound, both at load 1.
 type sweeper struct {
-	cfg      Config
-	cl       *cluster.Cluster
-	seed     int64
-	jobsPath string
-	memo     Memo
-	prog     *progress
-	runs     []run // whose grid and search to run
+	cfg  Config
+	cl   *cluster.Cluster
+	seed int64
+	in   Inputs // each replication's workload: Inputs.jobsOf
+	memo Memo
+	prog *progress
+	runs []run // whose grid and search to run
 
-	jobs    int64   // simulated at each point
-	perUnit float64 // schedule load of offered load 1
+	// jobs[k] is how many jobs each point of replication k+1 simulates,
+	// perUnit[k] the schedule load of its offered load 1.
+	jobs    []int64
+	perUnit []float64
 
 	mu     sync.Mutex
 	points map[pointOf]SweepRow
@@ -52,21 +53,26 @@ type pointOf struct {
 	load float64
 }
 
-// newSweeper reads the first sweep.jobs jobs once for their bounds. It
-// sweeps every run of cfg, or those of part where part is not nil.
-func newSweeper(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, memo Memo, part *Shard) (*sweeper, error) {
-	s := &sweeper{cfg: cfg, cl: cl, seed: seed, jobsPath: jobsPath, memo: memo, runs: runsOf(cfg, part), points: map[pointOf]SweepRow{}}
+// newSweeper reads the first sweep.jobs jobs of each replication's
+// workload once for their bounds: each replication's offered loads are
+// fractions of the cluster's capacity for its own jobs. It sweeps every
+// run of cfg, or those of part where part is not nil.
+func newSweeper(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, in Inputs, memo Memo, part *Shard) (*sweeper, error) {
+	s := &sweeper{cfg: cfg, cl: cl, seed: seed, in: in, memo: memo, runs: runsOf(cfg, part), points: map[pointOf]SweepRow{}}
 	if !s.on() {
 		return s, nil
 	}
-	b, err := cl.Bounds(ctx, jobsPath, 1, cfg.Sweep.Jobs)
-	if err != nil {
-		return nil, err
+	s.jobs, s.perUnit = make([]int64, cfg.Replications), make([]float64, cfg.Replications)
+	for k := range cfg.Replications {
+		perUnit, b, err := cl.Capacity(ctx, in.jobsOf(k+1), cfg.Sweep.Jobs)
+		if err != nil {
+			if k > 0 {
+				return nil, fmt.Errorf("replication %d: %w", k+1, err)
+			}
+			return nil, err
+		}
+		s.jobs[k], s.perUnit[k] = b.Jobs, perUnit
 	}
-	if !(b.WorkLBS > 0) {
-		return nil, errors.New("the eval jobs hold no work that fits the cluster")
-	}
-	s.jobs, s.perUnit = b.Jobs, b.ArrivalLBS/b.WorkLBS
 	return s, nil
 }
 
@@ -79,7 +85,6 @@ func (s *sweeper) estimate() int64 {
 	if !s.on() {
 		return 0
 	}
-	runs := int64(len(s.runs))
 	points := int64(len(s.cfg.Sweep.Loads))
 	if tol := s.cfg.Sweep.Tolerance; tol > 0 {
 		gap, prev := 1.0, 0.0
@@ -88,7 +93,11 @@ func (s *sweeper) estimate() int64 {
 		}
 		points += int64(math.Ceil(math.Log2(gap / tol)))
 	}
-	return runs * points * s.jobs
+	var jobs int64
+	for _, r := range s.runs {
+		jobs += s.jobs[r.rep-1]
+	}
+	return points * jobs
 }
 
 // grid adds the grid's points of the sweeper's runs to g.
@@ -220,8 +229,8 @@ func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, 
 	if ok {
 		return r, nil
 	}
-	u := Unit{Spec: p.spec, Replication: p.rep, Jobs: s.cfg.Sweep.Jobs, Load: p.load * s.perUnit, Predictor: s.cfg.Predictor}
-	r, err := s.summary(ctx, u, s.jobs)
+	u := Unit{Spec: p.spec, Replication: p.rep, Jobs: s.cfg.Sweep.Jobs, Load: p.load * s.perUnit[p.rep-1], Predictor: s.cfg.Predictor}
+	r, err := s.summary(ctx, u, s.jobs[p.rep-1])
 	if err != nil {
 		return SweepRow{}, err
 	}
@@ -265,7 +274,7 @@ func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, er
 func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) error {
 	scratch := filepath.Join(dir, "sim")
 	defer os.RemoveAll(scratch)
-	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.jobsPath, jobs, scratch, nil, s.prog, nil); err != nil {
+	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.in.jobsOf(u.Replication), jobs, scratch, nil, s.prog, nil); err != nil {
 		return err
 	}
 	devices := make([]string, len(s.cl.Devices()))

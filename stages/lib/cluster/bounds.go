@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,7 +21,7 @@ func (cl *Cluster) Bounds(ctx context.Context, jobsPath string, load float64, li
 		return schedulespec.BoundsRow{}, err
 	}
 	defer r.Close()
-	var b schedulespec.BoundsRow
+	b := schedulespec.BoundsRow{Replication: 1, Load: load}
 	for {
 		if r.done%CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -35,6 +36,7 @@ func (cl *Cluster) Bounds(ctx context.Context, jobsPath string, load float64, li
 			break
 		}
 		b.Jobs++
+		b.LastArrivalS = j.Arrival // the jobs come in arrival order
 		if !cl.Fits(j) {
 			b.UnfitJobs++ // rejected by every policy; no service time
 			r.Recycle(j)
@@ -60,6 +62,22 @@ func (cl *Cluster) Bounds(ctx context.Context, jobsPath string, load float64, li
 		b.MeanLatencyLBS = b.WorkS / float64(ran)
 	}
 	return b, nil
+}
+
+// Capacity reads the jobs of jobsPath (the first limit of them, when
+// limit > 0) at load 1 for their bounds, and returns the schedule load
+// that offers them at the cluster's full capacity as the sweep defines it:
+// the span of their arrivals over their work's lower bound (ArrivalLBS /
+// WorkLBS), so that u times it offers them at fraction u of capacity. Like
+// Bounds it resolves the curves of the jobs it reads.
+func (cl *Cluster) Capacity(ctx context.Context, jobsPath string, limit int64) (perUnit float64, b schedulespec.BoundsRow, err error) {
+	if b, err = cl.Bounds(ctx, jobsPath, 1, limit); err != nil {
+		return 0, b, err
+	}
+	if !(b.WorkLBS > 0) {
+		return 0, b, errors.New("the eval jobs hold no work that fits the cluster")
+	}
+	return b.ArrivalLBS / b.WorkLBS, b, nil
 }
 
 // Rows describes the cluster for cluster.parquet.

@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -27,8 +29,8 @@ type Workload struct {
 }
 
 // Load reads the profile samples in samplesPath and the first limit jobs
-// of jobsPath (all of them for limit 0), with arrival times divided by
-// cfg.Load, for cfg's cluster, whose policies predict with model when
+// of jobsPath (all of them for limit 0), with arrival times divided by the
+// load cfg sets for them (LoadOf), for cfg's cluster, whose policies predict with model when
 // cfg.Predictor is schedulespec.PredictorLearned. It fails as the schedule
 // stage would: on a damaged file, a job the cluster has no curve for, or
 // one the model cannot predict.
@@ -46,11 +48,15 @@ func Load(ctx context.Context, cfg schedulespec.Config, samplesPath, jobsPath st
 		}
 		cl.UsePredictor(model)
 	}
-	bounds, err := cl.Bounds(ctx, jobsPath, cfg.Load, limit)
+	load, _, err := cl.LoadOf(ctx, cfg, jobsPath, limit)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	r, err := OpenJobs(jobsPath, cfg.Load, limit)
+	bounds, err := cl.Bounds(ctx, jobsPath, load, limit)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	r, err := OpenJobs(jobsPath, load, limit)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
@@ -81,4 +87,25 @@ func (w *Workload) SimConfig(spec string, simSeed, policySeed uint64) (sim.Confi
 		return sim.Config{}, fmt.Errorf("schedule: %w", err)
 	}
 	return b.Config, nil
+}
+
+// LoadOf is the schedule load at which cfg offers the jobs of jobsPath
+// (the first limit of them): cfg.Utilization of the cluster's capacity for
+// them where it is set (perUnit is then Capacity's load of full capacity),
+// cfg.Load otherwise (perUnit 0). A load that would stretch the arrivals
+// beyond what a time resolves is an error naming the key.
+func (cl *Cluster) LoadOf(ctx context.Context, cfg schedulespec.Config, jobsPath string, limit int64) (load, perUnit float64, err error) {
+	if cfg.Utilization == 0 {
+		return cfg.Load, 0, nil
+	}
+	perUnit, b, err := cl.Capacity(ctx, jobsPath, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	load = cfg.Utilization * perUnit
+	if !(load >= schedulespec.MinLoad && load <= schedulespec.MaxLoad) || b.LastArrivalS/load > generatespec.MaxSpanS {
+		return 0, 0, fmt.Errorf("schedule.utilization %v of this cluster's capacity for %s is a load factor of %.3g, outside [%v, %v] or stretching the arrivals beyond %g s: the workload's rate and the cluster's capacity are too far apart",
+			cfg.Utilization, filepath.Base(jobsPath), load, schedulespec.MinLoad, schedulespec.MaxLoad, generatespec.MaxSpanS)
+	}
+	return load, perUnit, nil
 }

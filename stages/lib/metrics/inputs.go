@@ -74,31 +74,51 @@ type Bounds struct {
 	MakespanLBS, MeanLatencyLBS float64
 }
 
-// ReadBounds reads the single row of a schedule stage's bounds.parquet.
-func ReadBounds(path string) (Bounds, error) {
+// ReadBounds reads a schedule stage's bounds.parquet: one row per
+// replication, in order (its replication column counts from 1), each the
+// bounds of that replication's workload.
+func ReadBounds(path string) ([]Bounds, error) {
 	cf, err := parquetio.OpenColumns(path)
 	if err != nil {
-		return Bounds{}, fmt.Errorf("read bounds: %w", err)
+		return nil, fmt.Errorf("read bounds: %w", err)
 	}
 	defer cf.Close()
-	cols, err := openColumns(cf, path, []columnSpec{{"makespan_lb_s", parquet.Double}, {"mean_latency_lb_s", parquet.Double}})
+	cols, err := openColumns(cf, path, []columnSpec{{"makespan_lb_s", parquet.Double}, {"mean_latency_lb_s", parquet.Double}, {"replication", parquet.Int32}})
 	if err != nil {
-		return Bounds{}, err
+		return nil, err
 	}
-	if n := cf.NumRows(); n != 1 {
-		return Bounds{}, fmt.Errorf("read %s: %d rows, want 1", path, n)
+	n := cf.NumRows()
+	if n < 1 || n > maxReplications {
+		return nil, fmt.Errorf("read %s: %d rows, want one per replication (1 to %d)", path, n, maxReplications)
 	}
-	var v [2]float64
-	for i, c := range cols {
-		if err := c.Float64s(v[i : i+1]); err != nil {
-			return Bounds{}, fmt.Errorf("read %s: %w", path, err)
-		}
-		if !(v[i] >= 0) || math.IsInf(v[i], 0) {
-			return Bounds{}, fmt.Errorf("read %s: %s is %v; want a finite time at least 0", path, c.Name(), v[i])
+	v := [2][]float64{make([]float64, n), make([]float64, n)}
+	for i, c := range cols[:2] {
+		if err := c.Float64s(v[i]); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 	}
-	return Bounds{MakespanLBS: v[0], MeanLatencyLBS: v[1]}, nil
+	reps := make([]int32, n)
+	if err := cols[2].Int32s(reps); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	out := make([]Bounds, n)
+	for r := range out {
+		if reps[r] != int32(r+1) {
+			return nil, fmt.Errorf("read %s: row %d: replication %d; want the replications in order from 1", path, r+1, reps[r])
+		}
+		for i, c := range cols[:2] {
+			if x := v[i][r]; !(x >= 0) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("read %s: row %d: %s is %v; want a finite time at least 0", path, r+1, c.Name(), x)
+			}
+		}
+		out[r] = Bounds{MakespanLBS: v[0][r], MeanLatencyLBS: v[1][r]}
+	}
+	return out, nil
 }
+
+// maxReplications bounds the rows of bounds.parquet: schedule's
+// replications are at most 100 (schedulespec.MaxReplications).
+const maxReplications = 1000
 
 // ReadBusy reads a policy's <policy>/devices.parquet, one row per batch run
 // on a lane, and returns for each device, in the order of devices, the sum

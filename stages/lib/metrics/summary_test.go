@@ -68,7 +68,7 @@ func handFiles(t *testing.T) string {
 		{Device: "a", Kind: "declared", Lanes: 2, Speed: 1, ContentionFactors: []float64{1, 1}},
 		{Device: "b", Kind: "declared", Lanes: 1, Speed: 1, ContentionFactors: []float64{1}},
 	})
-	write(t, filepath.Join(dir, schedulespec.BoundsFile), []schedulespec.BoundsRow{{Jobs: 22, UnfitJobs: 2, MakespanLBS: 32, MeanLatencyLBS: 8.4}})
+	write(t, filepath.Join(dir, schedulespec.BoundsFile), []schedulespec.BoundsRow{{Replication: 1, Jobs: 22, UnfitJobs: 2, MakespanLBS: 32, MeanLatencyLBS: 8.4}})
 	write(t, filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.TraceFile)), handRows())
 	write(t, filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.DevicesFile)), []schedulespec.BatchRow{
 		{Device: "a", Lane: 0, BatchID: 1, Jobs: 1, Samples: 1, StartS: 0, EndS: 25},
@@ -97,10 +97,11 @@ func handSummary(t *testing.T) (Summary, *Trace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadBounds(filepath.Join(dir, schedulespec.BoundsFile))
+	bs, err := ReadBounds(filepath.Join(dir, schedulespec.BoundsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := bs[0]
 	tr, err := ReadTrace(filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.TraceFile)), cl.Devices)
 	if err != nil {
 		t.Fatal(err)

@@ -202,8 +202,8 @@ func TestReadInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b != (Bounds{MakespanLBS: 32, MeanLatencyLBS: 8.4}) {
-		t.Errorf("ReadBounds = %+v, want 32 and 8.4", b)
+	if len(b) != 1 || b[0] != (Bounds{MakespanLBS: 32, MeanLatencyLBS: 8.4}) {
+		t.Errorf("ReadBounds = %+v, want one replication's, 32 and 8.4", b)
 	}
 	busy, err := ReadBusy(filepath.Join(dir, schedulespec.PolicyFile("hand", schedulespec.DevicesFile)), []string{"b", "a"})
 	if err != nil {
@@ -252,15 +252,18 @@ func TestReadInputErrors(t *testing.T) {
 		{"cluster no lanes", func(p string) error {
 			return parquetio.WriteFile(p, []schedulespec.ClusterRow{{Device: "a", Lanes: 0}}, nil)
 		}, readCluster, `row 1: device "a" has 0 lanes`},
-		{"bounds rows", func(p string) error {
-			return parquetio.WriteFile(p, []schedulespec.BoundsRow{{}, {}}, nil)
-		}, readBounds, "2 rows, want 1"},
+		{"bounds no rows", func(p string) error {
+			return parquetio.WriteFile(p, []schedulespec.BoundsRow{}, nil)
+		}, readBounds, "0 rows, want one per replication"},
+		{"bounds replications out of order", func(p string) error {
+			return parquetio.WriteFile(p, []schedulespec.BoundsRow{{Replication: 1}, {Replication: 3}}, nil)
+		}, readBounds, "row 2: replication 3; want the replications in order from 1"},
 		{"bounds column", func(p string) error {
 			return parquetio.WriteFile(p, []oneBound{{1}}, nil)
 		}, readBounds, "no column mean_latency_lb_s"},
 		{"bounds negative", func(p string) error {
-			return parquetio.WriteFile(p, []schedulespec.BoundsRow{{MakespanLBS: -1}}, nil)
-		}, readBounds, "makespan_lb_s is -1"},
+			return parquetio.WriteFile(p, []schedulespec.BoundsRow{{Replication: 1, MakespanLBS: -1}}, nil)
+		}, readBounds, "row 1: makespan_lb_s is -1"},
 		{"busy device", func(p string) error {
 			return parquetio.WriteFile(p, []schedulespec.BatchRow{{Device: "a", EndS: 1}, {Device: "c", EndS: 1}}, nil)
 		}, readBusy, `row 2: device "c" is not one of the cluster's ["a" "b"]`},

@@ -47,8 +47,17 @@ type Config struct {
 	// device.
 	Memory Memory `koanf:"memory"`
 	// Load scales the offered load: arrival times are divided by it, so 2
-	// offers the same jobs twice as fast. Each job keeps its SLO.
+	// offers the same jobs twice as fast. Each job keeps its SLO. It is
+	// the load of the main comparison where Utilization is 0.
 	Load float64 `koanf:"load"`
+	// Utilization, if above 0, sets the main comparison's load as a
+	// fraction of the cluster's capacity, as the sweep defines it (the
+	// eval workload's arrivals' span over its work's lower bound, both at
+	// load 1): each replication's workload is offered at this fraction of
+	// what the cluster can do, whatever its arrival rate, so that the same
+	// config is the same experiment on a faster or a slower machine. 0
+	// keeps Load's absolute factor.
+	Utilization float64 `koanf:"utilization"`
 	// Batching, Splitting and Migration set the +batch, +split and +migrate
 	// options of the policy specs.
 	Batching  Batching  `koanf:"batching"`
@@ -62,11 +71,14 @@ type Config struct {
 	Predictor string `koanf:"predictor"`
 	// Learned serves the learned policy's placement network.
 	Learned Learned `koanf:"learned"`
-	// Replications is how many times each policy is simulated on the
-	// workload, each time with other seeds (ground-truth draws and random
-	// placement): replication 1 in <policy>/, replication k in
-	// <policy>/rep-<k>/. More than one gives evaluate intervals across
-	// replications.
+	// Replications is how many independent replications of the experiment
+	// the stage runs: replication k simulates every policy on an eval
+	// workload of its own (generate draws one per replication, arrivals
+	// and jobs; an imported workload is one sample for all), with its own
+	// ground-truth draws and random placements, into <policy>/ for the
+	// first and <policy>/rep-<k>/ after; within a replication every policy
+	// sees the same jobs and draws (common random numbers). More than one
+	// gives evaluate's intervals across replications.
 	Replications int `koanf:"replications"`
 	// Sweep simulates every policy again at other offered loads, on the
 	// first jobs of the workload, and searches each one's capacity.
@@ -519,6 +531,9 @@ func (c Config) Validate() error {
 
 	if !in(c.Load, MinLoad, MaxLoad) {
 		bad("load", "must be a factor in [0.001, 1000], got %v", c.Load)
+	}
+	if c.Utilization != 0 && !in(c.Utilization, MinSweepLoad, MaxSweepLoad) {
+		bad("utilization", "must be 0 (schedule.load sets the load) or a fraction of the cluster's capacity in [%v, %v], got %v", MinSweepLoad, MaxSweepLoad, c.Utilization)
 	}
 	if c.Batching.MaxBatch < 2 || c.Batching.MaxBatch > math.MaxInt32 {
 		bad("batching.max_batch", "must be at least 2 samples, got %d", c.Batching.MaxBatch)

@@ -453,12 +453,23 @@ type CapacityRow struct {
 	Points int32 `parquet:"points"`
 }
 
-// BoundsRow is the single row of bounds.parquet: lower bounds on what any
-// policy can achieve with the workload on the cluster, from the predicted
-// (mean) service times. See the package doc for the derivation; they bound
-// the expected makespan and mean latency, and a simulation's ground-truth
-// draws can land below them.
+// BoundsRow is a row of bounds.parquet, one per replication, in order:
+// lower bounds on what any policy can achieve with the replication's
+// workload on the cluster at its load, from the predicted (mean) service
+// times. See the package doc for the derivation; they bound the expected
+// makespan and mean latency, and a simulation's ground-truth draws can
+// land below them.
 type BoundsRow struct {
+	// Replication is the replication (from 1) whose eval workload this is.
+	Replication int32 `parquet:"replication"`
+	// Load is the schedule load the workload is offered at (arrival times
+	// divided by it), and OfferedLoad that load as a fraction of the
+	// cluster's capacity, as the sweep defines it (0 where not computed).
+	Load        float64 `parquet:"load"`
+	OfferedLoad float64 `parquet:"offered_load"`
+	// LastArrivalS is the last job's arrival, at Load: the span over which
+	// the jobs are offered, whose rate is Jobs / LastArrivalS.
+	LastArrivalS float64 `parquet:"last_arrival_s"`
 	// Jobs is the workload's size; UnfitJobs of them fit on no device
 	// (every policy rejects them) and are left out of the bounds.
 	Jobs      int64 `parquet:"jobs,dict"`

@@ -76,10 +76,13 @@ type Config struct {
 // The stage is keyed on it with its own section, so editing anything else
 // of schedule's (its policies, batching, the sweep) does not retrain.
 type Simulation struct {
-	Cluster   []schedulespec.Device  `koanf:"cluster"`
-	Memory    schedulespec.Memory    `koanf:"memory"`
-	Load      float64                `koanf:"load"`
-	Migration schedulespec.Migration `koanf:"migration"`
+	Cluster []schedulespec.Device `koanf:"cluster"`
+	Memory  schedulespec.Memory   `koanf:"memory"`
+	Load    float64               `koanf:"load"`
+	// Utilization offers the train workload at this fraction of the
+	// cluster's capacity for it, as schedule's does the eval workload.
+	Utilization float64                `koanf:"utilization"`
+	Migration   schedulespec.Migration `koanf:"migration"`
 	// Predictor is what the rollouts' policies predict with, as the
 	// schedule stage's will: the migration features then carry the same
 	// predictions in training as in the simulations that serve them.
@@ -88,7 +91,7 @@ type Simulation struct {
 
 // SimulationOf is the part of s that the rollouts simulate with.
 func SimulationOf(s schedulespec.Config) Simulation {
-	return Simulation{Cluster: s.Cluster, Memory: s.Memory, Load: s.Load, Migration: s.Migration, Predictor: s.Predictor}
+	return Simulation{Cluster: s.Cluster, Memory: s.Memory, Load: s.Load, Utilization: s.Utilization, Migration: s.Migration, Predictor: s.Predictor}
 }
 
 // Schedule is a schedule section with sim's settings and every other key
@@ -96,7 +99,7 @@ func SimulationOf(s schedulespec.Config) Simulation {
 // that they cannot depend on a key the stage is not keyed on.
 func (sim Simulation) Schedule() schedulespec.Config {
 	s := schedulespec.DefaultConfig()
-	s.Cluster, s.Memory, s.Load, s.Migration, s.Predictor = sim.Cluster, sim.Memory, sim.Load, sim.Migration, sim.Predictor
+	s.Cluster, s.Memory, s.Load, s.Utilization, s.Migration, s.Predictor = sim.Cluster, sim.Memory, sim.Load, sim.Utilization, sim.Migration, sim.Predictor
 	return s
 }
 
