@@ -34,7 +34,7 @@ func declareGenerate(cfg Config, rt Runtime) (pipeline.Stage, error) {
 			"the learned models would be judged on the jobs they learned from; import a separate eval workload")
 	}
 	return pipeline.Stage{
-		Name:     Generate,
+		Name: Generate,
 		// Its own section, and how many eval workloads schedule's
 		// replications need.
 		Config:   generatespec.KeyedOf(cfg.Generate, cfg.Schedule.Replications),
