@@ -105,9 +105,9 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 	if len(sw.capacity) == 0 {
 		return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
 	}
-	how := "the highest load of the grid at which it and every lower load keep"
+	how := "the highest load of the grid that keeps"
 	if sw.searched() {
-		how = fmt.Sprintf("found by bisection on load to within %s of capacity, bracketed by the grid; the highest load found to keep", report.Pct(sw.tolerance))
+		how = fmt.Sprintf("found by bisection on load to within %s of capacity between the highest grid load that keeps the target and the grid load after it (the whole grid is scanned first: attainment need not fall as load rises); the highest load found to keep", report.Pct(sw.tolerance))
 	}
 	fmt.Fprintf(&md, "The load each policy sustains: %s at least %s of its interactive jobs within SLO.", how, report.Pct(sw.target))
 	if sw.reps > 1 {
@@ -116,6 +116,7 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 	md.WriteString(" The search asks nothing of the batch jobs, which a policy may hold back to serve the interactive ones: " +
 		"the last column says how many of all the jobs met their SLO at that load.\n\n")
 	t := report.NewTable("policy", ">sustains", ">next load tried", ">all jobs within SLO there", ">search runs")
+	var dipped []string
 	for _, p := range ev.Policies {
 		c := sw.capacity[p]
 		if c == nil {
@@ -126,8 +127,20 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 			sus = "none"
 		}
 		t.Add(report.Escape(p), sus, loadText(estimateOf(c.failed, sw.confidence)), pctOrDash(meanOf(c.sloAtSustained)), fmt.Sprint(c.points))
+		if c.dips > 0 {
+			plural := "s"
+			if c.dips == 1 {
+				plural = ""
+			}
+			dipped = append(dipped, fmt.Sprintf("%s (%d grid load%s)", report.Escape(p), c.dips, plural))
+		}
 	}
 	md.WriteString(t.String())
+	if len(dipped) > 0 {
+		fmt.Fprintf(&md, "\nAttainment is **not monotone in load** for %s: it missed the target at lower loads than the one it sustains "+
+			"(counted over the replications), so the sustained load is not \"every load below it is safe\"; the chart above shows the curve.\n",
+			strings.Join(dipped, ", "))
+	}
 	return report.Section{Title: "Load sweep", Markdown: md.String(), Charts: charts}, nil
 }
 
@@ -199,6 +212,9 @@ func (e estimate) hasInterval() bool { return !math.IsNaN(e.lo) && !math.IsNaN(e
 type capacityResult struct {
 	sustained, failed []float64 // per replication
 	points            int32     // search simulations, over the replications
+	// dips is how many grid loads below its sustained load missed the
+	// target, over the replications: attainment not monotone in load.
+	dips int32
 	// sloAtSustained is the SLO attainment of all jobs at each
 	// replication's sustained load (NaN where none was sustained): the
 	// search keeps the interactive jobs within SLO, not the batch ones.
@@ -298,6 +314,7 @@ func readSweep(dir string, policies, baselines []string, confidence float64) (*s
 		r.sustained = append(r.sustained, c.SustainedLoad)
 		r.failed = append(r.failed, c.FailedLoad)
 		r.points += c.Points
+		r.dips += c.Dips
 		slo := math.NaN()
 		if p, ok := bySustained[at{c.Policy, c.SustainedLoad}][c.Replication]; ok && c.SustainedLoad > 0 {
 			slo = p.SLOAttainment

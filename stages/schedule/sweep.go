@@ -153,32 +153,50 @@ func (s *sweeper) search(ctx context.Context) ([]SweepRow, []CapacityRow, error)
 func (s *sweeper) capacity(ctx context.Context, r run) (CapacityRow, error) {
 	c := CapacityRow{Policy: r.spec, Replication: int32(r.rep), Target: s.cfg.Sweep.Target, Tolerance: s.cfg.Sweep.Tolerance}
 	var err error
-	c.SustainedLoad, c.FailedLoad, c.Points, err = searchCapacity(s.cfg.Sweep.Loads, s.cfg.Sweep.Tolerance, func(u float64, search bool) (bool, error) {
+	c.SustainedLoad, c.FailedLoad, c.Points, c.Dips, err = searchCapacity(s.cfg.Sweep.Loads, s.cfg.Sweep.Tolerance, func(u float64, search bool) (bool, error) {
 		return s.sustains(ctx, r.at(u), search)
 	})
 	return c, err
 }
 
-// searchCapacity brackets the highest sustained load with the grid (the
-// highest load of the grid's sustained prefix, and the first load after
-// it), doubles loads above the grid until one fails (up to MaxSweepLoad),
-// and bisects the bracket until it is at most tol wide (tol 0: no search).
-// It returns the bracket and the number of loads it tried beyond the grid.
-func searchCapacity(grid []float64, tol float64, sustains func(u float64, search bool) (bool, error)) (sustained, failed float64, points int32, err error) {
+// searchCapacity scans the whole grid first and brackets the highest
+// sustained load with it: the highest grid load that meets the target,
+// and the grid load after it. It does not assume that attainment falls as
+// load rises (it need not: a policy that places badly when queues are
+// short can do better at a higher load), so a miss below the highest
+// sustained grid load does not end the scan; dips counts those misses,
+// and the report says where attainment is not monotone. Then it doubles
+// loads above the grid until one fails (up to MaxSweepLoad), and bisects
+// the bracket until it is at most tol wide (tol 0: no search). It returns
+// the bracket and the number of loads it tried beyond the grid.
+func searchCapacity(grid []float64, tol float64, sustains func(u float64, search bool) (bool, error)) (sustained, failed float64, points, dips int32, err error) {
 	failed = math.Inf(1)
-	for _, u := range grid {
-		ok, err := sustains(u, false)
-		if err != nil {
-			return 0, 0, 0, err
+	met := make([]bool, len(grid))
+	top := -1 // the highest grid load that meets the target
+	for i, u := range grid {
+		if met[i], err = sustains(u, false); err != nil {
+			return 0, 0, 0, 0, err
 		}
-		if !ok {
-			failed = u
-			break
+		if met[i] {
+			top = i
 		}
-		sustained = u
+	}
+	switch {
+	case top >= 0:
+		sustained = grid[top]
+		if top+1 < len(grid) {
+			failed = grid[top+1]
+		}
+		for _, ok := range met[:top] {
+			if !ok {
+				dips++
+			}
+		}
+	case len(grid) > 0:
+		failed = grid[0]
 	}
 	if tol == 0 {
-		return sustained, failed, 0, nil
+		return sustained, failed, 0, dips, nil
 	}
 	try := func(u float64) (bool, error) {
 		points++
@@ -188,7 +206,7 @@ func searchCapacity(grid []float64, tol float64, sustains func(u float64, search
 		u := min(MaxSweepLoad, max(2*sustained, 1))
 		ok, err := try(u)
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		if !ok {
 			failed = u
@@ -200,7 +218,7 @@ func searchCapacity(grid []float64, tol float64, sustains func(u float64, search
 		u := (sustained + failed) / 2
 		ok, err := try(u)
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		if ok {
 			sustained = u
@@ -208,7 +226,7 @@ func searchCapacity(grid []float64, tol float64, sustains func(u float64, search
 			failed = u
 		}
 	}
-	return sustained, failed, points, nil
+	return sustained, failed, points, dips, nil
 }
 
 // sustains says whether the point meets the target.

@@ -44,7 +44,7 @@ func TestSearchCapacity(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var asked []float64
-			sustained, failed, points, err := searchCapacity(tt.grid, tt.tol, func(u float64, search bool) (bool, error) {
+			sustained, failed, points, dips, err := searchCapacity(tt.grid, tt.tol, func(u float64, search bool) (bool, error) {
 				if search && slices.Contains(tt.grid, u) {
 					t.Errorf("the search asked for grid load %v again", u)
 				}
@@ -58,6 +58,9 @@ func TestSearchCapacity(t *testing.T) {
 			}
 			if int(points) != len(asked) {
 				t.Errorf("points = %d, the search asked %d loads", points, len(asked))
+			}
+			if dips != 0 {
+				t.Errorf("dips = %d for attainment that falls with load", dips)
 			}
 			if sustained > tt.threshold || (failed <= tt.threshold && !math.IsInf(failed, 1)) {
 				t.Errorf("bracket [%v, %v] does not hold the threshold %v", sustained, failed, tt.threshold)
@@ -78,8 +81,58 @@ func TestSearchCapacity(t *testing.T) {
 		})
 	}
 	boom := errors.New("boom")
-	if _, _, _, err := searchCapacity(grid, 0.01, func(float64, bool) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+	if _, _, _, _, err := searchCapacity(grid, 0.01, func(float64, bool) (bool, error) { return false, boom }); !errors.Is(err, boom) {
 		t.Errorf("a failing simulation gave %v", err)
+	}
+}
+
+// TestSearchCapacityNotMonotone: attainment that misses the target at a
+// low load and meets it higher up (fifo placing badly while queues are
+// short) still has its sustained load found: the scan takes the highest
+// grid load that meets the target, brackets it with the next, counts the
+// misses below it, and bisects only inside that bracket.
+func TestSearchCapacityNotMonotone(t *testing.T) {
+	grid := []float64{0.02, 0.3, 0.5, 0.7, 0.9, 1.1}
+	tests := []struct {
+		name         string
+		meets        func(u float64) bool
+		tol          float64
+		lo, hi       float64 // the bracket must lie within [lo, hi]
+		wantDips     int32
+		wantNoneLeft bool
+	}{
+		{"a miss at the lowest load", func(u float64) bool { return u > 0.1 && u <= 0.63 }, 0.01, 0.62, 0.64, 1, false},
+		{"two misses below", func(u float64) bool { return u == 0.3 || (u > 0.55 && u <= 0.81) }, 0.01, 0.8, 0.82, 2, false},
+		{"no search", func(u float64) bool { return u > 0.1 && u <= 0.63 }, 0, 0.5, 0.7, 1, false},
+		{"none on the grid", func(u float64) bool { return false }, 0.01, 0, 0.02, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sustained, failed, _, dips, err := searchCapacity(grid, tt.tol, func(u float64, search bool) (bool, error) {
+				if search && (u < tt.lo-0.2 || u > tt.hi+0.2) {
+					t.Errorf("the search asked for %v, outside the bracket the scan found", u)
+				}
+				return tt.meets(u), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dips != tt.wantDips {
+				t.Errorf("dips = %d, want %d", dips, tt.wantDips)
+			}
+			if tt.wantNoneLeft {
+				if sustained != 0 || failed > tt.hi {
+					t.Errorf("bracket [%v, %v], want none sustained below %v", sustained, failed, tt.hi)
+				}
+				return
+			}
+			if sustained < tt.lo || failed > tt.hi || sustained >= failed {
+				t.Errorf("bracket [%v, %v], want within [%v, %v]", sustained, failed, tt.lo, tt.hi)
+			}
+			if !tt.meets(sustained) || tt.meets(failed) {
+				t.Errorf("bracket [%v, %v]: its ends are on the wrong sides", sustained, failed)
+			}
+		})
 	}
 }
 

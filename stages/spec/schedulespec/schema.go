@@ -451,6 +451,9 @@ type CapacityRow struct {
 	FailedLoad    float64 `parquet:"failed_load"`
 	// Points is the number of simulations the search added to the grid's.
 	Points int32 `parquet:"points"`
+	// Dips is how many grid loads below SustainedLoad miss the target:
+	// attainment is not monotone in load there (0 where it is).
+	Dips int32 `parquet:"dips"`
 }
 
 // BoundsRow is a row of bounds.parquet, one per replication, in order:
