@@ -20,7 +20,7 @@ var codeVersions = map[string]string{
 	"stages/lib/metrics":           "d5d384cb69e1c8db9437d3e628ddf0b015614e1feb90b5b2e08e7ae2aa38cb2b",
 	"stages/lib/ort":               "616cf99e6c92b37fa77ccec9f8c226459348675a579a9780e8f549a0f9d018d1",
 	"stages/lib/ort/orttest":       "fc3d75779d4c1f86e925b5f6b121e2f57a68fd48f76d4e5559db624a308c57a3",
-	"stages/lib/outputanalysis":    "51ba41b44546ab4eb40bd2235ef810d5b7af04a2cf3ecbc75c95d69a1201542c",
+	"stages/lib/outputanalysis":    "33b6800e941883bdca4376e80d85447e3816ec86c23d0ad8b5f3eb07a1a4b9f1",
 	"stages/lib/policy":            "8fc0b7caf20b040deba08d63049e0d198ad1284fbdcd411231204f088fbd2a30",
 	"stages/lib/predictor":         "a7d6e8d6ed7410e00ef56051b25d7582332455bd70daf02db71a1deecc83cdcb",
 	"stages/lib/servicetime":       "f0dfbb5bab15d76c5a125ba3eb346c55caecf2a2f668c99dd63752592c04da18",
