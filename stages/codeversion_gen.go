@@ -20,6 +20,7 @@ var codeVersions = map[string]string{
 	"stages/lib/metrics":           "fda6e031e0c6d47fb497fe4768d2fd22e1648f44991a32b7d3c09f2906261264",
 	"stages/lib/ort":               "616cf99e6c92b37fa77ccec9f8c226459348675a579a9780e8f549a0f9d018d1",
 	"stages/lib/ort/orttest":       "fc3d75779d4c1f86e925b5f6b121e2f57a68fd48f76d4e5559db624a308c57a3",
+	"stages/lib/outputanalysis":    "33b6800e941883bdca4376e80d85447e3816ec86c23d0ad8b5f3eb07a1a4b9f1",
 	"stages/lib/policy":            "8fc0b7caf20b040deba08d63049e0d198ad1284fbdcd411231204f088fbd2a30",
 	"stages/lib/predictor":         "5e9254ea19a89bac29d17af38155cf920c3b16c434dae390c6a4c5f9dd34264d",
 	"stages/lib/servicetime":       "f0dfbb5bab15d76c5a125ba3eb346c55caecf2a2f668c99dd63752592c04da18",
