@@ -78,7 +78,7 @@ func TestValidateErrorsNameKeys(t *testing.T) {
 	c.Schedule.Load = 0
 	c.Generate.Eval.Jobs = 0
 	c.Train.Placement.Tie = 2
-	c.Evaluate.Bootstrap.Confidence = 0
+	c.Evaluate.Confidence = 0
 	c.Profile.Threads = nil
 	c.Evaluate.Baselines = []string{"edf+batch+split"}
 	c.Schedule.Policies = []string{"fifo"}

@@ -229,7 +229,7 @@ func TestFaultKillsDuringPublish(t *testing.T) {
 		from       int    // the key's first value; each run adds 1
 	}{
 		{"train", "models", "train.placement.network.epochs=%d", 21},
-		{"evaluate", "reports", "evaluate.bootstrap.resamples=%d", 201},
+		{"evaluate", "reports", "evaluate.timeline.span=%dms", 201},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stage, func(t *testing.T) {

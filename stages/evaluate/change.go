@@ -91,8 +91,6 @@ var scopeTitles = []struct{ scope, title string }{
 	{section.ScopeClass, "Classes"},
 	{section.ScopeDevice, "Devices"},
 	{section.ScopeDifference, "Against the baselines"},
-	{section.ScopeReplications, "Across replications"},
-	{section.ScopeReplicationDiff, "Against the baselines, across replications"},
 	{section.ScopeSweep, "Load sweep"},
 	{section.ScopeSustained, "Sustained load"},
 	{section.ScopeBound, "Lower bounds"},

@@ -70,8 +70,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := checkNames(secs); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: uint64(seed)}
-	ev, sides, err := summarize(ctx, cfg, bs, in, out)
+	ev, err := summarize(ctx, cfg, in, out)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
@@ -83,10 +82,9 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 			return fmt.Errorf("evaluate: %w", err)
 		}
 	}
-	if err := compare(ev, secs, sides, bs); err != nil {
+	if err := compare(ev, secs); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	clear(sides)
 
 	var rows []MetricRow
 	for _, s := range secs {
@@ -112,16 +110,15 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 }
 
 // summarize reads what every section shares of the schedule artifact (its
-// runs, cluster and bounds) and summarizes each policy's traces. It
-// returns what the comparisons need of each policy's first replication
-// (a metrics.Side, about a third of the trace) beside the evaluation.
-func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs, out Output) (*section.Evaluation, []*metrics.Side, error) {
+// runs, cluster and bounds), summarizes each policy's traces, and analyses
+// the replications (section.Analysis): every interval the report gives.
+func summarize(ctx context.Context, cfg Config, in Inputs, out Output) (*section.Evaluation, error) {
 	runs, err := readRuns(in.Schedule)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := cfg.CheckBaselines(runs.policies); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ev := &section.Evaluation{
 		Config:          cfg,
@@ -137,18 +134,21 @@ func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs,
 		Provenance:      out.Provenance,
 	}
 	if ev.Devices, err = parquetio.ReadAll[schedulespec.ClusterRow](filepath.Join(in.Schedule, schedulespec.ClusterFile)); err != nil {
-		return nil, nil, fmt.Errorf("read cluster: %w", err)
+		return nil, fmt.Errorf("read cluster: %w", err)
 	}
 	if ev.Cluster, err = metrics.ReadCluster(filepath.Join(in.Schedule, schedulespec.ClusterFile)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cl := ev.Cluster
+	if ev.BoundsRows, err = parquetio.ReadAll[schedulespec.BoundsRow](filepath.Join(in.Schedule, schedulespec.BoundsFile)); err != nil {
+		return nil, fmt.Errorf("read bounds: %w", err)
+	}
 	bounds, err := metrics.ReadBounds(filepath.Join(in.Schedule, schedulespec.BoundsFile))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(bounds) != runs.replications {
-		return nil, nil, fmt.Errorf("read %s: %d rows, one per replication of runs.parquet's %d", schedulespec.BoundsFile, len(bounds), runs.replications)
+		return nil, fmt.Errorf("read %s: %d rows, one per replication of runs.parquet's %d", schedulespec.BoundsFile, len(bounds), runs.replications)
 	}
 	ev.Bounds = bounds[0]
 	// Each replication's own jobs give its completed samples.
@@ -163,7 +163,7 @@ func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs,
 			continue
 		}
 		if samples[k], err = metrics.JobSamples(jobs); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	policies := runs.policies
@@ -190,90 +190,102 @@ func summarize(ctx context.Context, cfg Config, bs metrics.Bootstrap, in Inputs,
 		return t, busy, err
 	}
 	// Each trace is read, summarized and released, at most GOMAXPROCS at
-	// once; what the comparisons need of it (a metrics.Side, about a third
-	// of the trace) stays for them, which run together afterwards on one
-	// set of resamples.
+	// once; what the analysis needs of it (its per-job series) stays.
 	ev.Results = make([]section.Result, len(policies))
-	sides := make([]*metrics.Side, len(policies))
+	series := make([][]section.Series, len(policies))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, spec := range policies {
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			t, busy, err := loadRep(spec, 1)
-			if err != nil {
-				return err
-			}
-			r := section.Result{Summary: metrics.Summarize(t, busy, cl, bounds[0], samples[0], bs)}
-			sides[i] = metrics.NewSide(t)
-			r.E2ESketch, r.WaitSketch, r.InteractiveSketch = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
-			r.Reps = []metrics.Summary{r.Summary}
-			for k := 2; k <= runs.replications; k++ {
-				t, busy, err := loadRep(spec, k)
-				if err != nil {
+			var r section.Result
+			for k := 1; k <= runs.replications; k++ {
+				if err := gctx.Err(); err != nil {
 					return err
 				}
-				point := metrics.Bootstrap{Confidence: bs.Confidence} // no resamples: the runs give the interval
-				r.Reps = append(r.Reps, metrics.Summarize(t, busy, cl, bounds[k-1], samples[k-1], point))
+				t, busy, err := loadRep(spec, k)
+				if err != nil {
+					if k > 1 {
+						return fmt.Errorf("replication %d: %w", k, err)
+					}
+					return err
+				}
+				r.Reps = append(r.Reps, metrics.Summarize(t, busy, cl, bounds[k-1], samples[k-1]))
+				series[i] = append(series[i], seriesOf(t))
+				if k == 1 {
+					r.E2ESketch, r.WaitSketch, r.InteractiveSketch = sketch(t.E2E, t.Rejected, nil), sketch(t.Wait, t.Rejected, nil), sketch(t.E2E, t.Rejected, t.Class)
+				}
 			}
+			r.Summary = metrics.MeanSummary(r.Reps)
 			ev.Results[i] = r
 			step()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return ev, sides, nil
+	reps := make([][]metrics.Summary, len(policies))
+	for i := range reps {
+		reps[i] = ev.Results[i].Reps
+	}
+	if ev.Analysis, err = section.NewAnalysis(reps, series, cfg.Confidence); err != nil {
+		return nil, err
+	}
+	return ev, nil
 }
 
-// compare compares every policy with each baseline, and the pairs each
-// Comparer section asks for, job by job on one set of resamples: the
+// seriesOf is a trace's per-job outputs, in job id (arrival) order.
+func seriesOf(t *metrics.Trace) section.Series {
+	var s section.Series
+	s.Missed = make([]float64, t.Len())
+	for i := range t.Len() {
+		if !t.Rejected[i] {
+			s.E2E = append(s.E2E, t.E2E[i])
+		}
+		miss := 0.0
+		if !t.SLOMet[i] {
+			miss = 1
+		}
+		s.Missed[i] = miss
+		if t.Class[i] == metrics.Interactive {
+			s.InteractiveMissed = append(s.InteractiveMissed, miss)
+		}
+	}
+	return s
+}
+
+// compare sets every policy against each baseline, and the pairs each
+// Comparer section asks for, with the analysis's paired intervals: the
 // baselines' differences go to the results, a Comparer's to it.
-func compare(ev *section.Evaluation, secs []section.Section, sides []*metrics.Side, bs metrics.Bootstrap) error {
-	var pairs []metrics.Pair
-	var of []int // the policy of each pair
+func compare(ev *section.Evaluation, secs []section.Section) error {
+	paired := func(i, j int) []metrics.Difference {
+		var out []metrics.Difference
+		for _, o := range section.Objectives() {
+			out = append(out, ev.Analysis.Paired(i, j, o.Diff, ev.Policies[i], ev.Policies[j]))
+		}
+		return out
+	}
 	for i, spec := range ev.Policies {
 		for _, b := range ev.Config.Baselines {
 			if b != spec {
-				pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[slices.Index(ev.Policies, b)]})
-				of = append(of, i)
+				ev.Results[i].Diffs = append(ev.Results[i].Diffs, paired(i, slices.Index(ev.Policies, b))...)
 			}
 		}
 	}
-	fromBaselines := len(pairs)
-	type asked struct {
-		by       section.Comparer
-		from, to int // its pairs' indices
-	}
-	var comparers []asked
 	for _, s := range secs {
 		c, ok := s.(section.Comparer)
 		if !ok {
 			continue
 		}
-		a := asked{by: c, from: len(pairs)}
+		var diffs [][]metrics.Difference
 		for _, p := range c.Pairs(ev) {
 			i, j := slices.Index(ev.Policies, p.Policy), slices.Index(ev.Policies, p.Other)
 			if i < 0 || j < 0 {
 				return fmt.Errorf("section %s: compare %s with %s: both must be simulated (runs: %v)", s.Name(), p.Policy, p.Other, ev.Policies)
 			}
-			pairs = append(pairs, metrics.Pair{Policy: sides[i], Baseline: sides[j]})
+			diffs = append(diffs, paired(i, j))
 		}
-		a.to = len(pairs)
-		comparers = append(comparers, a)
-	}
-	diffs, err := metrics.CompareAll(pairs, bs)
-	if err != nil {
-		return err
-	}
-	for k, d := range diffs[:fromBaselines] {
-		ev.Results[of[k]].Diffs = append(ev.Results[of[k]].Diffs, d...)
-	}
-	for _, a := range comparers {
-		a.by.Compared(diffs[a.from:a.to])
+		c.Compared(diffs)
 	}
 	return nil
 }

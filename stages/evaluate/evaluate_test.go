@@ -20,6 +20,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 
@@ -118,7 +119,6 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 
 func testConfig() Config {
 	cfg := DefaultConfig()
-	cfg.Bootstrap.Resamples = 200
 	cfg.Timeline.Span = 200 * time.Millisecond
 	return cfg
 }
@@ -379,8 +379,18 @@ func checkMetrics(t *testing.T, out string, sched schedule.Config, cfg Config) {
 		return &rows[i]
 	}
 	for _, p := range policies {
-		if r := find(section.ScopePolicy, p, "", "p99_e2e_s", 0); r != nil && (r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Value && r.Value <= *r.Hi)) {
-			t.Errorf("%s: P99 %v outside its interval %v … %v", p, r.Value, r.Lo, r.Hi)
+		// The mean latency has an interval: across the replications, or
+		// batch means over one; the P99 has one across replications only.
+		if r := find(section.ScopePolicy, p, "", "mean_e2e_s", 0); r != nil && (r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Value && r.Value <= *r.Hi)) {
+			t.Errorf("%s: mean latency %v outside its interval %v … %v", p, r.Value, r.Lo, r.Hi)
+		}
+		if r := find(section.ScopePolicy, p, "", "p99_e2e_s", 0); r != nil {
+			if sched.Replications > 1 && (r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Value && r.Value <= *r.Hi)) {
+				t.Errorf("%s: P99 %v outside its interval %v … %v", p, r.Value, r.Lo, r.Hi)
+			}
+			if sched.Replications == 1 && (r.Lo == nil || !math.IsNaN(*r.Lo)) {
+				t.Errorf("%s: P99 of one replication has an interval %v", p, r.Lo)
+			}
 		}
 		if r := find(section.ScopePolicy, p, "", "slo_violation", 0); r != nil && !(r.Value >= 0 && r.Value <= 1) {
 			t.Errorf("%s: SLO violation rate %v", p, r.Value)
@@ -422,40 +432,73 @@ func TestReplications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each policy's replications' latency series, completed jobs in
+	// arrival order; the deletion is the largest of MSER-5's on each
+	// policy's averaged series, the same for every policy.
+	series := map[string][][]float64{}
+	deleted := 0
 	for _, p := range f.sched.Policies {
-		var means []float64
 		for k := 1; k <= 3; k++ {
 			tr, err := metrics.ReadTrace(filepath.Join(f.in.Schedule, schedule.ReplicationFile(p, k, schedule.TraceFile)), cl.Devices)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sum float64
-			var n int
+			var e2e []float64
 			for i, e := range tr.E2E {
 				if !tr.Rejected[i] {
-					sum, n = sum+e, n+1
+					e2e = append(e2e, e)
 				}
 			}
-			means = append(means, sum/float64(n))
+			series[p] = append(series[p], e2e)
+		}
+		_, d := outputanalysis.ReplicationDeletion(series[p], 0.95)
+		deleted = max(deleted, d.Deleted)
+	}
+	for _, p := range f.sched.Policies {
+		var means []float64
+		for _, e2e := range series[p] {
+			var sum float64
+			for _, e := range e2e[deleted:] {
+				sum += e
+			}
+			means = append(means, sum/float64(len(e2e)-deleted))
 		}
 		if means[0] == means[1] {
 			t.Errorf("%s: replications 1 and 2 have the same mean latency %v", p, means[0])
 		}
-		want := (means[0] + means[1] + means[2]) / 3
+		// The mean latency is the mean over the replications of each
+		// one's mean after the deletion, with its Student-t interval.
+		iv := outputanalysis.TInterval(means, 0.95)
 		i := slices.IndexFunc(rows, func(r MetricRow) bool {
-			return r.Scope == section.ScopeReplications && r.Policy == p && r.Metric == metrics.MetricMeanE2E
+			return r.Scope == section.ScopePolicy && r.Policy == p && r.Metric == metrics.MetricMeanE2E
 		})
 		if i < 0 {
-			t.Fatalf("%s: no mean latency across replications", p)
+			t.Fatalf("%s: no mean latency", p)
 		}
-		r := rows[i]
-		if math.Abs(r.Value-want) > 1e-12*want || !(*r.Lo < r.Value && r.Value < *r.Hi) {
-			t.Errorf("%s: mean across replications %v (%v … %v), want %v within its interval", p, r.Value, *r.Lo, *r.Hi, want)
+		if r := rows[i]; math.Abs(r.Value-iv.Mean) > 1e-12*iv.Mean || math.Abs(*r.Lo-iv.Lo) > 1e-12*iv.Mean || math.Abs(*r.Hi-iv.Hi) > 1e-12*iv.Mean {
+			t.Errorf("%s: mean across replications %v (%v … %v), want %v (%v … %v)", p, r.Value, *r.Lo, *r.Hi, iv.Mean, iv.Lo, iv.Hi)
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, ReportMD))
-	if !strings.Contains(string(md), "## Across replications") || !strings.Contains(string(md), "### Against round_robin, across runs") {
-		t.Errorf("the report has no replications section")
+	if !strings.Contains(string(md), "over 3 independent replications") {
+		t.Errorf("the report's first paragraph does not say its intervals are over the 3 replications")
+	}
+	// The summary names a best policy for each objective only with a
+	// verdict of multiple comparisons with the best, and opens with the
+	// objective's.
+	for _, o := range section.Objectives() {
+		i := slices.IndexFunc(rows, func(r MetricRow) bool { return r.Scope == section.ScopeBest && strings.HasPrefix(r.Metric, o.Diff+":") })
+		if i < 0 {
+			t.Errorf("metrics.parquet has no verdict on %s", o.Name)
+			continue
+		}
+		if kind := strings.TrimPrefix(rows[i].Metric, o.Diff+":"); kind != bestSeparated && kind != bestWithinDelta && kind != bestInseparable {
+			t.Errorf("%s: verdict %q with three replications", o.Name, kind)
+		}
+	}
+	summary := string(md)[strings.Index(string(md), "## Summary"):]
+	if first := strings.SplitN(summary, "\n\n", 3)[1]; !strings.HasPrefix(first, "**Use ") && !strings.HasPrefix(first, "**No single policy is best**") {
+		t.Errorf("the summary opens with %q, not a recommendation", first)
 	}
 
 	// Each policy's capacity is the mean of its replications' searches,
@@ -500,18 +543,6 @@ func TestReplications(t *testing.T) {
 	}
 }
 
-func TestTInterval(t *testing.T) {
-	// Mean 2, sd 1, n 3: t(0.975, 2) = 4.302653, half-width 4.302653/√3.
-	mean, lo, hi := tInterval([]float64{1, 2, 3}, 0.95)
-	half := 4.302652729911275 / math.Sqrt(3)
-	if mean != 2 || math.Abs(lo-(2-half)) > 1e-9 || math.Abs(hi-(2+half)) > 1e-9 {
-		t.Errorf("tInterval = %v (%v … %v), want 2 (%v … %v)", mean, lo, hi, 2-half, 2+half)
-	}
-	if _, lo, _ := tInterval([]float64{5}, 0.95); !math.IsNaN(lo) {
-		t.Errorf("one value gave an interval from %v", lo)
-	}
-}
-
 func TestBadConfig(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -520,9 +551,12 @@ func TestBadConfig(t *testing.T) {
 	}{
 		{"unknown baseline", func(c *Config) { c.Baselines = []string{"fifo", "sjf"} }, `evaluate.baselines[1]: unknown policy "sjf"`},
 		{"repeated baseline", func(c *Config) { c.Baselines = []string{"fifo", "fifo"} }, `evaluate.baselines[1]: baseline "fifo" is already listed`},
-		{"few resamples", func(c *Config) { c.Bootstrap.Resamples = 10 }, "evaluate.bootstrap.resamples: must be at least 100"},
-		{"confidence", func(c *Config) { c.Bootstrap.Confidence = 1 }, "evaluate.bootstrap.confidence: must be in [0.5, 0.999], got 1"},
-		{"confidence tiny", func(c *Config) { c.Bootstrap.Confidence = 1e-300 }, "evaluate.bootstrap.confidence: must be in [0.5, 0.999], got 1e-300"},
+		{"confidence", func(c *Config) { c.Confidence = 1 }, "evaluate.confidence: must be in [0.5, 0.999], got 1"},
+		{"confidence tiny", func(c *Config) { c.Confidence = 1e-300 }, "evaluate.confidence: must be in [0.5, 0.999], got 1e-300"},
+		{"objective", func(c *Config) { c.Objective = "speed" }, `evaluate.objective: must be one of [mean_e2e_s p99_e2e_s slo_violation interactive_slo_violation goodput], got "speed"`},
+		{"indifference latency", func(c *Config) { c.Indifference.Latency = -time.Millisecond }, "evaluate.indifference.latency: must be a duration from 0s to 1h, got -1ms"},
+		{"indifference slo", func(c *Config) { c.Indifference.SLO = 0.9 }, "evaluate.indifference.slo: must be a fraction of jobs in [0, 0.5], got 0.9"},
+		{"indifference goodput NaN", func(c *Config) { c.Indifference.Goodput = math.NaN() }, "evaluate.indifference.goodput: must be jobs per second in [0, 1e9], got NaN"},
 		{"timeline start", func(c *Config) { c.Timeline.Start = 1 }, "evaluate.timeline.start"},
 		{"timeline span", func(c *Config) { c.Timeline.Span = 0 }, "evaluate.timeline.span: must be a positive duration"},
 	}

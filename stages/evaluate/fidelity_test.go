@@ -20,7 +20,6 @@ import (
 func TestFidelityRun(t *testing.T) {
 	f := newFixture(t)
 	cfg := testConfig()
-	cfg.Bootstrap.Resamples = 100
 	stage := func() (string, []MetricRow) {
 		out := t.TempDir()
 		if err := Run(context.Background(), cfg, 1, f.in, Output{Dir: out, Provenance: testProvenance}); err != nil {

@@ -42,12 +42,19 @@ func TestHostileNamesStayText(t *testing.T) {
 	for _, dev := range devices {
 		ev.Devices = append(ev.Devices, schedulespec.ClusterRow{Device: dev, Kind: schedulespec.KindDeclared, ProfileDevice: "<i>cpu</i>", Lanes: 1, Speed: 2})
 	}
+	var reps [][]metrics.Summary
+	var series [][]section.Series
 	for range policies {
 		var s metrics.Summary
 		for _, dev := range devices {
 			s.Devices = append(s.Devices, metrics.DeviceUse{Device: dev, Utilization: 0.5})
 		}
 		ev.Results = append(ev.Results, section.Result{Summary: s})
+		reps, series = append(reps, []metrics.Summary{s}), append(series, []section.Series{{}})
+	}
+	var err error
+	if ev.Analysis, err = section.NewAnalysis(reps, series, 0.95); err != nil {
+		t.Fatal(err)
 	}
 	doc := &report.Document{Title: "hostile", Intro: section.ClusterText(ev.Devices)}
 	for _, s := range []section.Section{&devicesSection{}, policiesSection{}, profile, provenanceSection{}} {

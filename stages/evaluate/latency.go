@@ -8,6 +8,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 )
 
 // latencySection charts the policies' latency distributions from the
@@ -47,8 +48,9 @@ func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 		p50.Values = append(p50.Values, s.P50)
 		p95.Values = append(p95.Values, s.P95)
 		p99.Values = append(p99.Values, s.P99)
-		p99.Lo = append(p99.Lo, r.Summary.E2EP99CI.Lo)
-		p99.Hi = append(p99.Hi, r.Summary.E2EP99CI.Hi)
+		iv := ev.Analysis.Estimate(i, metrics.MetricP99E2E)
+		p99.Lo = append(p99.Lo, iv.Lo)
+		p99.Hi = append(p99.Hi, iv.Hi)
 	}
 	var charts []report.Chart
 	var md strings.Builder

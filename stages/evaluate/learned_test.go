@@ -2,7 +2,9 @@ package evaluate
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +22,7 @@ import (
 // TestLearnedRun simulates learned beside edf and edf+migrate with the
 // placement network through onnxruntime (schedule's testdata), evaluates
 // the artifact and checks the section against its sources: each paired
-// difference is metrics.Compare's on the two traces, metrics.parquet's
+// difference is the run's analysis's (section.Analysis), metrics.parquet's
 // learned rows are serving.parquet's and those differences, and the
 // wall-clock table is the notes'.
 func TestLearnedRun(t *testing.T) {
@@ -52,22 +54,18 @@ func TestLearnedRun(t *testing.T) {
 		return &rows[i]
 	}
 
-	cl, err := metrics.ReadCluster(filepath.Join(f.in.Schedule, schedule.ClusterFile))
+	// The run's own analysis, as the stage computes it: the section must
+	// show its paired differences (package section's tests check the
+	// analysis itself).
+	ev, err := summarize(context.Background(), cfg, f.in, Output{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	trace := func(p string) *metrics.Trace {
-		tr, err := metrics.ReadTrace(filepath.Join(f.in.Schedule, schedule.ReplicationFile(p, 1, schedule.TraceFile)), cl.Devices)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	bs := metrics.Bootstrap{Resamples: cfg.Bootstrap.Resamples, Confidence: cfg.Bootstrap.Confidence, Seed: 1} // run's seed
 	for _, base := range []string{"edf+migrate", "edf"} {
-		diffs, err := metrics.Compare(trace("learned"), trace(base), bs)
-		if err != nil {
-			t.Fatal(err)
+		i, j := slices.Index(ev.Policies, "learned"), slices.Index(ev.Policies, base)
+		var diffs []metrics.Difference
+		for _, o := range section.Objectives() {
+			diffs = append(diffs, ev.Analysis.Paired(i, j, o.Diff, "learned", base))
 		}
 		if !strings.Contains(md, "**learned against "+base+"**") {
 			t.Errorf("report.md has no comparison of learned with %s", base)
@@ -80,8 +78,8 @@ func TestLearnedRun(t *testing.T) {
 			if !strings.Contains(md, row) {
 				t.Errorf("against %s: report.md lacks %q", base, row)
 			}
-			if r := find(base, o.Diff); r != nil && (r.Value != x.Value || *r.Lo != x.Lo || *r.Hi != x.Hi || r.Significant != x.Significant) {
-				t.Errorf("against %s, %s: metrics.parquet %v (%v … %v), Compare %v (%v … %v)", base, o.Diff, r.Value, *r.Lo, *r.Hi, x.Value, x.Lo, x.Hi)
+			if r := find(base, o.Diff); r != nil && (!sameFloat(r.Value, x.Value) || !sameFloat(*r.Lo, x.Lo) || !sameFloat(*r.Hi, x.Hi) || r.Significant != x.Significant) {
+				t.Errorf("against %s, %s: metrics.parquet %v (%v … %v), the analysis %v (%v … %v)", base, o.Diff, r.Value, *r.Lo, *r.Hi, x.Value, x.Lo, x.Hi)
 			}
 		}
 	}
@@ -120,3 +118,6 @@ func TestLearnedRun(t *testing.T) {
 	}
 	t.Run("html", func(t *testing.T) { checkHTML(t, out) })
 }
+
+// sameFloat is equality that takes two NaNs (no interval) as the same.
+func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }

@@ -24,24 +24,34 @@ func (policiesSection) Read(*section.Evaluation) error { return nil }
 // Rows lay out the bounds, then each policy's summary, classes, devices
 // and differences.
 func (policiesSection) Rows(ev *section.Evaluation) []MetricRow {
-	return metricRows(ev.Policies, ev.Results, ev.Bounds)
+	return metricRows(ev.Policies, ev.Results, ev.Bounds, ev.Analysis)
 }
 
-// Render tabulates the summaries.
+// Render tabulates the summaries: the objectives as the analysis
+// estimates them, with their intervals, the rest as the mean over the
+// replications.
 func (policiesSection) Render(ev *section.Evaluation) (report.Section, error) {
-	t := report.NewTable("policy", ">jobs", ">rejected", ">mean e2e", ">P50", ">P95", ">P99 (interval)", ">max", ">mean wait",
+	t := report.NewTable("policy", ">jobs", ">rejected", ">mean e2e", ">P50", ">P95", ">P99", ">max", ">mean wait",
 		">SLO viol.", ">goodput /s", ">jobs/s", ">samples/s", ">makespan", ">gap to bound", ">Jain", ">fairness")
 	for i, p := range ev.Policies {
 		s := ev.Results[i].Summary
-		t.Add(report.Escape(p), fmt.Sprint(s.Jobs), fmt.Sprint(s.Rejected), report.Secs(s.E2E.Mean), report.Secs(s.E2E.P50), report.Secs(s.E2E.P95),
-			fmt.Sprintf("%s (%s … %s)", report.Secs(s.E2E.P99), report.Secs(s.E2EP99CI.Lo), report.Secs(s.E2EP99CI.Hi)), report.Secs(s.E2E.Max), report.Secs(s.Wait.Mean),
-			report.Pct(s.SLOViolation), report.Num(s.Goodput), report.Num(s.Throughput), report.Num(s.SampleThroughput), report.Secs(s.Makespan),
-			report.Pct(s.MakespanGap), report.Num(s.Jain), report.Num(s.Fairness))
+		est := func(metric string, f func(float64) string) string {
+			return section.IntervalText(ev.Analysis.Estimate(i, metric), f)
+		}
+		t.Add(report.Escape(p), fmt.Sprint(s.Jobs), fmt.Sprint(s.Rejected), est(metrics.MetricMeanE2E, report.Secs), report.Secs(s.E2E.P50), report.Secs(s.E2E.P95),
+			est(metrics.MetricP99E2E, report.Secs), report.Secs(s.E2E.Max), report.Secs(s.Wait.Mean),
+			est(metrics.MetricSLOViolation, report.Pct), est(metrics.MetricGoodput, report.Num), report.Num(s.Throughput), report.Num(s.SampleThroughput),
+			est(metrics.MetricMakespan, report.Secs), report.Pct(s.MakespanGap), report.Num(s.Jain), report.Num(s.Fairness))
 	}
-	md := t.String() + fmt.Sprintf("\nLatencies are end to end (arrival to end) over the jobs that ran. Gap to bound is the makespan over "+
-		"the lower bound (%s) less one; the mean latency's bound is %s. Jain is Jain's index over the devices' utilizations "+
+	what := "the mean over the replications"
+	if ev.Analysis.Reps == 1 {
+		what = "the one replication's"
+	}
+	md := t.String() + fmt.Sprintf("\nEvery number is %s; an interval follows each estimate that has one (the first paragraph says how they are computed). "+
+		"Latencies are end to end (arrival to end) over the jobs that ran. Gap to bound is the makespan over "+
+		"the lower bound (%s, the first replication's) less one; the mean latency's bound is %s. Jain is Jain's index over the devices' utilizations "+
 		"(1: all equally busy). Fairness is the batch jobs' mean wait over the interactive jobs'.\n",
-		report.Secs(ev.Bounds.MakespanLBS), report.Secs(ev.Bounds.MeanLatencyLBS))
+		what, report.Secs(ev.Bounds.MakespanLBS), report.Secs(ev.Bounds.MeanLatencyLBS))
 	return report.Section{Title: "All policies", Markdown: md}, nil
 }
 
@@ -63,7 +73,7 @@ func latencyRows(base MetricRow, prefix string, l metrics.Latency) []MetricRow {
 // metricRows lays the policies' numbers out as metrics.parquet's rows,
 // in a fixed order: bounds, then each policy's summary, classes, devices
 // and differences.
-func metricRows(policies []string, results []section.Result, b metrics.Bounds) []MetricRow {
+func metricRows(policies []string, results []section.Result, b metrics.Bounds, a *section.Analysis) []MetricRow {
 	rows := []MetricRow{
 		{Scope: section.ScopeBound, Metric: "makespan_lb_s", Value: b.MakespanLBS},
 		{Scope: section.ScopeBound, Metric: "mean_latency_lb_s", Value: b.MeanLatencyLBS},
@@ -79,8 +89,9 @@ func metricRows(policies []string, results []section.Result, b metrics.Bounds) [
 		add("jobs", float64(s.Jobs))
 		add("rejected", float64(s.Rejected))
 		for _, r := range latencyRows(pr, "e2e", s.E2E) {
-			if r.Metric == "p99_e2e_s" {
-				r.Lo, r.Hi = new(s.E2EP99CI.Lo), new(s.E2EP99CI.Hi)
+			if r.Metric == metrics.MetricP99E2E || r.Metric == metrics.MetricMeanE2E {
+				iv := a.Estimate(i, r.Metric)
+				r.Value, r.Lo, r.Hi = iv.Mean, new(iv.Lo), new(iv.Hi)
 			}
 			rows = append(rows, r)
 		}

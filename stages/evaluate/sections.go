@@ -22,7 +22,6 @@ func sections() []section.Section {
 		&summarySection{sweep: sweep},
 		policiesSection{},
 		baselinesSection{},
-		&replicationSection{},
 		latencySection{},
 		classSection{},
 		&devicesSection{},
@@ -57,13 +56,7 @@ func checkNames(secs []section.Section) error {
 // document renders every section into the report, in the registry's
 // order, leaving out those with nothing to say in this run.
 func document(ev *section.Evaluation, secs []section.Section) (*report.Document, error) {
-	doc := &report.Document{
-		Title: "mlsched evaluation",
-		Intro: fmt.Sprintf("%d policies simulated on the same %d eval jobs on a cluster of %s. "+
-			"Intervals are %.0f%% percentile-bootstrap intervals over jobs (%d resamples); a difference whose interval "+
-			"contains zero is reported as no difference.",
-			len(ev.Policies), ev.Results[0].Summary.Jobs, section.ClusterText(ev.Devices), 100*ev.Config.Bootstrap.Confidence, ev.Config.Bootstrap.Resamples),
-	}
+	doc := &report.Document{Title: "mlsched evaluation", Intro: intro(ev)}
 	for _, s := range secs {
 		sec, err := s.Render(ev)
 		if err != nil {
@@ -75,4 +68,30 @@ func document(ev *section.Evaluation, secs []section.Section) (*report.Document,
 		doc.Sections = append(doc.Sections, sec)
 	}
 	return doc, nil
+}
+
+// intro is the report's first paragraph: what was simulated, at what
+// offered load (as a fraction of capacity and in jobs per second), and how
+// every interval was computed.
+func intro(ev *section.Evaluation) string {
+	reps := "one replication"
+	if ev.Replications > 1 {
+		reps = fmt.Sprintf("%d replications", ev.Replications)
+	}
+	var jobs, rate, offered float64
+	for _, b := range ev.BoundsRows {
+		jobs += float64(b.Jobs)
+		if b.LastArrivalS > 0 {
+			rate += float64(b.Jobs) / b.LastArrivalS
+		}
+		offered += b.OfferedLoad
+	}
+	n := float64(max(len(ev.BoundsRows), 1))
+	load := ""
+	if offered > 0 {
+		load = fmt.Sprintf(", offered at %s of the cluster's capacity (%s jobs/s)", report.Pct(offered/n), report.Num(rate/n))
+	}
+	return fmt.Sprintf("%d policies simulated in %s of about %.0f eval jobs each%s, on a cluster of %s. %s "+
+		"A difference whose interval contains zero is reported as no difference.",
+		len(ev.Policies), reps, jobs/n, load, section.ClusterText(ev.Devices), ev.Analysis.Method())
 }

@@ -9,9 +9,9 @@ import (
 // command line links without the stage's code; these are the same types
 // and constants, as os.FileMode is fs.FileMode.
 type (
-	Config    = evaluatespec.Config
-	Bootstrap = evaluatespec.Bootstrap
-	Timeline  = evaluatespec.Timeline
+	Config       = evaluatespec.Config
+	Indifference = evaluatespec.Indifference
+	Timeline     = evaluatespec.Timeline
 )
 
 // Output file names: evaluatespec's.

@@ -9,68 +9,208 @@ import (
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 )
 
-// summarySection is the report's first: the best policy at each
-// objective, against the best baseline, and the capacity the best policy
-// sustains, which the load sweep's section reads.
+// summarySection is the report's first: which policy to use for the
+// objective evaluate.objective names, and for each objective the policy
+// named best only where multiple comparisons with the best separate it
+// (section.Analysis.Best), against the strongest baseline, then the
+// capacity the best policy sustains, which the load sweep's section reads.
 type summarySection struct{ sweep *sweepSection }
 
 var _ section.Section = (*summarySection)(nil)
 
 func (*summarySection) Name() string { return "summary" }
 
-// Read reads nothing: the summaries are the stage's, the capacity the
+// Read reads nothing: the estimates are the analysis's, the capacity the
 // sweep section's.
 func (*summarySection) Read(*section.Evaluation) error { return nil }
 
-// Rows are none: every number the summary states is another section's.
-func (*summarySection) Rows(*section.Evaluation) []MetricRow { return nil }
-
-// Render tabulates the best policy at each objective, then states the
-// capacities.
-func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) {
-	t := report.NewTable("objective", "best policy", ">value", "runner-up", "against the best baseline")
+// Rows are each objective's verdict: the best policy's (or, where none is
+// separated, the set's) estimate, with the MCB verdict in its metric name.
+func (*summarySection) Rows(ev *section.Evaluation) []MetricRow {
+	var rows []MetricRow
 	for _, o := range section.Objectives() {
-		r := ev.Ranked(o)
-		best, second := r[0], -1
-		// Policies that tie with the best share the first place.
-		tied := []string{report.Escape(ev.Policies[best])}
-		for _, i := range r[1:] {
-			if o.Value(ev.Results[i].Summary) != o.Value(ev.Results[best].Summary) {
-				second = i
-				break
-			}
-			tied = append(tied, report.Escape(ev.Policies[i]))
+		v := verdictOf(ev, o)
+		for _, i := range v.set {
+			iv := ev.Analysis.Estimate(i, o.Diff)
+			rows = append(rows, MetricRow{Scope: section.ScopeBest, Policy: ev.Policies[i], Metric: o.Diff + ":" + v.kind,
+				Value: iv.Mean, Lo: new(iv.Lo), Hi: new(iv.Hi), Significant: v.kind == bestSeparated})
 		}
-		runner := "–"
-		if second >= 0 {
-			runner = fmt.Sprintf("%s (%s)", report.Escape(ev.Policies[second]), o.Format(o.Value(ev.Results[second].Summary)))
-		}
-		if len(tied) > 1 {
-			t.Add(o.Name, fmt.Sprintf("%d tie: %s", len(tied), strings.Join(tied, ", ")), o.Format(o.Value(ev.Results[best].Summary)), runner, "–")
-			continue
-		}
-		against := "is a baseline"
-		if !slices.Contains(ev.Config.Baselines, ev.Policies[best]) {
-			against = "–"
-			// The best baseline for this objective.
-			for _, i := range r {
-				if !slices.Contains(ev.Config.Baselines, ev.Policies[i]) {
-					continue
-				}
-				if x, ok := ev.Diff(best, ev.Policies[i], o.Diff); ok {
-					against = fmt.Sprintf("%s vs %s", section.DiffText(x, o.Delta), report.Escape(ev.Policies[i]))
-				}
-				break
-			}
-		}
-		t.Add(o.Name, report.Escape(ev.Policies[best]), o.Format(o.Value(ev.Results[best].Summary)), runner, against)
 	}
+	return rows
+}
+
+// The kinds of verdict, as metrics.parquet's summary rows name them.
+const (
+	bestSeparated   = "separated"
+	bestWithinDelta = "within_indifference"
+	bestInseparable = "inseparable"
+	bestNone        = "no_verdict"
+)
+
+// verdict is what the summary says of one objective.
+type verdict struct {
+	kind string
+	// best is the policy named best, -1 where none is; set the policies
+	// that cannot be separated from the best (best's alone when
+	// separated), in listing order, or, with no verdict, the best
+	// estimate's policy.
+	best int
+	set  []int
+	// delta is the indifference zone, in the objective's unit.
+	delta float64
+	// reason says why there is no verdict.
+	reason string
+}
+
+// verdictOf runs multiple comparisons with the best for the objective.
+func verdictOf(ev *section.Evaluation, o section.Objective) verdict {
+	delta := ev.Config.Indifference.Of(o.Diff)
+	v := verdict{kind: bestNone, best: -1, delta: delta}
+	c, err := ev.Analysis.Best(o, delta)
+	switch {
+	case ev.Analysis.Reps < 2:
+		v.reason = "one replication varies nothing of the workload, so no best can be named with stated confidence (raise schedule.replications)"
+	case err != nil:
+		v.reason = err.Error()
+	case c.Verdict == outputanalysis.Separated:
+		v.kind, v.best, v.set = bestSeparated, c.Best, c.Set
+	case c.Verdict == outputanalysis.WithinDelta:
+		v.kind, v.best, v.set = bestWithinDelta, c.Best, c.Set
+	case c.Verdict == outputanalysis.Inseparable:
+		v.kind, v.set = bestInseparable, c.Set
+	default:
+		v.reason = c.Reason
+	}
+	if v.kind == bestNone {
+		v.set = []int{ev.Analysis.Ranked(o)[0]}
+	}
+	return v
+}
+
+// strongest is the baseline with the best estimate for the objective, -1
+// when the policy is the only baseline or there is none.
+func strongest(ev *section.Evaluation, o section.Objective, besides int) int {
+	for _, i := range ev.Analysis.Ranked(o) {
+		if i != besides && slices.Contains(ev.Config.Baselines, ev.Policies[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Render opens with the sentence a reader can act on, tabulates every
+// objective's verdict, then states the capacities.
+func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) {
 	var b strings.Builder
+	if o, ok := section.ObjectiveOf(ev.Config.Objective); ok {
+		b.WriteString(recommendation(ev, o))
+		b.WriteString("\n\n")
+	}
+	t := report.NewTable("objective", "best policy", ">estimate", "strongest baseline", "against it", "confidence")
+	for _, o := range section.Objectives() {
+		v := verdictOf(ev, o)
+		lead := v.best
+		if lead < 0 {
+			lead = v.set[0]
+			for _, i := range v.set {
+				if compareEst(ev, o, i, lead) < 0 {
+					lead = i
+				}
+			}
+		}
+		est := section.IntervalText(ev.Analysis.Estimate(lead, o.Diff), o.Format)
+		base, against := "–", "–"
+		if j := strongest(ev, o, lead); j >= 0 {
+			base = report.Escape(ev.Policies[j])
+			against = section.DiffText(ev.Analysis.Paired(lead, j, o.Diff, ev.Policies[lead], ev.Policies[j]), o.Delta)
+		} else if slices.Contains(ev.Config.Baselines, ev.Policies[lead]) {
+			base = "is a baseline"
+		}
+		t.Add(o.Name, bestText(ev, v, lead), est, base, against, confidenceText(ev, v, o))
+	}
 	b.WriteString(t.String())
 	b.WriteString(capacitySummary(s.sweep.result, ev.Config.Baselines))
 	return report.Section{Title: "Summary", Markdown: b.String()}, nil
+}
+
+// compareEst orders policies i and j best first by their estimates.
+func compareEst(ev *section.Evaluation, o section.Objective, i, j int) int {
+	x, y := ev.Analysis.Estimate(i, o.Diff).Mean, ev.Analysis.Estimate(j, o.Diff).Mean
+	switch {
+	case x == y:
+		return 0
+	case o.Lower == (x < y):
+		return -1
+	}
+	return 1
+}
+
+// bestText names the best policy, or the policies that cannot be told
+// apart from it.
+func bestText(ev *section.Evaluation, v verdict, lead int) string {
+	switch v.kind {
+	case bestSeparated, bestWithinDelta:
+		return "**" + report.Escape(ev.Policies[v.best]) + "**"
+	case bestInseparable:
+		names := make([]string, len(v.set))
+		for k, i := range v.set {
+			names[k] = report.Escape(ev.Policies[i])
+		}
+		return fmt.Sprintf("none separated: %s", strings.Join(names, ", "))
+	}
+	return report.Escape(ev.Policies[lead]) + " (best estimate)"
+}
+
+// confidenceText says at what confidence, by which procedure, the best
+// is named (or why it is not).
+func confidenceText(ev *section.Evaluation, v verdict, o section.Objective) string {
+	mcb := fmt.Sprintf("%.0f%%, MCB over %d replications", 100*ev.Config.Confidence, ev.Replications)
+	switch v.kind {
+	case bestSeparated:
+		return "separated from every other at " + mcb
+	case bestWithinDelta:
+		return fmt.Sprintf("within %s of the best at %s", o.Delta(v.delta), mcb)
+	case bestInseparable:
+		return fmt.Sprintf("%d cannot be separated at %s (indifference %s)", len(v.set), mcb, o.Delta(v.delta))
+	}
+	if ev.Analysis.Reps < 2 {
+		return "none stated: one replication"
+	}
+	return "none stated: " + v.reason
+}
+
+// recommendation is the report's first sentence: which policy to use for
+// the objective, by how much over the strongest baseline, at what
+// confidence; or which policies cannot be told apart, and why.
+func recommendation(ev *section.Evaluation, o section.Objective) string {
+	v := verdictOf(ev, o)
+	name := strings.ToLower(o.Name[:1]) + o.Name[1:]
+	switch v.kind {
+	case bestSeparated, bestWithinDelta:
+		i := v.best
+		text := fmt.Sprintf("**Use %s** for %s: %s", report.Escape(ev.Policies[i]), name, section.IntervalText(ev.Analysis.Estimate(i, o.Diff), o.Format))
+		if j := strongest(ev, o, i); j >= 0 {
+			text += fmt.Sprintf(", %s against the strongest baseline, %s", section.DiffText(ev.Analysis.Paired(i, j, o.Diff, ev.Policies[i], ev.Policies[j]), o.Delta), report.Escape(ev.Policies[j]))
+		}
+		if v.kind == bestSeparated {
+			return text + fmt.Sprintf("; multiple comparisons with the best separate it from every other policy at %.0f%% over %d replications.", 100*ev.Config.Confidence, ev.Replications)
+		}
+		return text + fmt.Sprintf("; it is within %s (evaluate.indifference) of the best at %.0f%% over %d replications, beside %d others that cannot be separated from it.",
+			o.Delta(v.delta), 100*ev.Config.Confidence, ev.Replications, len(v.set)-1)
+	case bestInseparable:
+		names := make([]string, len(v.set))
+		for k, i := range v.set {
+			names[k] = report.Escape(ev.Policies[i])
+		}
+		return fmt.Sprintf("**No single policy is best** for %s at %.0f%% over %d replications: %s cannot be separated (indifference %s); more replications, or a wider evaluate.indifference, may separate them.",
+			name, 100*ev.Config.Confidence, ev.Replications, strings.Join(names, ", "), o.Delta(v.delta))
+	}
+	i := v.set[0]
+	return fmt.Sprintf("**No policy is named best** for %s: %s. The best estimate is %s's, %s.",
+		name, v.reason, report.Escape(ev.Policies[i]), section.IntervalText(ev.Analysis.Estimate(i, o.Diff), o.Format))
 }
 
 // capacitySummary is the summary's sentence on capacity: the load the best

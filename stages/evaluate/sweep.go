@@ -13,6 +13,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -30,7 +31,7 @@ func (*sweepSection) Name() string { return "sweep" }
 
 // Read reads the sweep's grid and the capacity search.
 func (s *sweepSection) Read(ev *section.Evaluation) (err error) {
-	s.result, err = readSweep(ev.Schedule, ev.Policies, ev.Config.Baselines, ev.Config.Bootstrap.Confidence)
+	s.result, err = readSweep(ev.Schedule, ev.Policies, ev.Config.Baselines, ev.Config.Confidence)
 	return err
 }
 
@@ -201,8 +202,8 @@ var pointMetrics = []struct {
 type estimate struct{ mean, lo, hi float64 }
 
 func estimateOf(x []float64, confidence float64) estimate {
-	m, lo, hi := tInterval(x, confidence)
-	return estimate{m, lo, hi}
+	iv := outputanalysis.TInterval(x, confidence)
+	return estimate{iv.Mean, iv.Lo, iv.Hi}
 }
 
 // hasInterval says whether the estimate has an interval.
@@ -242,7 +243,7 @@ type sweepResult struct {
 	// baseline's, paired by replication.
 	best   string
 	ratios map[string]estimate
-	// confidence is the intervals' coverage (evaluate.bootstrap's).
+	// confidence is the intervals' coverage (evaluate.confidence).
 	confidence float64
 }
 

@@ -46,6 +46,11 @@ func replications(ctx context.Context, cfg Config, cl *cluster.Cluster, in Input
 		if r.load, perUnit, err = cl.LoadOf(ctx, cfg, r.jobs, 0); err != nil {
 			return nil, r.errorf(err)
 		}
+		if perUnit == 0 { // an absolute load: its fraction of capacity, for the report
+			if perUnit, _, err = cl.Capacity(ctx, r.jobs, 0); err != nil {
+				return nil, r.errorf(err)
+			}
+		}
 		if r.bounds, err = cl.Bounds(ctx, r.jobs, r.load, 0); err != nil {
 			return nil, r.errorf(err)
 		}

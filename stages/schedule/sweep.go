@@ -308,7 +308,7 @@ func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) 
 	if err != nil {
 		return err
 	}
-	sum := metrics.Summarize(t, busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil, metrics.Bootstrap{})
+	sum := metrics.Summarize(t, busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil)
 	inter := math.NaN()
 	for _, c := range sum.Classes {
 		if c.Class == generatespec.ClassInteractive {

@@ -204,7 +204,7 @@ func readSide(dir, trace, devices string, cl metrics.Cluster) (*metrics.Trace, m
 	}
 	// No bounds, no workload, no resamples: the section needs none of
 	// what they give.
-	s := metrics.Summarize(t, busy, cl, metrics.Bounds{}, nil, metrics.Bootstrap{})
+	s := metrics.Summarize(t, busy, cl, metrics.Bounds{}, nil)
 	var all, lanes float64
 	for d, b := range busy {
 		all += b

@@ -2,8 +2,8 @@
 // what the placement network's decisions did when schedule simulated a
 // learned policy (edf with every migration decision the network's, served
 // through onnxruntime). It sets each learned spec against edf with the
-// same options, with the Threshold rule and with no migration, paired job
-// by job on the stage's bootstrap resamples (it is a section.Comparer);
+// same options, with the Threshold rule and with no migration, paired as
+// the baselines are (it is a section.Comparer: section.Analysis.Paired);
 // shows each learned run's serving.parquet and the wall-clock figures the
 // schedule manifest notes; and, from studies.parquet, how each policy
 // degrades with prediction error and what dearer decisions do.

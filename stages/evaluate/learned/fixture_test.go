@@ -149,7 +149,7 @@ func fixtureData(t *testing.T, f learnedFixture) (*section.Evaluation, *runs) {
 	}
 	results := make([]section.Result, len(f.policies))
 	results[0].Summary.Jobs = 20000
-	return &section.Evaluation{Config: evaluatespec.DefaultConfig(), Policies: f.policies, Results: results}, l
+	return &section.Evaluation{Config: evaluatespec.DefaultConfig(), Policies: f.policies, Results: results, Replications: 1}, l
 }
 
 // writeFile writes b as the file name in dir.

@@ -56,9 +56,9 @@ func (l *runs) againstRulesText(ev *section.Evaluation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### The network against the rules\n\nEach learned spec against %s with the same options, with the Threshold rule "+
 		"(+migrate: move a waiting job when the predicted gain exceeds schedule.migration.min_gain) and with no migration. "+
-		"Both ran the same %d jobs with the same ground-truth draws (replication 1), so each difference is paired job by job: "+
-		"learned minus the other, with its %.0f%% bootstrap interval; an interval that contains zero is no difference.\n",
-		policy.LearnedBase, ev.Results[0].Summary.Jobs, 100*ev.Config.Bootstrap.Confidence)
+		"Both ran the same jobs with the same ground-truth draws in %s, so each difference is paired: "+
+		"learned minus the other, with its %.0f%% interval (the first paragraph says how); an interval that contains zero is no difference.\n",
+		policy.LearnedBase, section.ReplicationsText(ev.Replications), 100*ev.Config.Confidence)
 	var missing []string
 	for _, c := range l.comparisons {
 		if !c.simulated {

@@ -13,8 +13,7 @@
 //
 //  1. Read, once the simulations are summarized: the section's own files.
 //  2. For a Comparer, Pairs and then Compared: the policies it sets
-//     against each other, compared job by job on the same bootstrap
-//     resamples as the baselines.
+//     against each other, compared as the baselines are (Analysis.Paired).
 //  3. Rows: its rows of metrics.parquet, which OrderRows lays out by
 //     scope; an Annotator then sees all of them before they are written.
 //  4. Render: its part of the report, or nothing in this run.

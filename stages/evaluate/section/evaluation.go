@@ -43,8 +43,14 @@ type Evaluation struct {
 	// Cluster the same as package metrics reads it.
 	Devices []schedulespec.ClusterRow
 	Cluster metrics.Cluster
-	// Bounds are the workload's lower bounds.
-	Bounds metrics.Bounds
+	// Bounds are the first replication's workload's lower bounds, and
+	// BoundsRows bounds.parquet's rows, one per replication (its load,
+	// offered load and arrivals).
+	Bounds     metrics.Bounds
+	BoundsRows []schedulespec.BoundsRow
+	// Analysis holds every interval the report gives, from the
+	// replications (or batch means of one).
+	Analysis *Analysis
 
 	// Provenance is what the report's last section says of the run.
 	Provenance Provenance
@@ -54,11 +60,13 @@ type Evaluation struct {
 // released: the summary, its differences from each baseline, and samples
 // of its latency distributions for the charts.
 type Result struct {
+	// Summary is the mean over the replications of their summaries
+	// (metrics.MeanSummary): the first's, with one.
 	Summary metrics.Summary
-	// Reps are every replication's summaries, the first being Summary.
+	// Reps are every replication's summaries, in order.
 	Reps []metrics.Summary
 	// Diffs are the differences from each baseline, in the order of
-	// evaluate.baselines.
+	// evaluate.baselines, in the objectives' metrics (Analysis.Paired).
 	Diffs []metrics.Difference
 	// The distribution sketches: equally spaced quantiles of the
 	// completed jobs' end-to-end latency and wait, and of the

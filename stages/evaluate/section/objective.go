@@ -7,6 +7,7 @@ import (
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
@@ -87,7 +88,7 @@ func ClassOf(s metrics.Summary, class string) metrics.ClassSummary {
 
 // DiffText formats a difference with its interval, or "no difference".
 func DiffText(x metrics.Difference, format func(float64) string) string {
-	if x.Lo == x.Hi {
+	if x.Lo == x.Hi || math.IsNaN(x.Lo) || math.IsNaN(x.Hi) {
 		return report.Signed(x.Value, format)
 	}
 	if !x.Significant {
@@ -112,4 +113,22 @@ func ClusterText(devices []schedulespec.ClusterRow) string {
 		parts = append(parts, fmt.Sprintf("%s (%d %s, %s)", report.Escape(d.Device), d.Lanes, lanes, what))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// IntervalText writes an estimate with its interval, "v (lo … hi)", or
+// the estimate alone where it has no interval.
+func IntervalText(iv outputanalysis.Interval, format func(float64) string) string {
+	if math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) {
+		return format(iv.Mean)
+	}
+	return fmt.Sprintf("%s (%s … %s)", format(iv.Mean), format(iv.Lo), format(iv.Hi))
+}
+
+// ReplicationsText says "the one replication" or "each of the n
+// replications".
+func ReplicationsText(n int) string {
+	if n <= 1 {
+		return "the one replication"
+	}
+	return fmt.Sprintf("each of the %d replications", n)
 }

@@ -14,11 +14,11 @@ const (
 	ScopeSustained  = "sustained"  // the highest load a policy sustains
 	ScopeBound      = "bound"      // the workload's lower bounds
 	ScopeProfile    = "profile"    // a measured latency curve's point
-	// The rows across replications (schedule.replications > 1): a
-	// metric's mean over the replications, and its difference from a
-	// baseline, paired by replication.
-	ScopeReplications    = "replications"
-	ScopeReplicationDiff = "replication_difference"
+	// ScopeBest holds the summary's verdicts: for each objective, the
+	// policy named best by multiple comparisons with the best, or the
+	// policies that cannot be separated from it (Metric
+	// "<objective>:<verdict>").
+	ScopeBest = "best"
 	// The trained models' headline numbers, when the report has the
 	// train artifact: the kept predictor's scores on each of its splits
 	// (Metric split_score, e.g. grouped_kfold_mape) and the placement
@@ -48,12 +48,12 @@ var rowOrder = [][]string{
 	{ScopeBound},
 	{ScopePolicy, ScopeClass, ScopeDevice, ScopeDifference},
 	{ScopeSweep, ScopeSustained},
-	{ScopeReplications, ScopeReplicationDiff},
 	{ScopeProfile},
 	{ScopePredictor},
 	{ScopePlacement},
 	{ScopeLearned},
 	{ScopeFidelity},
+	{ScopeBest},
 }
 
 // OrderRows sorts the sections' rows, given in the registry's order, into
@@ -95,8 +95,8 @@ type MetricRow struct {
 	Load   float64 `parquet:"load"`
 	Metric string  `parquet:"metric,dict"`
 	Value  float64 `parquet:"value"`
-	// Lo and Hi bound the bootstrap interval (evaluate.bootstrap); null
-	// for a number without one.
+	// Lo and Hi bound the number's interval (Analysis; NaN where it has
+	// none); null for a number of a kind that never has one.
 	Lo *float64 `parquet:"lo,optional"`
 	Hi *float64 `parquet:"hi,optional"`
 	// Significant is true for a difference whose interval excludes zero.

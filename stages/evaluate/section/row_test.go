@@ -15,7 +15,6 @@ func TestOrderRows(t *testing.T) {
 	rows := []MetricRow{
 		row(ScopeBound, ""), row(ScopePolicy, "a"), row(ScopeClass, "a"), row(ScopePolicy, "b"), row(ScopeDifference, "b"),
 		row("queue", "a"),
-		row(ScopeReplications, "a"), row(ScopeReplicationDiff, "a"),
 		row(ScopeSweep, "a"), row(ScopeSustained, "a"),
 		row(ScopeFidelity, "a"),
 		row(ScopeProfile, ""),
@@ -30,7 +29,6 @@ func TestOrderRows(t *testing.T) {
 	want := []string{
 		"bound/", "policy/a", "class/a", "policy/b", "difference/b",
 		"sweep/a", "sustained/a",
-		"replications/a", "replication_difference/a",
 		"profile/", "predictor/", "placement/", "learned/a", "fidelity/a",
 		"queue/a",
 	}

@@ -28,9 +28,9 @@ type Section interface {
 
 // Comparer is a section that sets simulated policies against others
 // beside the baselines (the learned policies against their counterparts,
-// say): the stage compares its pairs job by job with the baselines', on
-// the same bootstrap resamples, which no section could do on its own once
-// the traces are released.
+// say): the stage compares its pairs as it does the baselines'
+// (Analysis.Paired), from the replications' values and per-job series it
+// keeps once the traces are released.
 type Comparer interface {
 	Section
 	// Pairs are the pairs to compare, both of each simulated; called

@@ -43,8 +43,6 @@ type Summary struct {
 	Jobs, Rejected int64
 	// E2E, Wait and Service summarize the completed (not rejected) jobs.
 	E2E, Wait, Service Latency
-	// E2EP99CI is the bootstrap interval of E2E.P99.
-	E2EP99CI Interval
 	// Classes has the interactive then the batch class; a class without
 	// jobs is left out.
 	Classes []ClassSummary
@@ -77,13 +75,14 @@ type Summary struct {
 // Summarize computes a policy's summary from its trace, its devices' busy
 // time (ReadBusy, in t.Devices' order), the cluster (whose devices must be
 // t.Devices, in order), the lower bounds and the workload's job samples,
-// which may be nil: SampleThroughput is 0 then. The only interval,
-// E2EP99CI, is NaN when bs is not valid or asks for no resamples.
+// which may be nil: SampleThroughput is 0 then. A summary has no
+// intervals: one run is one sample, and the evaluate stage's output
+// analysis gives intervals across replications.
 //
 // Summarize panics when busy or the cluster does not match t.Devices: the
 // three come from one cluster.parquet, so a mismatch is a bug in the
 // caller, not a property of the data.
-func Summarize(t *Trace, busy []float64, cl Cluster, b Bounds, samples *Samples, bs Bootstrap) Summary {
+func Summarize(t *Trace, busy []float64, cl Cluster, b Bounds, samples *Samples) Summary {
 	if len(busy) != len(t.Devices) || !slices.Equal(cl.Devices, t.Devices) || len(cl.Lanes) != len(t.Devices) {
 		panic(fmt.Sprintf("metrics: Summarize: %d busy times and cluster devices %q (%d lane counts) for a trace of devices %q",
 			len(busy), cl.Devices, len(cl.Lanes), t.Devices))
@@ -117,9 +116,6 @@ func Summarize(t *Trace, busy []float64, cl Cluster, b Bounds, samples *Samples,
 		}
 		all := merge(sorted[Interactive], sorted[Batch])
 		*s.latencies()[m] = latencyFrom(t.meanCompleted(x), all)
-		if m == 0 {
-			s.E2EP99CI = bs.quantileInterval(all, 0.99)
-		}
 	}
 
 	for c := range classNames {
@@ -264,4 +260,12 @@ func jain(x []float64) float64 {
 		return 1
 	}
 	return s * s / (float64(len(x)) * s2)
+}
+
+// perSecond is x per second of makespan: 0 when the makespan is.
+func perSecond(x, makespan float64) float64 {
+	if makespan == 0 {
+		return 0
+	}
+	return x / makespan
 }

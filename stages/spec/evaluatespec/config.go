@@ -25,8 +25,16 @@ type Config struct {
 	// Baselines are the policy specs every other policy is compared with:
 	// each must be among schedule.policies.
 	Baselines []string `koanf:"baselines"`
-	// Bootstrap sets the confidence intervals.
-	Bootstrap Bootstrap `koanf:"bootstrap"`
+	// Confidence is the coverage of every interval the report gives, and
+	// of its multiple comparisons with the best.
+	Confidence float64 `koanf:"confidence"`
+	// Objective is what the report's first sentence recommends a policy
+	// for: one of Objectives.
+	Objective string `koanf:"objective"`
+	// Indifference is, for each kind of objective, the smallest
+	// difference worth telling apart: a policy within it of the best is
+	// as good as the best, for naming one (outputanalysis.MCB).
+	Indifference Indifference `koanf:"indifference"`
 	// Timeline sets the utilization timeline's window.
 	Timeline Timeline `koanf:"timeline"`
 	// CompareTo names an earlier evaluate version (a unique prefix, as
@@ -35,12 +43,42 @@ type Config struct {
 	CompareTo string `koanf:"compare_to"`
 }
 
-// Bootstrap sets the percentile bootstrap over jobs.
-type Bootstrap struct {
-	// Resamples is the number of bootstrap replicates (at least 100).
-	Resamples int `koanf:"resamples"`
-	// Confidence is the intervals' coverage, in (0, 1).
-	Confidence float64 `koanf:"confidence"`
+// Indifference zones, by kind of objective.
+type Indifference struct {
+	// Latency is for the mean and P99 end-to-end latency and the makespan.
+	Latency time.Duration `koanf:"latency"`
+	// SLO is for the SLO violations, as a fraction of jobs (0.005 is half
+	// a percentage point).
+	SLO float64 `koanf:"slo"`
+	// Goodput is for the goodput, in jobs per second.
+	Goodput float64 `koanf:"goodput"`
+}
+
+// The objectives, the values of evaluate.objective: the names
+// metrics.parquet gives their metrics.
+const (
+	ObjectiveMeanLatency             = "mean_e2e_s"
+	ObjectiveP99Latency              = "p99_e2e_s"
+	ObjectiveSLOViolation            = "slo_violation"
+	ObjectiveInteractiveSLOViolation = "interactive_slo_violation"
+	ObjectiveGoodput                 = "goodput"
+)
+
+// Objectives are the values evaluate.objective takes.
+var Objectives = []string{ObjectiveMeanLatency, ObjectiveP99Latency, ObjectiveSLOViolation, ObjectiveInteractiveSLOViolation, ObjectiveGoodput}
+
+// Of is the indifference zone of the objective whose metric is metric, in
+// the metric's unit; 0 for a metric it does not know.
+func (z Indifference) Of(metric string) float64 {
+	switch metric {
+	case ObjectiveMeanLatency, ObjectiveP99Latency, "makespan_s":
+		return z.Latency.Seconds()
+	case ObjectiveSLOViolation, ObjectiveInteractiveSLOViolation:
+		return z.SLO
+	case ObjectiveGoodput:
+		return z.Goodput
+	}
+	return 0
 }
 
 // Timeline sets the window the utilization timeline (a Gantt chart of
@@ -70,9 +108,11 @@ func isVersionPrefix(s string) bool {
 // DefaultConfig returns the evaluate section's defaults.
 func DefaultConfig() Config {
 	return Config{
-		Baselines: []string{"fifo", "round_robin"},
-		Bootstrap: Bootstrap{Resamples: 1000, Confidence: 0.95},
-		Timeline:  Timeline{Start: 0.5, Span: time.Second},
+		Baselines:    []string{"fifo", "round_robin"},
+		Confidence:   0.95,
+		Objective:    ObjectiveInteractiveSLOViolation,
+		Indifference: Indifference{Latency: time.Millisecond, SLO: 0.005, Goodput: 0.5},
+		Timeline:     Timeline{Start: 0.5, Span: time.Second},
 	}
 }
 
@@ -92,11 +132,20 @@ func (c Config) Validate() error {
 			bad(key, "baseline %q is already listed at baselines[%d]", b, j)
 		}
 	}
-	if c.Bootstrap.Resamples < 100 {
-		bad("bootstrap.resamples", "must be at least 100 for a percentile interval, got %d", c.Bootstrap.Resamples)
+	if !(c.Confidence >= 0.5 && c.Confidence <= 0.999) {
+		bad("confidence", "must be in [0.5, 0.999], got %v", c.Confidence)
 	}
-	if !(c.Bootstrap.Confidence >= 0.5 && c.Bootstrap.Confidence <= 0.999) {
-		bad("bootstrap.confidence", "must be in [0.5, 0.999], got %v", c.Bootstrap.Confidence)
+	if !slices.Contains(Objectives, c.Objective) {
+		bad("objective", "must be one of %v, got %q", Objectives, c.Objective)
+	}
+	if z := c.Indifference.Latency; z < 0 || z > time.Hour {
+		bad("indifference.latency", "must be a duration from 0s to 1h, got %v", z)
+	}
+	if z := c.Indifference.SLO; !(z >= 0 && z <= 0.5) {
+		bad("indifference.slo", "must be a fraction of jobs in [0, 0.5], got %v", z)
+	}
+	if z := c.Indifference.Goodput; !(z >= 0 && z <= 1e9) {
+		bad("indifference.goodput", "must be jobs per second in [0, 1e9], got %v", z)
 	}
 	if !(c.Timeline.Start >= 0 && c.Timeline.Start < 1) {
 		bad("timeline.start", "must be a fraction of the makespan in [0, 1), got %v", c.Timeline.Start)

@@ -467,7 +467,7 @@ type BoundsRow struct {
 	Replication int32 `parquet:"replication"`
 	// Load is the schedule load the workload is offered at (arrival times
 	// divided by it), and OfferedLoad that load as a fraction of the
-	// cluster's capacity, as the sweep defines it (0 where not computed).
+	// cluster's capacity, as the sweep defines it.
 	Load        float64 `parquet:"load"`
 	OfferedLoad float64 `parquet:"offered_load"`
 	// LastArrivalS is the last job's arrival, at Load: the span over which
