@@ -58,13 +58,21 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 // every latency 0).
 func TestValidateSpan(t *testing.T) {
 	c := DefaultConfig()
-	c.Generate.Eval.Arrival.Rate = 1
+	c.Generate.Eval.Arrival.Rate, c.Generate.Eval.Jobs = 1, 200_000
+	c.Schedule.Utilization = 0 // schedule.load offers the workloads
 	c.Schedule.Load = 0.001
 	want := "schedule.load: 0.001 stretches the eval workload's 2e+05 s of arrivals to 2e+08 s, more than the 1e8 s (about 3 years) within which times resolve a latency; raise it or generate.eval.arrival.rate"
 	if err := c.Validate(); err == nil || err.Error() != want {
 		t.Errorf("Validate() = %v, want %q", err, want)
 	}
 	c.Schedule.Load = 1e-300
+	// Where schedule.utilization sets the load, it is checked at run time
+	// (cluster.LoadOf), against the workload's capacity.
+	u := DefaultConfig()
+	u.Generate.Eval.Arrival.Rate, u.Generate.Eval.Jobs, u.Schedule.Load = 1, 200_000, 0.001
+	if err := u.Validate(); err != nil {
+		t.Errorf("Validate() with schedule.utilization set = %v, want schedule.load's span left to run time", err)
+	}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "schedule.load: must be a factor in [0.001, 1000], got 1e-300") {
 		t.Errorf("Validate() = %v, want the range of schedule.load", err)
 	}

@@ -130,8 +130,8 @@ func (c Config) Warnings() error {
 // first; this only looks at valid values.
 func (c Config) checkSpan() error {
 	load := c.Schedule.Load
-	if !(load >= schedulespec.MinLoad && load <= schedulespec.MaxLoad) {
-		return nil
+	if !(load >= schedulespec.MinLoad && load <= schedulespec.MaxLoad) || c.Schedule.Utilization > 0 {
+		return nil // a load schedule.utilization sets is checked at run time (cluster.LoadOf)
 	}
 	var errs []error
 	for _, w := range []struct {

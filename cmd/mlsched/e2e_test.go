@@ -366,7 +366,7 @@ func TestReportAndCompareTo(t *testing.T) {
 		t.Fatalf("evaluate versions %v", vs)
 	}
 	first := filepath.Base(vs[0])
-	got := outcomes(p.mustCLI("run", "--set", "evaluate.compare_to="+first[:8], "--set", "schedule.load=1.5"))
+	got := outcomes(p.mustCLI("run", "--set", "evaluate.compare_to="+first[:8], "--set", "schedule.utilization=0.9"))
 	if got["schedule"] != "ran" || got["evaluate"] != "ran" {
 		t.Errorf("run against the first version: %v", got)
 	}

@@ -36,7 +36,7 @@ func TestImportedWorkload(t *testing.T) {
 		t.Errorf("show generate, %d rows in the example:\n%s", rows, show)
 	}
 	md, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md"))
-	if err != nil || !strings.Contains(string(md), "one replication of about 240 eval jobs") {
+	if err != nil || !strings.Contains(string(md), "replications of about 240 eval jobs") || !strings.Contains(string(md), "The replications share one eval workload") {
 		t.Errorf("report.md: %v\n%.400s", err, md)
 	}
 	if got := outcomes(p.mustCLI(append([]string{"run"}, set...)...)); got["generate"] != "cached" {

@@ -152,6 +152,12 @@ func summarize(ctx context.Context, cfg Config, in Inputs, out Output) (*section
 	}
 	ev.Bounds = bounds[0]
 	// Each replication's own jobs give its completed samples.
+	ev.SharedWorkload = runs.replications > 1
+	for k := 1; k < runs.replications; k++ {
+		if k < len(in.Workloads) && in.Workloads[k] != in.Jobs {
+			ev.SharedWorkload = false
+		}
+	}
 	samples := make([]*metrics.Samples, runs.replications)
 	for k := range samples {
 		jobs := in.Jobs

@@ -91,7 +91,11 @@ func intro(ev *section.Evaluation) string {
 	if offered > 0 {
 		load = fmt.Sprintf(", offered at %s of the cluster's capacity (%s jobs/s)", report.Pct(offered/n), report.Num(rate/n))
 	}
-	return fmt.Sprintf("%d policies simulated in %s of about %.0f eval jobs each%s, on a cluster of %s. %s "+
+	shared := ""
+	if ev.SharedWorkload {
+		shared = " The replications share one eval workload (imported: one sample of the world), so only their draws and placements vary, and the intervals say nothing of other workloads."
+	}
+	return fmt.Sprintf("%d policies simulated in %s of about %.0f eval jobs each%s, on a cluster of %s. %s%s "+
 		"A difference whose interval contains zero is reported as no difference.",
-		len(ev.Policies), reps, jobs/n, load, section.ClusterText(ev.Devices), ev.Analysis.Method())
+		len(ev.Policies), reps, jobs/n, load, section.ClusterText(ev.Devices), ev.Analysis.Method(ev.Policies), shared)
 }

@@ -200,6 +200,9 @@ func digests(t *testing.T, dir string) map[string]string {
 func testConfig() Config {
 	cfg := DefaultConfig()
 	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
+	// One replication of the workload as given, at schedule.load: the
+	// tests here check the simulation of known jobs and times.
+	cfg.Replications, cfg.Utilization = 1, 0
 	// The profile's own means: the tests here check the simulation, and
 	// TestLearnedPredictor the learned predictor.
 	cfg.Predictor = PredictorTable

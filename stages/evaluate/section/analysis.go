@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
@@ -43,18 +44,22 @@ type Analysis struct {
 	// Confidence is the intervals' coverage; Reps the replications.
 	Confidence float64
 	Reps       int
-	// Deletion is the initial transient deleted from the start of every
-	// replication's mean end-to-end latency: the largest MSER-5 deletion
-	// over the policies, so that every policy's mean leaves out the same
-	// jobs. Its OK is false when some policy's runs showed no steady
-	// state within their first half.
-	Deletion outputanalysis.Deletion
+	// Deletions are each policy's initial transient, deleted from the
+	// start of every replication's mean end-to-end latency: MSER-5 on the
+	// policy's replications' averaged series (Law's replication/deletion
+	// approach). Each policy's mean estimates its own steady state, so
+	// each has its own deletion; the comparisons stay paired by
+	// replication, which is all that pairing needs. A deletion's OK is
+	// false where the policy's runs showed no steady state within their
+	// first half (a policy the load overwhelms: its queue grows
+	// throughout).
+	Deletions []outputanalysis.Deletion
 
 	// values[i][metric] holds policy i's value of the metric in each
 	// replication (the mean latency after the deletion).
 	values []map[string][]float64
-	// series are each policy's first replication's, truncated: what batch
-	// means read when there is one replication (nil otherwise).
+	// series are each policy's first replication's: what batch means
+	// read when there is one replication (nil otherwise).
 	series []Series
 }
 
@@ -64,15 +69,16 @@ var analysed = []string{metrics.MetricMeanE2E, metrics.MetricP99E2E, metrics.Met
 
 // Method describes how the intervals were computed, for the report's
 // first paragraph.
-func (a *Analysis) Method() string {
+func (a *Analysis) Method(policies []string) string {
 	if a.Reps >= 2 {
 		s := fmt.Sprintf("Every interval is a %.0f%% Student-t interval over %d independent replications, each with its own eval workload, draws and placements; "+
 			"a difference between two policies is paired by replication (common random numbers)", 100*a.Confidence, a.Reps)
-		if a.Deletion.Deleted > 0 {
-			s += fmt.Sprintf("; the mean latency leaves out the first %d jobs of every replication, the initial transient MSER-5 finds", a.Deletion.Deleted)
+		if lo, hi := a.deletionRange(); hi > 0 {
+			s += fmt.Sprintf("; each policy's mean latency leaves out its initial transient, the first %d to %d jobs of every replication as MSER-5 finds it", lo, hi)
 		}
-		if !a.Deletion.OK {
-			s += " (the runs showed no steady state within their first half: read the mean latency as that of this workload, start included)"
+		if bad := a.unsteady(policies); len(bad) > 0 {
+			s += fmt.Sprintf(" (%s showed no steady state within their runs' first half: their queues grow throughout, and their mean latency is this workload's, not a steady state's)",
+				strings.Join(bad, ", "))
 		}
 		return s + "."
 	}
@@ -86,7 +92,7 @@ func (a *Analysis) Method() string {
 // i's summary in replication k, series[i][k] its per-job outputs there.
 // Every policy must have the same replications.
 func NewAnalysis(reps [][]metrics.Summary, series [][]Series, confidence float64) (*Analysis, error) {
-	a := &Analysis{Confidence: confidence, Deletion: outputanalysis.Deletion{OK: true}}
+	a := &Analysis{Confidence: confidence}
 	if len(reps) == 0 {
 		return a, nil
 	}
@@ -96,16 +102,15 @@ func NewAnalysis(reps [][]metrics.Summary, series [][]Series, confidence float64
 			return nil, fmt.Errorf("policy %d has %d summaries and %d series for %d replications", i, len(reps[i]), len(series[i]), a.Reps)
 		}
 	}
-	// The deletion: MSER-5 on each policy's averaged latency series, the
-	// largest over the policies (with one replication, on its one run).
+	// Each policy's deletion: MSER-5 on its averaged latency series (with
+	// one replication, on its one run).
+	a.Deletions = make([]outputanalysis.Deletion, len(series))
 	for i := range series {
 		runs := make([][]float64, a.Reps)
 		for k := range runs {
 			runs[k] = series[i][k].E2E
 		}
-		_, d := outputanalysis.ReplicationDeletion(runs, confidence)
-		a.Deletion.Deleted = max(a.Deletion.Deleted, d.Deleted)
-		a.Deletion.OK = a.Deletion.OK && d.OK
+		_, a.Deletions[i] = outputanalysis.ReplicationDeletion(runs, confidence)
 	}
 	a.values = make([]map[string][]float64, len(reps))
 	for i := range reps {
@@ -113,7 +118,7 @@ func NewAnalysis(reps [][]metrics.Summary, series [][]Series, confidence float64
 		for k, s := range reps[i] {
 			e2e := series[i][k].E2E
 			mean := math.NaN()
-			if d := a.Deletion.Deleted; len(e2e) > d {
+			if d := a.Deletions[i].Deleted; len(e2e) > d {
 				var sum float64
 				for _, x := range e2e[d:] {
 					sum += x
@@ -132,23 +137,44 @@ func NewAnalysis(reps [][]metrics.Summary, series [][]Series, confidence float64
 	if a.Reps == 1 {
 		a.series = make([]Series, len(series))
 		for i := range series {
-			s := series[i][0]
-			d := min(a.Deletion.Deleted, len(s.E2E))
-			a.series[i] = Series{E2E: s.E2E[d:], Missed: s.Missed, InteractiveMissed: s.InteractiveMissed}
+			a.series[i] = series[i][0]
 		}
 	}
 	return a, nil
+}
+
+// deletionRange is the least and the most jobs a policy's deletion left
+// out.
+func (a *Analysis) deletionRange() (lo, hi int) {
+	for i, d := range a.Deletions {
+		if i == 0 || d.Deleted < lo {
+			lo = d.Deleted
+		}
+		hi = max(hi, d.Deleted)
+	}
+	return lo, hi
+}
+
+// unsteady names the policies whose runs showed no steady state.
+func (a *Analysis) unsteady(policies []string) []string {
+	var out []string
+	for i, d := range a.Deletions {
+		if !d.OK && i < len(policies) {
+			out = append(out, policies[i])
+		}
+	}
+	return out
 }
 
 // Values are policy i's values of metric in each replication.
 func (a *Analysis) Values(i int, metric string) []float64 { return a.values[i][metric] }
 
 // perJob is the per-job series of metric that batch means read, nil for
-// a metric without one.
-func (s Series) perJob(metric string) []float64 {
+// a metric without one; the latencies from job deleted on.
+func (s Series) perJob(metric string, deleted int) []float64 {
 	switch metric {
 	case metrics.MetricMeanE2E:
-		return s.E2E
+		return s.E2E[min(deleted, len(s.E2E)):]
 	case metrics.MetricSLOViolation:
 		return s.Missed
 	case metrics.MetricInteractiveSLOViolation:
@@ -163,7 +189,7 @@ func (a *Analysis) Estimate(i int, metric string) outputanalysis.Interval {
 	if a.Reps >= 2 {
 		return outputanalysis.TInterval(v, a.Confidence)
 	}
-	if y := a.series[i].perJob(metric); y != nil {
+	if y := a.series[i].perJob(metric, a.Deletions[i].Deleted); y != nil {
 		iv, _ := outputanalysis.BatchMeans(y, a.Confidence)
 		// Centred on the run's own value: the batches leave out the
 		// run's last few jobs when they do not divide it.
@@ -188,8 +214,11 @@ func (a *Analysis) Paired(i, j int, metric, policy, other string) metrics.Differ
 		if err == nil {
 			d.Value, d.Lo, d.Hi = iv.Mean, iv.Lo, iv.Hi
 		}
-	case a.series[i].perJob(metric) != nil:
-		yi, yj := a.series[i].perJob(metric), a.series[j].perJob(metric)
+	case a.series[i].perJob(metric, 0) != nil:
+		// One run: the per-job differences, both series from the later
+		// of the two deletions, so that they line up job by job.
+		from := max(a.Deletions[i].Deleted, a.Deletions[j].Deleted)
+		yi, yj := a.series[i].perJob(metric, from), a.series[j].perJob(metric, from)
 		if len(yi) == len(yj) {
 			diff := make([]float64, len(yi))
 			for k := range yi {

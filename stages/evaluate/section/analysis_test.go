@@ -38,8 +38,10 @@ func TestAnalysisAcrossReplications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Reps != 4 || a.Deletion.Deleted != 0 {
-		t.Errorf("reps %d, deletion %+v: want 4 and none on flat series", a.Reps, a.Deletion)
+	for i, d := range a.Deletions {
+		if a.Reps != 4 || d.Deleted != 0 || !d.OK {
+			t.Errorf("policy %d: reps %d, deletion %+v: want 4 and none on flat series", i, a.Reps, d)
+		}
 	}
 	want := outputanalysis.TInterval([]float64{1.0, 1.1, 0.9, 1.05}, 0.95)
 	if got := a.Estimate(0, metrics.MetricP99E2E); got.Mean != want.Mean || got.Lo != want.Lo || got.Hi != want.Hi {

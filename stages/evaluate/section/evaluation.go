@@ -34,6 +34,10 @@ type Evaluation struct {
 	// Results each one's, at the same index.
 	Policies []string
 	Results  []Result
+	// SharedWorkload is true when every replication simulated the same
+	// eval workload (an imported one): only the draws and placements
+	// varied between them.
+	SharedWorkload bool
 	// Replications is how many times schedule simulated each policy, and
 	// Runs each one's simulations (runs.parquet's rows), replication k at
 	// k-1.

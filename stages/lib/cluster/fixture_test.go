@@ -85,6 +85,7 @@ func trainPredictor(t *testing.T, s []profilespec.Sample, kind string) *predicto
 func testConfig() schedulespec.Config {
 	cfg := schedulespec.DefaultConfig()
 	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
+	cfg.Replications, cfg.Utilization = 1, 0
 	cfg.Predictor = schedulespec.PredictorTable
 	cfg.Policies = []string{"fifo", "greedy"}
 	cfg.Studies, cfg.Real = schedulespec.Studies{}, schedulespec.Real{}

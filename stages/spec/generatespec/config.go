@@ -188,7 +188,7 @@ func DefaultConfig() Config {
 			Arrival: Arrival{Process: ProcessDiurnal, Rate: 100, Bursty: bursty, Diurnal: diurnal},
 		},
 		Eval: Workload{
-			Jobs:    200_000,
+			Jobs:    20_000, // a replication's: schedule.replications draws one per replication
 			Seed:    2,
 			Arrival: Arrival{Process: ProcessBursty, Rate: 100, Bursty: bursty, Diurnal: diurnal},
 		},
