@@ -9,7 +9,7 @@ var codeVersions = map[string]string{
 	"stages/evaluate":              "f7c3f3813cc484a5084448b6b33a9b0f3a1c8573ced12708e89723f3e4d13917",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":     "4fd586b07a8560db88350ff358e3df0166c7df61f001453926ccff8d601a1d3f",
-	"stages/evaluate/golden":       "e0cd180b637e1a6c75a0249d4e275fce532f1c40302eb61731e3953d27fb9648",
+	"stages/evaluate/golden":       "8f22268db39b7874b5f7fa5f8319be01bb718d8156948aaf58c912fa21f1428e",
 	"stages/evaluate/learned":      "ac1e2cf5c256e1745c0f3535eef23a2b62ba6141a6262fddc8b40497e73f89e5",
 	"stages/evaluate/report":       "6891e4ef9f4005228759f90c4ea9fd525c72568aac6fa22800aabb9b759b0906",
 	"stages/evaluate/section":      "078b32a9a26bc952e6ec78a1a233557bc7c75930e932481a48eaee9e13b01b98",

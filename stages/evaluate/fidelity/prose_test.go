@@ -1,7 +1,6 @@
 package fidelity
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -45,13 +44,7 @@ func TestFidelitySection(t *testing.T) {
 			t.Errorf("section lacks %q", want)
 		}
 	}
-	var names []string
-	for _, c := range sec.Charts {
-		names = append(names, c.Name)
-		if !bytes.HasPrefix(c.SVG, []byte("<?xml")) || !strings.Contains(sec.Markdown, "](charts/"+c.Name+")") {
-			t.Errorf("chart %s is not an SVG the section links", c.Name)
-		}
-	}
+	names := golden.Charts(t, sec)
 	want := []string{"fidelity-cdf-fifo-0-5.svg", "fidelity-cdf-edf-0-5.svg", "fidelity-cdf-fifo-0-8.svg", "fidelity-cdf-edf-0-8.svg", "fidelity-scatter.svg"}
 	if !slices.Equal(names, want) {
 		t.Errorf("charts %v, want %v", names, want)

@@ -10,7 +10,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/mlsched/mlsched/stages/evaluate/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -32,4 +35,18 @@ func Check(t testing.TB, name string, got []byte, what string) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from %s; if the change is intended, rerun with -update and read the diff", what, path)
 	}
+}
+
+// Charts checks that every chart of a rendered section is an SVG that the
+// section's Markdown links, and returns their names in order.
+func Charts(t testing.TB, sec report.Section) []string {
+	t.Helper()
+	var names []string
+	for _, c := range sec.Charts {
+		names = append(names, c.Name)
+		if !bytes.HasPrefix(c.SVG, []byte("<?xml")) || !strings.Contains(sec.Markdown, "](charts/"+c.Name+")") {
+			t.Errorf("chart %s is not an SVG the section links", c.Name)
+		}
+	}
+	return names
 }

@@ -1,7 +1,6 @@
 package learned
 
 import (
-	"bytes"
 	"math"
 	"slices"
 	"strings"
@@ -59,13 +58,7 @@ func TestLearnedSection(t *testing.T) {
 			t.Errorf("section lacks %q", want)
 		}
 	}
-	var names []string
-	for _, c := range sec.Charts {
-		names = append(names, c.Name)
-		if !bytes.HasPrefix(c.SVG, []byte("<?xml")) || !strings.Contains(sec.Markdown, "](charts/"+c.Name+")") {
-			t.Errorf("chart %s is not an SVG the section links", c.Name)
-		}
-	}
+	names := golden.Charts(t, sec)
 	if want := []string{"prediction-error-slo.svg", "prediction-error-mean-e2e.svg"}; !slices.Equal(names, want) {
 		t.Errorf("charts %v, want %v", names, want)
 	}

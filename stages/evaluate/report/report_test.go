@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"golang.org/x/net/html"
 )
 
@@ -26,12 +25,6 @@ func testDoc() *Document {
 			{Title: "Summary", Markdown: "A second section with the same title."},
 		},
 	}
-}
-
-// TestMarkdownGolden keeps the Markdown of a fixed document; refresh with
-// go test ./stages/evaluate/report -update.
-func TestMarkdownGolden(t *testing.T) {
-	golden.Check(t, "report.md", testDoc().Markdown(), "Markdown")
 }
 
 // TestHTMLIsSelfContained parses the page and checks that every chart is
