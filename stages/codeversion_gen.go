@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "f7c3f3813cc484a5084448b6b33a9b0f3a1c8573ced12708e89723f3e4d13917",
+	"stages/evaluate":              "364cb0712e21661a64b21dd0bb482b9f77b9cfdcdf1d774f9f2e145dfc72f45d",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":     "4fd586b07a8560db88350ff358e3df0166c7df61f001453926ccff8d601a1d3f",
 	"stages/evaluate/golden":       "8f22268db39b7874b5f7fa5f8319be01bb718d8156948aaf58c912fa21f1428e",

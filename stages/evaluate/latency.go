@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -48,7 +49,12 @@ func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 		p50.Values = append(p50.Values, s.P50)
 		p95.Values = append(p95.Values, s.P95)
 		p99.Values = append(p99.Values, s.P99)
+		// An interval reaching zero or below runs off the log axis: no
+		// bar for it (the tables give it in full).
 		iv := ev.Analysis.Estimate(i, metrics.MetricP99E2E)
+		if !(iv.Lo > 0) {
+			iv.Lo, iv.Hi = math.NaN(), math.NaN()
+		}
 		p99.Lo = append(p99.Lo, iv.Lo)
 		p99.Hi = append(p99.Hi, iv.Hi)
 	}
