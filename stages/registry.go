@@ -49,6 +49,14 @@ type Config struct {
 	Evaluate evaluatespec.Config `koanf:"evaluate"`
 }
 
+// Retired are the keys pipeline.yaml once had, each with what to do
+// instead (config.Options.Retired), so that an old config's error says
+// how to mend it.
+var Retired = map[string]string{
+	"evaluate.bootstrap": "the report's intervals come from schedule.replications now, not a bootstrap over jobs; " +
+		"set their coverage with evaluate.confidence (go doc ./stages/lib/outputanalysis)",
+}
+
 // Runtime holds what the stages need from the command line and the
 // process, beyond the config file. None of it enters a cache key.
 type Runtime struct {

@@ -189,7 +189,7 @@ type loaded struct {
 func (a *app) load() (*loaded, error) {
 	cfg := stages.DefaultConfig()
 	var origins config.Origins
-	err := config.Load(config.Options{File: a.configPath, Env: configEnviron(a.environ), EnvPrefix: envPrefix, Sets: a.sets, Origins: &origins}, &cfg)
+	err := config.Load(config.Options{File: a.configPath, Env: configEnviron(a.environ), EnvPrefix: envPrefix, Sets: a.sets, Origins: &origins, Retired: stages.Retired}, &cfg)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -30,6 +30,8 @@ type decoder struct {
 	spellKey func(key string) string
 	// origins, if not nil, records the keys this input sets.
 	origins *Origins
+	// retired are Options.Retired.
+	retired map[string]string
 }
 
 // spell returns key as the user should type it in this input.
@@ -62,6 +64,12 @@ func (d *decoder) unknown(t reflect.Type, prefix, bad string, rest []string) {
 	key := joinKey(prefix, bad)
 	if len(rest) > 0 {
 		key += "." + strings.Join(rest, ".")
+	}
+	for k := key; k != ""; k = parentKey(k) {
+		if why, ok := d.retired[k]; ok {
+			d.fail(key, ErrUnknownKey, "%s was removed: %s", k, why)
+			return
+		}
 	}
 	var names []string
 	for _, f := range fieldsOf(t) {

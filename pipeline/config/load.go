@@ -38,6 +38,10 @@ type Options struct {
 	// Origins, if not nil, is given, when Load succeeds, the input that set
 	// each key, for Attribute to name in the app's own validation errors.
 	Origins *Origins
+	// Retired names keys the configuration once had, each with what to
+	// do instead: an old config that sets one (or a key below it) gets
+	// that, rather than a bare unknown key.
+	Retired map[string]string
 }
 
 // Load decodes the config file into dst, then applies Options.Env, then
@@ -66,12 +70,12 @@ func Load(opts Options, dst any) error {
 	var errs Errors
 	origins := &Origins{}
 	if raw, ok := readFile(opts.File, &errs); ok {
-		d := &decoder{src: opts.File, root: t, errs: &errs, origins: origins}
+		d := &decoder{src: opts.File, root: t, errs: &errs, origins: origins, retired: opts.Retired}
 		d.decode(work, raw, "")
 	}
 	for _, ov := range envOverrides(opts.Env, opts.EnvPrefix) {
 		prefix := opts.EnvPrefix
-		d := &decoder{src: "env " + ov.name, root: t, errs: &errs, fold: true, origins: origins, spellKey: func(key string) string {
+		d := &decoder{src: "env " + ov.name, root: t, errs: &errs, fold: true, origins: origins, retired: opts.Retired, spellKey: func(key string) string {
 			return prefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
 		}}
 		if segs, ok := envKey(ov.name[len(prefix):]); ok {
@@ -81,7 +85,7 @@ func Load(opts Options, dst any) error {
 		}
 	}
 	for _, arg := range opts.Sets {
-		d := &decoder{src: "--set " + redactUserinfo(arg), root: t, errs: &errs, origins: origins}
+		d := &decoder{src: "--set " + redactUserinfo(arg), root: t, errs: &errs, origins: origins, retired: opts.Retired}
 		key, value, found := strings.Cut(arg, "=")
 		key = strings.TrimSpace(key)
 		switch {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -348,5 +349,40 @@ func TestSetSourceHidesCredentials(t *testing.T) {
 		if got := redactUserinfo(in); got != want {
 			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRetiredKeys: a key the config once had (or one below it) gets the
+// reason and what to do instead, from the file or from --set.
+func TestRetiredKeys(t *testing.T) {
+	type section struct {
+		Confidence float64 `koanf:"confidence"`
+	}
+	type cfg struct {
+		Evaluate section `koanf:"evaluate"`
+	}
+	retired := map[string]string{"evaluate.bootstrap": "set evaluate.confidence"}
+	dir := t.TempDir()
+	old, empty := filepath.Join(dir, "old.yaml"), filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(old, []byte("evaluate:\n  bootstrap: {resamples: 500}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{
+		{File: old, Retired: retired},
+		{File: empty, Retired: retired, Sets: []string{"evaluate.bootstrap.confidence=0.9"}},
+	} {
+		var c cfg
+		err := Load(opts, &c)
+		if err == nil || !strings.Contains(err.Error(), "evaluate.bootstrap was removed: set evaluate.confidence") || !errors.Is(err, ErrUnknownKey) {
+			t.Errorf("Load(%s %v) = %v, want the retired key's reason", opts.File, opts.Sets, err)
+		}
+	}
+	// Without Retired, the same file is a plain unknown key.
+	var c cfg
+	if err := Load(Options{File: old}, &c); err == nil || strings.Contains(err.Error(), "was removed") {
+		t.Errorf("Load without Retired = %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
@@ -88,4 +87,3 @@ func gflops(k configKey, t float64) float64 {
 }
 
 // finite reports whether x is a usable number.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

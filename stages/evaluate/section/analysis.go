@@ -63,10 +63,6 @@ type Analysis struct {
 	series []Series
 }
 
-// The metrics the analysis estimates: the objectives' (Objectives).
-var analysed = []string{metrics.MetricMeanE2E, metrics.MetricP99E2E, metrics.MetricSLOViolation,
-	metrics.MetricInteractiveSLOViolation, metrics.MetricGoodput, metrics.MetricMakespan}
-
 // Method describes how the intervals were computed, for the report's
 // first paragraph.
 func (a *Analysis) Method(policies []string) string {

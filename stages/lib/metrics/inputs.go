@@ -204,17 +204,6 @@ func (s *Samples) Of(id int64) (int32, bool) {
 // Len is the number of jobs.
 func (s *Samples) Len() int { return s.n }
 
-// Covers reports, as an error naming the first one, a job of t the
-// workload does not have: Summarize's SampleThroughput is NaN then.
-func (s *Samples) Covers(t *Trace) error {
-	for _, id := range t.JobID {
-		if _, ok := s.Of(id); !ok {
-			return fmt.Errorf("the %s trace's job %d is not in the workload", t.Policy, id)
-		}
-	}
-	return nil
-}
-
 // JobSamples reads the columns job_id and batch_size of a workload's jobs
 // file (generate's jobs-eval.parquet). Two rows for one job, or a batch
 // size below 1, are errors naming the file and row.

@@ -44,15 +44,14 @@ func sortFloats(x []float64) {
 	for i, v := range x {
 		keys[i] = floatKey(v)
 	}
-	radixSort(keys, nil)
+	radixSort(keys)
 	for i, k := range keys {
 		x[i] = keyFloat(k)
 	}
 }
 
-// radixSort sorts keys ascending, stably, applying the same permutation to
-// vals unless vals is nil.
-func radixSort(keys []uint64, vals []int32) {
+// radixSort sorts keys ascending, least significant digit first.
+func radixSort(keys []uint64) {
 	const buckets = 1 << radixBits
 	const passes = (64 + radixBits - 1) / radixBits
 	n := len(keys)
@@ -65,11 +64,7 @@ func radixSort(keys []uint64, vals []int32) {
 			hist[p][k>>(p*radixBits)&(buckets-1)]++
 		}
 	}
-	srcK, dstK := keys, make([]uint64, n)
-	var srcV, dstV []int32
-	if vals != nil {
-		srcV, dstV = vals, make([]int32, n)
-	}
+	src, dst := keys, make([]uint64, n)
 	for p := range passes {
 		h := &hist[p]
 		if h[keys[0]>>(p*radixBits)&(buckets-1)] == n {
@@ -80,24 +75,14 @@ func radixSort(keys []uint64, vals []int32) {
 			h[b], sum = sum, sum+h[b]
 		}
 		shift := p * radixBits
-		if vals == nil {
-			for _, k := range srcK {
-				d := k >> shift & (buckets - 1)
-				dstK[h[d]] = k
-				h[d]++
-			}
-		} else {
-			for i, k := range srcK {
-				d := k >> shift & (buckets - 1)
-				dstK[h[d]], dstV[h[d]] = k, srcV[i]
-				h[d]++
-			}
+		for _, k := range src {
+			d := k >> shift & (buckets - 1)
+			dst[h[d]] = k
+			h[d]++
 		}
-		srcK, dstK = dstK, srcK
-		srcV, dstV = dstV, srcV
+		src, dst = dst, src
 	}
-	if &srcK[0] != &keys[0] {
-		copy(keys, srcK)
-		copy(vals, srcV)
+	if &src[0] != &keys[0] {
+		copy(keys, src)
 	}
 }
