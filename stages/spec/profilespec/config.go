@@ -151,7 +151,7 @@ func DefaultConfig() Config {
 		Precisions:      []string{FP32, FP16},
 		BatchSizes:      []int{1, 2, 4, 8, 16, 32, 64},
 		ModelBatchSizes: map[string][]int{},
-		Threads:         []int{1, 2},
+		Threads:         []int{1},
 		Warmup:          2,
 		Repeats:         20,
 		MinTime:         50 * time.Millisecond,
