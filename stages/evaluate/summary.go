@@ -90,6 +90,15 @@ func verdictOf(ev *section.Evaluation, o section.Objective) verdict {
 	return v
 }
 
+// simplest is the first of evaluate.baselines, the simplest baseline, -1
+// when there is none.
+func simplest(ev *section.Evaluation) int {
+	if len(ev.Config.Baselines) == 0 {
+		return -1
+	}
+	return slices.Index(ev.Policies, ev.Config.Baselines[0])
+}
+
 // strongest is the baseline with the best estimate for the objective, -1
 // when the policy is the only baseline or there is none.
 func strongest(ev *section.Evaluation, o section.Objective, besides int) int {
@@ -109,7 +118,7 @@ func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) 
 		b.WriteString(recommendation(ev, o))
 		b.WriteString("\n\n")
 	}
-	t := report.NewTable("objective", "best policy", ">estimate", "strongest baseline", "against it", "confidence")
+	t := report.NewTable("objective", "best policy", ">estimate", "against the strongest baseline", "against the simplest", "confidence")
 	for _, o := range section.Objectives() {
 		v := verdictOf(ev, o)
 		lead := v.best
@@ -122,18 +131,32 @@ func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) 
 			}
 		}
 		est := section.IntervalText(ev.Analysis.Estimate(lead, o.Diff), o.Format)
-		base, against := "–", "–"
-		if j := strongest(ev, o, lead); j >= 0 {
-			base = report.Escape(ev.Policies[j])
-			against = section.DiffText(ev.Analysis.Paired(lead, j, o.Diff, ev.Policies[lead], ev.Policies[j]), o.Delta)
+		strong, simple := "–", "–"
+		j := strongest(ev, o, lead)
+		if j >= 0 {
+			strong = against(ev, o, lead, j)
 		} else if slices.Contains(ev.Config.Baselines, ev.Policies[lead]) {
-			base = "is a baseline"
+			strong = "is a baseline"
 		}
-		t.Add(o.Name, bestText(ev, v, lead), est, base, against, confidenceText(ev, v, o))
+		switch k := simplest(ev); {
+		case k == lead:
+			simple = "is the simplest"
+		case k >= 0 && k == j:
+			simple = "the strongest is the simplest"
+		case k >= 0:
+			simple = against(ev, o, lead, k)
+		}
+		t.Add(o.Name, bestText(ev, v, lead), est, strong, simple, confidenceText(ev, v, o))
 	}
 	b.WriteString(t.String())
 	b.WriteString(capacitySummary(s.sweep.result, ev.Config.Baselines))
 	return report.Section{Title: "Summary", Markdown: b.String()}, nil
+}
+
+// against is policy i's paired difference from baseline j, the
+// baseline named first.
+func against(ev *section.Evaluation, o section.Objective, i, j int) string {
+	return report.Escape(ev.Policies[j]) + ": " + section.DiffText(ev.Analysis.Paired(i, j, o.Diff, ev.Policies[i], ev.Policies[j]), o.Delta)
 }
 
 // compareEst orders policies i and j best first by their estimates.
@@ -192,8 +215,12 @@ func recommendation(ev *section.Evaluation, o section.Objective) string {
 	case bestSeparated, bestWithinDelta:
 		i := v.best
 		text := fmt.Sprintf("**Use %s** for %s: %s", report.Escape(ev.Policies[i]), name, section.IntervalText(ev.Analysis.Estimate(i, o.Diff), o.Format))
-		if j := strongest(ev, o, i); j >= 0 {
+		j := strongest(ev, o, i)
+		if j >= 0 {
 			text += fmt.Sprintf(", %s against the strongest baseline, %s", section.DiffText(ev.Analysis.Paired(i, j, o.Diff, ev.Policies[i], ev.Policies[j]), o.Delta), report.Escape(ev.Policies[j]))
+		}
+		if k := simplest(ev); k >= 0 && k != i && k != j {
+			text += fmt.Sprintf(", and %s against the simplest, %s", section.DiffText(ev.Analysis.Paired(i, k, o.Diff, ev.Policies[i], ev.Policies[k]), o.Delta), report.Escape(ev.Policies[k]))
 		}
 		if v.kind == bestSeparated {
 			return text + fmt.Sprintf("; multiple comparisons with the best separate it from every other policy at %.0f%% over %d replications.", 100*ev.Config.Confidence, ev.Replications)
@@ -239,21 +266,36 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 	}
 	fmt.Fprintf(&b, "\n**Capacity**, %s: **%s** sustains %s", what, report.Escape(sw.best), loadText(best))
 	var against []string
+	strong := ""
 	for _, base := range baselines {
+		if base != sw.best && sw.capacity[base] != nil && (strong == "" || sw.sustained(base).mean > sw.sustained(strong).mean) {
+			strong = base
+		}
+	}
+	for k, base := range baselines {
 		if base == sw.best || sw.capacity[base] == nil {
 			continue
+		}
+		name, role := report.Escape(base), ""
+		switch {
+		case k == 0 && base == strong:
+			role = " (the simplest baseline, and the strongest)"
+		case k == 0:
+			role = " (the simplest baseline)"
+		case base == strong:
+			role = " (the strongest baseline)"
 		}
 		bs := sw.sustained(base)
 		if !(bs.mean > 0) {
 			c := sw.capacity[base]
-			against = append(against, fmt.Sprintf("%s sustains none of the loads tried (at best %s of its interactive jobs within SLO, at %s)",
-				report.Escape(base), report.Pct(c.peak), report.Pct(c.peakLoad)))
+			against = append(against, fmt.Sprintf("%s%s sustains none of the loads tried (at best %s of its interactive jobs within SLO, at %s)",
+				name, role, report.Pct(c.peak), report.Pct(c.peakLoad)))
 			continue
 		}
 		r := sw.ratios[base]
-		text := fmt.Sprintf("%s %s's %s", report.Ratio(r.mean), report.Escape(base), loadText(bs))
+		text := fmt.Sprintf("%s %s's %s%s", report.Ratio(r.mean), name, loadText(bs), role)
 		if r.hasInterval() && !math.IsInf(r.hi, 0) {
-			text = fmt.Sprintf("%s (%s … %s) %s's %s", report.Ratio(r.mean), report.Ratio(r.lo), report.Ratio(r.hi), report.Escape(base), loadText(bs))
+			text = fmt.Sprintf("%s (%s … %s) %s's %s%s", report.Ratio(r.mean), report.Ratio(r.lo), report.Ratio(r.hi), name, loadText(bs), role)
 		}
 		against = append(against, text)
 	}

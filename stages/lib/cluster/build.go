@@ -75,7 +75,8 @@ func (c *Cluster) Build(s Simulation) (Built, error) {
 	if err != nil {
 		return Built{}, err
 	}
-	pol, err := policy.New(ps.Name, policy.Options{Seed: s.PolicySeed, Weights: c.sched.Dynamic})
+	opts := policy.Options{Seed: s.PolicySeed, Weights: c.sched.Dynamic}
+	pol, err := policy.New(ps.Name, opts)
 	if err != nil {
 		return Built{}, err
 	}
@@ -83,7 +84,7 @@ func (c *Cluster) Build(s Simulation) (Built, error) {
 	if err != nil {
 		return Built{}, err
 	}
-	b := Built{Config: sim.Config{Devices: c.devices, Service: c, Policy: pol, Seed: s.SimSeed, OnBatch: s.OnBatch,
+	b := Built{Config: sim.Config{Devices: c.devices, Service: c, Policy: pol, Placement: ps.Placer(opts), Seed: s.SimSeed, OnBatch: s.OnBatch,
 		Predictor: pred, PredictionError: s.PredictionError}}
 	if s.Slower > 0 && s.Slower != 1 {
 		// The simulator divides a batch's time by its device's speed.

@@ -7,7 +7,7 @@
 // (how a large job divides across devices).
 //
 //	policy       placement                              next on a device              overtaking
-//	fifo         earliest predicted free lane           arrival order                 no
+//	fifo         earliest predicted finish of the job   arrival order                 no
 //	round_robin  devices in turn                        arrival order                 no
 //	random       uniformly at random (seeded)           arrival order                 no
 //	greedy       earliest predicted finish of the job   arrival order                 yes
@@ -18,6 +18,16 @@
 //	dynamic      as batch_aware                         the best weighted score of    yes
 //	                                                    class, urgency, batchability,
 //	                                                    service time and memory
+//
+// Placement and order are separate choices. Every policy that places
+// does so by the job's earliest predicted finish, of two devices that tie
+// the one that runs the job faster (never the first by its place in the
+// list), so that two policies compared differ in their order and not in a
+// handicap of placement. A Spec may give such a policy a naive placement
+// instead, after @ (Placements): "fifo@backlog" places by the predicted
+// backlog alone (the earliest free lane, blind to how long the job runs
+// there), "edf@round_robin" deals devices in turn, "edf@random" draws
+// them; round_robin and random are these placements with arrival order.
 //
 // A Spec adds options to a policy ("edf+batch", "greedy+split+migrate"):
 // +batch turns on the simulator's micro-batching (batch_aware and dynamic

@@ -49,11 +49,12 @@ func (s *stream) batch(b *sim.BatchRecord) error {
 // specConfig is the invariant tests' simulation of spec sp.
 func specConfig(t testing.TB, sp Spec) sim.Config {
 	t.Helper()
-	p, err := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
+	o := Options{Seed: 7, Weights: DefaultWeights()}
+	p, err := New(sp.Name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3}
+	cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Placement: sp.Placer(o), Seed: 3}
 	if err := sp.Configure(&cfg, invSettings); err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,5 @@ func (Greedy) Name() string { return "greedy" }
 // Place implements sim.Placer.
 func (Greedy) Place(j *sim.Job, s *sim.State) int { return earliestFinish(j, s) }
 
-func earliestFinish(j *sim.Job, s *sim.State) int {
-	return argmin(j, s, func(d int) float64 { return s.Backlog(d) + s.Predict(d, j) })
-}
-
 // Split implements sim.Splitter: the parts are predicted to end together.
 func (Greedy) Split(j *sim.Job, s *sim.State) []int32 { return splitEvenly(j, s) }

@@ -59,7 +59,8 @@ var invSettings = Settings{
 func specs() []Spec {
 	var out []Spec
 	for _, n := range Names() {
-		for _, s := range []string{n, n + "+batch", n + "+split", n + "+migrate", n + "+batch+split+migrate", n + "+split+migrate"} {
+		for _, s := range []string{n, n + "+batch", n + "+split", n + "+migrate", n + "+batch+split+migrate", n + "+split+migrate",
+			n + "@" + PlaceBacklog, n + "@" + PlaceRoundRobin + "+batch", n + "@" + PlaceRandom + "+split+migrate"} {
 			if sp, err := ParseSpec(s); err == nil && !slices.Contains(out, sp) {
 				out = append(out, sp)
 			}
@@ -76,11 +77,7 @@ type run struct {
 
 func runAll(t *testing.T, sp Spec, jobs []*sim.Job) run {
 	t.Helper()
-	p, _ := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
-	cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3}
-	if err := sp.Configure(&cfg, invSettings); err != nil {
-		t.Fatal(err)
-	}
+	cfg := specConfig(t, sp)
 	var out run
 	cfg.OnBatch = func(b *sim.BatchRecord) error { out.batches = append(out.batches, *b); return nil }
 	i := 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -44,6 +45,13 @@ type want struct {
 
 func simulate(t *testing.T, p sim.Policy, devs []sim.Device, svc sim.Service, jobs []job) map[int64]*sim.Record {
 	t.Helper()
+	return simulatePlaced(t, p, nil, devs, svc, jobs)
+}
+
+// simulatePlaced simulates p with its jobs placed by place (p's own
+// placement where nil).
+func simulatePlaced(t *testing.T, p sim.Policy, place sim.Placer, devs []sim.Device, svc sim.Service, jobs []job) map[int64]*sim.Record {
+	t.Helper()
 	i := 0
 	next := func() (*sim.Job, bool) {
 		if i == len(jobs) {
@@ -54,7 +62,7 @@ func simulate(t *testing.T, p sim.Policy, devs []sim.Device, svc sim.Service, jo
 		return &sim.Job{ID: j.id, Arrival: j.at, Model: j.model, Class: j.class, Deadline: j.deadline, Batch: 1}, true
 	}
 	got := map[int64]*sim.Record{}
-	_, err := sim.Run(sim.Config{Devices: devs, Service: svc, Policy: p, Seed: 1}, next, func(r *sim.Record) error {
+	_, err := sim.Run(sim.Config{Devices: devs, Service: svc, Policy: p, Placement: place, Seed: 1}, next, func(r *sim.Record) error {
 		if got[r.Job.ID] != nil {
 			return fmt.Errorf("job %d recorded twice", r.Job.ID)
 		}
@@ -105,12 +113,19 @@ func TestHandComputedScenarioA(t *testing.T) {
 		policy string
 		want   map[int64]want
 	}{
-		// fifo: backlogs tie at 0.1 s (0.9 each) and 0.3 s (1.7 each):
-		// the lower index wins. Job 6 arrives as job 5 ends (completions
-		// first), so both devices are free and device 0 takes it.
-		{"fifo", map[int64]want{1: {0, 0, 1}, 2: {1, 0, 1}, 3: {0, 1, 2}, 4: {1, 1, 2}, 5: {0, 2, 3}, 6: {0, 3, 4}}},
+		// fifo@backlog: backlogs tie at 0.1 s (0.9 each) and 0.3 s (1.7
+		// each): the lower index wins. Job 6 arrives as job 5 ends
+		// (completions first), so both devices are free and device 0,
+		// the slow one, takes it.
+		{"fifo@backlog", map[int64]want{1: {0, 0, 1}, 2: {1, 0, 1}, 3: {0, 1, 2}, 4: {1, 1, 2}, 5: {0, 2, 3}, 6: {0, 3, 4}}},
+		// fifo places as greedy does (no job here waits for memory, so
+		// the strict order changes nothing).
+		{"fifo", map[int64]want{1: {1, 0, 0.5}, 2: {1, 0.5, 1.5}, 3: {0, 0.1, 1.1}, 4: {1, 1.5, 2.5}, 5: {0, 1.1, 2.1}, 6: {1, 3, 3.5}}},
 		// round_robin: 0, 1, 0, 1, 0, 1 whatever the load.
 		{"round_robin", map[int64]want{1: {0, 0, 1}, 2: {1, 0, 1}, 3: {0, 1, 2}, 4: {1, 1, 2}, 5: {0, 2, 3}, 6: {1, 3, 3.5}}},
+		// edf@round_robin: round_robin's devices, edf's order: on device
+		// 0, job 5 (deadline 0.9) overtakes job 3 (deadline 1).
+		{"edf@round_robin", map[int64]want{1: {0, 0, 1}, 2: {1, 0, 1}, 3: {0, 2, 3}, 4: {1, 1, 2}, 5: {0, 1, 2}, 6: {1, 3, 3.5}}},
 		// greedy: job 1 finishes first on the fast device (0.5 < 1); job 2
 		// there at 0.5+1 = 1.5 < 2; job 3 on device 0 (1 < 0.4+1+0.5);
 		// job 4 on device 1 (0.3+1+1 = 2.3 < 0.9+2); job 5 on device 0
@@ -119,12 +134,45 @@ func TestHandComputedScenarioA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			p, err := New(tt.policy, Options{Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			check(t, simulate(t, p, devsA, svcA, jobsA), tt.want)
+			check(t, simulateSpec(t, tt.policy, devsA, svcA, jobsA), tt.want)
 		})
+	}
+}
+
+// simulateSpec simulates a policy spec's policy and placement.
+func simulateSpec(t *testing.T, spec string, devs []sim.Device, svc sim.Service, jobs []job) map[int64]*sim.Record {
+	t.Helper()
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Seed: 1}
+	p, err := New(sp.Name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return simulatePlaced(t, p, sp.Placer(o), devs, svc, jobs)
+}
+
+// TestEarliestFinishTies: job 1 runs on the fast device (0.5 s against
+// 1 s); job 2, arriving with it, would finish at 1 s on either device (the
+// slow one idle, the fast one after job 1), and goes to the fast one,
+// which runs it in half the time: a tie never falls to the first device
+// by its place in the list. Placed by backlog alone, job 2 goes to the
+// idle slow device.
+func TestEarliestFinishTies(t *testing.T) {
+	jobs := []job{{1, 0, 0, sim.Interactive, 9}, {2, 0, 0, sim.Interactive, 9}}
+	fast := map[int64]want{1: {1, 0, 0.5}, 2: {1, 0.5, 1}}
+	for _, tt := range []struct {
+		spec string
+		want map[int64]want
+	}{
+		{"fifo", fast},
+		{"greedy", fast},
+		{"edf", fast},
+		{"fifo@backlog", map[int64]want{1: {0, 0, 1}, 2: {1, 0, 0.5}}},
+	} {
+		t.Run(tt.spec, func(t *testing.T) { check(t, simulateSpec(t, tt.spec, devsA, svcA, jobs), tt.want) })
 	}
 }
 
@@ -262,7 +310,8 @@ func TestEDFKeyAgreesWithLess(t *testing.T) {
 }
 
 func TestSpecRoundTrips(t *testing.T) {
-	for _, in := range []string{"fifo", "edf+batch", "greedy+split+migrate", "dynamic+migrate", "edf+batch+split+migrate"} {
+	for _, in := range []string{"fifo", "edf+batch", "greedy+split+migrate", "dynamic+migrate", "edf+batch+split+migrate",
+		"fifo@backlog", "edf@round_robin+batch", "greedy@random+split+migrate", "learned@backlog"} {
 		sp, err := ParseSpec(in)
 		if err != nil || sp.String() != in {
 			t.Errorf("ParseSpec(%q) = %+v, %v; written back %q", in, sp, err, sp.String())
@@ -273,24 +322,41 @@ func TestSpecRoundTrips(t *testing.T) {
 	}
 }
 
+func TestSpecErrors(t *testing.T) {
+	for _, tt := range []struct{ spec, want string }{
+		{"fifo@finish", `"fifo@finish": unknown placement "finish"; the placements are backlog, random, round_robin`},
+		{"fifo@", `"fifo@": unknown placement ""`},
+		{"round_robin@backlog", `"round_robin@backlog": round_robin is itself a placement; only the policies that place by predicted earliest finish take @placement (batch_aware, dynamic, edf, fifo, greedy, learned)`},
+		{"fifo+backlog", `"fifo+backlog": unknown option "backlog"`},
+		{"fifo+batch@backlog", `"fifo+batch@backlog": unknown option "batch@backlog"`},
+		{"lifo@backlog", `unknown policy "lifo"`},
+	} {
+		_, err := ParseSpec(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseSpec(%q) = %v, want an error containing %q", tt.spec, err, tt.want)
+		}
+	}
+}
+
 // TestPredicts runs each policy that claims to predict nothing with a
 // predictor twenty times too slow, and each that claims to predict with
 // it too: the former must run exactly as with the service's own means,
 // and the latter must not, on a workload where predictions matter.
 func TestPredicts(t *testing.T) {
 	jobs := randomWorkload(5, 1500)
-	for _, name := range Names() {
+	names := Names()
+	for _, p := range Placements() {
+		names = append(names, "fifo@"+p, "edf@"+p, "greedy@"+p)
+	}
+	for _, name := range names {
 		sp, err := ParseSpec(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Run(name, func(t *testing.T) {
 			exact := runAll(t, sp, jobs)
-			p, _ := New(sp.Name, Options{Seed: 7, Weights: DefaultWeights()})
-			cfg := sim.Config{Devices: invDevs, Service: invSvc, Policy: p, Seed: 3, Predictor: skewed{invSvc}}
-			if err := sp.Configure(&cfg, invSettings); err != nil {
-				t.Fatal(err)
-			}
+			cfg := specConfig(t, sp)
+			cfg.Predictor = skewed{invSvc}
 			var ends []float64
 			i := 0
 			if _, err := sim.Run(cfg, func() (*sim.Job, bool) {

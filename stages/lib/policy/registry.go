@@ -22,27 +22,30 @@ type Factory func(o Options) sim.Policy
 // entry is one registered policy. batches marks a policy whose choices are
 // about batches, which therefore always runs with micro-batching; learned
 // one whose migrations the placement network decides (Settings.Learned);
-// predicts one whose choices read predicted service times (State.Predict,
-// Backlog), and so change with the predictor; weighted one whose choices
-// read Options.Weights.
+// places one that places by predicted earliest finish, which a spec may
+// replace by a naive placement (Spec.Placement); predicts one whose other
+// choices (its order, its batches) read predicted service times
+// (State.Predict, Backlog), and so change with the predictor; weighted one
+// whose choices read Options.Weights.
 type entry struct {
 	build    Factory
 	batches  bool
 	learned  bool
+	places   bool
 	predicts bool
 	weighted bool
 }
 
 // registry names every policy: one line each.
 var registry = map[string]entry{
-	"fifo":        {build: func(Options) sim.Policy { return FIFO{} }, predicts: true},
+	"fifo":        {build: func(Options) sim.Policy { return FIFO{} }, places: true},
 	"round_robin": {build: func(Options) sim.Policy { return &RoundRobin{} }},
 	"random":      {build: func(o Options) sim.Policy { return NewRandom(o.Seed) }},
-	"greedy":      {build: func(Options) sim.Policy { return Greedy{} }, predicts: true},
-	"edf":         {build: func(Options) sim.Policy { return EDF{} }, predicts: true},
-	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true, predicts: true},
-	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true, predicts: true, weighted: true},
-	"learned":     {build: func(Options) sim.Policy { return Learned{} }, learned: true, predicts: true},
+	"greedy":      {build: func(Options) sim.Policy { return Greedy{} }, places: true},
+	"edf":         {build: func(Options) sim.Policy { return EDF{} }, places: true},
+	"batch_aware": {build: func(Options) sim.Policy { return BatchAware{} }, batches: true, places: true, predicts: true},
+	"dynamic":     {build: func(o Options) sim.Policy { return Dynamic{W: o.Weights} }, batches: true, places: true, predicts: true, weighted: true},
+	"learned":     {build: func(Options) sim.Policy { return Learned{} }, learned: true, places: true},
 }
 
 // Names returns the registered policies, sorted.

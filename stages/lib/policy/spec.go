@@ -18,12 +18,18 @@ const (
 
 var options = []string{OptBatch, OptSplit, OptMigrate}
 
-// Spec is a policy with options, written "name" or "name+opt+opt", e.g.
-// "edf+batch" or "greedy+split+migrate": batch turns micro-batching on,
-// split divides large jobs across devices, migrate lets idle devices take
-// waiting jobs. A spec names one simulation and its output directory.
+// Spec is a policy with a placement and options, written "name",
+// "name@placement" or either with "+opt+opt" after, e.g. "edf+batch",
+// "fifo@backlog" or "greedy+split+migrate": a naive placement (backlog,
+// round_robin, random) replaces the policy's predicted earliest finish;
+// batch turns micro-batching on, split divides large jobs across devices,
+// migrate lets idle devices take waiting jobs. A spec names one
+// simulation and its output directory.
 type Spec struct {
 	Name string
+	// Placement is a naive placement's name (PlaceBacklog, …), empty for
+	// the policy's own.
+	Placement string
 	// Batch is true when the simulation micro-batches: asked for, or
 	// implied by a policy that always batches.
 	Batch          bool
@@ -35,11 +41,20 @@ type Spec struct {
 // it.
 func ParseSpec(s string) (Spec, error) {
 	parts := strings.Split(s, "+")
-	e, ok := registry[parts[0]]
+	name, place, placed := strings.Cut(parts[0], "@")
+	e, ok := registry[name]
 	if !ok {
-		return Spec{}, fmt.Errorf("unknown policy %q; the policies are %s", parts[0], strings.Join(Names(), ", "))
+		return Spec{}, fmt.Errorf("unknown policy %q; the policies are %s", name, strings.Join(Names(), ", "))
 	}
-	sp := Spec{Name: parts[0], Batch: e.batches}
+	sp := Spec{Name: name, Placement: place, Batch: e.batches}
+	if placed {
+		switch _, known := placements[place]; {
+		case !e.places:
+			return Spec{}, fmt.Errorf("%q: %s is itself a placement; only the policies that place by predicted earliest finish take @placement (%s)", s, name, strings.Join(placers(), ", "))
+		case !known:
+			return Spec{}, fmt.Errorf("%q: unknown placement %q; the placements are %s (the policy's own, predicted earliest finish, has no name: leave @ out)", s, place, strings.Join(Placements(), ", "))
+		}
+	}
 	next := 0 // options must come in the order of options
 	for _, o := range parts[1:] {
 		i := slices.Index(options, o)
@@ -71,6 +86,17 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
+// placers lists the policies that take a naive placement.
+func placers() []string {
+	var out []string
+	for _, n := range Names() {
+		if registry[n].places {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // splitters lists the policies that split jobs.
 func splitters() []string {
 	var out []string
@@ -86,6 +112,9 @@ func splitters() []string {
 // always batches is written without +batch.
 func (sp Spec) String() string {
 	s := sp.Name
+	if sp.Placement != "" {
+		s += "@" + sp.Placement
+	}
 	if sp.Batch && !registry[sp.Name].batches {
 		s += "+" + OptBatch
 	}
@@ -134,15 +163,29 @@ func (sp Spec) Counterparts() (threshold, none Spec, ok bool) {
 	if !sp.Learned() {
 		return Spec{}, Spec{}, false
 	}
-	none = Spec{Name: LearnedBase, Batch: sp.Batch, Split: sp.Split}
+	none = Spec{Name: LearnedBase, Placement: sp.Placement, Batch: sp.Batch, Split: sp.Split}
 	threshold = none
 	threshold.Migrate = true
 	return threshold, none, true
 }
 
 // Predicts reports whether the spec's simulation reads predicted service
-// times: its policy's choices do, or its splitting or migration rule.
-func (sp Spec) Predicts() bool { return registry[sp.Name].predicts || sp.Split || sp.Migrates() }
+// times: its placement does (earliest finish or backlog), or its policy's
+// other choices, or its splitting or migration rule.
+func (sp Spec) Predicts() bool {
+	e := registry[sp.Name]
+	places := e.places && (sp.Placement == "" || placements[sp.Placement].predicts)
+	return e.predicts || places || sp.Split || sp.Migrates()
+}
+
+// Placer is the spec's naive placement, built with o (whose Seed a random
+// placement draws from), or nil where the policy places by its own rule.
+func (sp Spec) Placer(o Options) sim.Placer {
+	if p, ok := placements[sp.Placement]; ok {
+		return p.build(o)
+	}
+	return nil
+}
 
 // Migrates reports whether the spec's simulation moves waiting jobs: by
 // the Threshold rule (+migrate) or by the network (a learned policy).

@@ -54,6 +54,17 @@ func (m *Sim) Fork(next func() (*Job, bool), emit func(*Record) error, mig Migra
 	} else if err := unshared("policy "+cfg.Policy.Name(), cfg.Policy, "ForkPolicy"); err != nil {
 		return nil, err
 	}
+	if p := cfg.Placement; p != nil {
+		if f, ok := p.(PolicyForker); ok {
+			fp, ok := f.ForkPolicy().(Placer)
+			if !ok {
+				return nil, fmt.Errorf("sim: fork: placement %T forks into a policy that does not place jobs", p)
+			}
+			cfg.Placement = fp
+		} else if err := unshared("placement", p, "ForkPolicy"); err != nil {
+			return nil, err
+		}
+	}
 	if d := cfg.Migration.Decide; mig != nil {
 		cfg.Migration.Decide = mig
 	} else if f, ok := d.(MigratorForker); ok {

@@ -28,6 +28,11 @@ type Config struct {
 	Devices []Device
 	Service Service
 	Policy  Policy
+	// Placement, if not nil, places arriving jobs instead of the policy's
+	// own Placer: a queue order run with another placement (a policy
+	// spec's @placement). A Placement with state must be forkable, as a
+	// policy must (PolicyForker).
+	Placement Placer
 	// Predictor is what the policies, the backlogs and the predicted ends
 	// of running batches take service times from; nil is the Service's
 	// own Predict, the mean of the ground truth: an oracle.
@@ -137,6 +142,9 @@ func newState(cfg Config) (*State, error) {
 	}
 	name := cfg.Policy.Name()
 	placer, ok := cfg.Policy.(Placer)
+	if cfg.Placement != nil {
+		placer, ok = cfg.Placement, true
+	}
 	if !ok {
 		return nil, fmt.Errorf("sim: policy %s does not place jobs", name)
 	}

@@ -23,7 +23,12 @@ const (
 // Config is the evaluate section of pipeline.yaml.
 type Config struct {
 	// Baselines are the policy specs every other policy is compared with:
-	// each must be among schedule.policies.
+	// each must be among schedule.policies. The first is the simplest, the
+	// one every headline names besides the strongest (the baseline with
+	// the best estimate of the objective): by default fifo, and the
+	// strongest heuristic with every feature on (batching, splitting,
+	// migration), so that a gain is never only one over a handicapped
+	// baseline.
 	Baselines []string `koanf:"baselines"`
 	// Confidence is the coverage of every interval the report gives, and
 	// of its multiple comparisons with the best.
@@ -108,7 +113,7 @@ func isVersionPrefix(s string) bool {
 // DefaultConfig returns the evaluate section's defaults.
 func DefaultConfig() Config {
 	return Config{
-		Baselines:    []string{"fifo", "round_robin"},
+		Baselines:    []string{"fifo", "edf+batch+split+migrate"},
 		Confidence:   0.95,
 		Objective:    ObjectiveInteractiveSLOViolation,
 		Indifference: Indifference{Latency: time.Millisecond, SLO: 0.005, Goodput: 0.5},

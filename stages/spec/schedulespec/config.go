@@ -358,8 +358,8 @@ func (mem Memory) Token(m catalog.Model, fp16 bool) (base, perSample float64) {
 // figures).
 func DefaultConfig() Config {
 	return Config{
-		Policies: []string{"fifo", "round_robin", "random", "greedy", "edf", "batch_aware", "dynamic",
-			"edf+batch", "greedy+split", "round_robin+migrate", "edf+migrate", "learned"},
+		Policies: []string{"fifo", "fifo@backlog", "round_robin", "random", "edf", "batch_aware", "dynamic",
+			"edf+batch", "greedy+split", "round_robin+migrate", "edf+migrate", "edf+batch+split+migrate", "learned"},
 		Cluster: []Device{
 			{Name: "cpu", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 8192, Speed: 1},
 			{Name: "accel", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 4, MemoryMiB: 16384, Speed: 10},
