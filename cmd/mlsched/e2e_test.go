@@ -414,7 +414,7 @@ func TestLearnedReport(t *testing.T) {
 	if n == "" {
 		t.Fatalf("schedule's manifest notes no uncached decisions: %v", m.Notes)
 	}
-	for _, want := range []string{"\n## Learned decisions\n", "**learned against edf+migrate** (the Threshold rule)", "**learned against edf** (no migration)",
+	for _, want := range []string{"\n## Learned decisions\n", "**learned against learned\\~threshold** (the Threshold rule asked exactly as the network is", "**learned against edf+migrate** (the Threshold rule as +migrate asks it", "**learned against edf** (no migration)",
 		"| learned | uncached: one decision | " + n + " | ", "### Sensitivity to prediction error", "### The cost of a decision"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)

@@ -14,6 +14,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -129,6 +130,7 @@ func summarize(ctx context.Context, cfg Config, in Inputs, out Output) (*section
 		Previous:        in.Previous,
 		PreviousVersion: in.PreviousVersion,
 		Policies:        runs.policies,
+		Ablations:       runs.ablations,
 		Replications:    runs.replications,
 		Runs:            runs.of,
 		Provenance:      out.Provenance,
@@ -172,7 +174,7 @@ func summarize(ctx context.Context, cfg Config, in Inputs, out Output) (*section
 			return nil, err
 		}
 	}
-	policies := runs.policies
+	policies := slices.Concat(runs.policies, runs.ablations) // ev.Index's order
 	total := int64(len(policies))
 	var (
 		mu   sync.Mutex // keeps the reports in order
@@ -237,6 +239,8 @@ func summarize(ctx context.Context, cfg Config, in Inputs, out Output) (*section
 	if ev.Analysis, err = section.NewAnalysis(reps, series, cfg.Confidence); err != nil {
 		return nil, err
 	}
+	ev.Analysis.Candidates = len(runs.policies)
+	ev.Results = ev.Results[:len(runs.policies)]
 	return ev, nil
 }
 
@@ -264,10 +268,11 @@ func seriesOf(t *metrics.Trace) section.Series {
 // Comparer section asks for, with the analysis's paired intervals: the
 // baselines' differences go to the results, a Comparer's to it.
 func compare(ev *section.Evaluation, secs []section.Section) error {
+	all := slices.Concat(ev.Policies, ev.Ablations) // ev.Index's order
 	paired := func(i, j int) []metrics.Difference {
 		var out []metrics.Difference
 		for _, o := range section.Objectives() {
-			out = append(out, ev.Analysis.Paired(i, j, o.Diff, ev.Policies[i], ev.Policies[j]))
+			out = append(out, ev.Analysis.Paired(i, j, o.Diff, all[i], all[j]))
 		}
 		return out
 	}
@@ -285,9 +290,9 @@ func compare(ev *section.Evaluation, secs []section.Section) error {
 		}
 		var diffs [][]metrics.Difference
 		for _, p := range c.Pairs(ev) {
-			i, j := slices.Index(ev.Policies, p.Policy), slices.Index(ev.Policies, p.Other)
+			i, j := ev.Index(p.Policy), ev.Index(p.Other)
 			if i < 0 || j < 0 {
-				return fmt.Errorf("section %s: compare %s with %s: both must be simulated (runs: %v)", s.Name(), p.Policy, p.Other, ev.Policies)
+				return fmt.Errorf("section %s: compare %s with %s: both must be simulated (runs: %v)", s.Name(), p.Policy, p.Other, all)
 			}
 			diffs = append(diffs, paired(i, j))
 		}
@@ -323,9 +328,11 @@ func sketch(values []float64, rejected []bool, class []uint8) []float64 {
 // holds (runs.parquet): the policies in schedule's order, each with the
 // same number of replications.
 type runSet struct {
-	policies     []string
-	replications int
-	of           map[string][]schedulespec.RunRow // by policy, replication k at k-1
+	// policies are the policies, ablations a learned policy's ablations
+	// (policy.Spec.Ablation), each in schedule's order.
+	policies, ablations []string
+	replications        int
+	of                  map[string][]schedulespec.RunRow // by policy, replication k at k-1
 }
 
 // readRuns reads runs.parquet and checks that every policy ran every
@@ -345,11 +352,24 @@ func readRuns(dir string) (*runSet, error) {
 		}
 		r.of[row.Policy] = append(r.of[row.Policy], row)
 	}
+	var specs []string
+	specs, r.policies = r.policies, nil
+	for _, spec := range specs {
+		ps, err := policy.ParseSpec(spec)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("read %s: %w", schedulespec.RunsFile, err)
+		case ps.Ablation != "":
+			r.ablations = append(r.ablations, spec)
+		default:
+			r.policies = append(r.policies, spec)
+		}
+	}
 	if len(r.policies) == 0 {
-		return nil, fmt.Errorf("read %s: no simulation", schedulespec.RunsFile)
+		return nil, fmt.Errorf("read %s: no simulation of a policy", schedulespec.RunsFile)
 	}
 	r.replications = len(r.of[r.policies[0]])
-	for _, p := range r.policies {
+	for _, p := range slices.Concat(r.policies, r.ablations) {
 		if n := len(r.of[p]); n != r.replications {
 			return nil, fmt.Errorf("read %s: policy %s has %d replications, policy %s %d", schedulespec.RunsFile, p, n, r.policies[0], r.replications)
 		}

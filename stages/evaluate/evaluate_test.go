@@ -146,7 +146,7 @@ func run(t *testing.T, f fixture, cfg Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(len(f.sched.Policies)); last.Load() != want || total.Load() != want {
+	if want := int64(len(f.sched.Runs())); last.Load() != want || total.Load() != want {
 		t.Errorf("progress ended at %d of %d, want %d of %d", last.Load(), total.Load(), want, want)
 	}
 	return out

@@ -61,13 +61,23 @@ func TestLearnedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, base := range []string{"edf+migrate", "edf"} {
-		i, j := slices.Index(ev.Policies, "learned"), slices.Index(ev.Policies, base)
+	// The controlled comparisons lead, each ablation changing one thing,
+	// then the plain rules.
+	last := -1
+	for _, base := range []string{"learned~threshold", "learned~free", "edf+migrate", "edf"} {
+		if at := strings.Index(md, "**learned against "+report.Escape(base)+"**"); at <= last {
+			t.Errorf("report.md: learned against %s at %d, not after the comparison before it (at %d)", base, at, last)
+		} else {
+			last = at
+		}
+	}
+	for _, base := range []string{"learned~threshold", "learned~free", "edf+migrate", "edf"} {
+		i, j := ev.Index("learned"), ev.Index(base)
 		var diffs []metrics.Difference
 		for _, o := range section.Objectives() {
 			diffs = append(diffs, ev.Analysis.Paired(i, j, o.Diff, "learned", base))
 		}
-		if !strings.Contains(md, "**learned against "+base+"**") {
+		if !strings.Contains(md, "**learned against "+report.Escape(base)+"**") {
 			t.Errorf("report.md has no comparison of learned with %s", base)
 		}
 		for _, o := range section.Headline() {

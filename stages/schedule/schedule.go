@@ -174,7 +174,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	var units []Unit
 	var runs []RunRow
 	var total int64
-	for _, r := range runsOf(cfg, nil) {
+	for _, r := range runsOfSpecs(cfg.Runs(), cfg.Replications, nil) {
 		rep := reps[r.rep-1]
 		units = append(units, Unit{Spec: r.spec, Replication: r.rep, Load: rep.load, Predictor: cfg.Predictor})
 		runs = append(runs, RunRow{Policy: r.spec, Replication: int32(r.rep), Jobs: rep.bounds.Jobs, Load: rep.load,

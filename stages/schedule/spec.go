@@ -111,8 +111,12 @@ func unitConfig(c Config, spec string) Config {
 	if !r.MinGain {
 		c.Migration.MinGain = 0
 	}
-	if !r.Learned {
+	c.Learned.Ablations = false // which simulations to run, not how one runs
+	switch {
+	case !r.Serving:
 		c.Learned = schedulespec.Learned{}
+	case !r.Learned:
+		c.Learned.Cache = schedulespec.Cache{} // the Threshold rule in the network's place caches nothing
 	}
 	if !r.Weights {
 		c.Dynamic = policy.Weights{}

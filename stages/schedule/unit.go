@@ -40,14 +40,19 @@ type run struct {
 // at is the run's point of the sweep at offered load u.
 func (r run) at(u float64) pointOf { return pointOf{r.spec, r.rep, u} }
 
-// runsOf lists the runs of cfg in its order: each policy's replications in
-// turn, as runs.parquet has them and as the sweep's parts (Shard) count
-// them. part, if not nil, keeps only that part's runs.
+// runsOf lists the runs of cfg's policies in its order: each policy's
+// replications in turn, as the sweep's parts (Shard) count them. part, if
+// not nil, keeps only that part's runs.
 func runsOf(cfg Config, part *Shard) []run {
+	return runsOfSpecs(cfg.Policies, cfg.Replications, part)
+}
+
+// runsOfSpecs lists the runs of specs, reps replications each, in order.
+func runsOfSpecs(specs []string, reps int, part *Shard) []run {
 	var out []run
 	i := 0
-	for _, spec := range cfg.Policies {
-		for k := 1; k <= cfg.Replications; k++ {
+	for _, spec := range specs {
+		for k := 1; k <= reps; k++ {
 			if part == nil || i%part.Count == part.Index {
 				out = append(out, run{spec, k})
 			}

@@ -136,7 +136,7 @@ func fixtureDiffs(counterpart string) []metrics.Difference {
 // has the fixture's policies and 20000 eval jobs.
 func fixtureData(t *testing.T, f learnedFixture) (*section.Evaluation, *runs) {
 	t.Helper()
-	l, err := readRuns(f.write(t), f.policies, 1, f.notes)
+	l, err := readRuns(f.write(t), f.policies, nil, 1, f.notes)
 	if err != nil {
 		t.Fatal(err)
 	}

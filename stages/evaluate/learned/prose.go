@@ -54,16 +54,18 @@ func render(ev *section.Evaluation, l *runs) (report.Section, error) {
 // table of paired differences each.
 func (l *runs) againstRulesText(ev *section.Evaluation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### The network against the rules\n\nEach learned spec against %s with the same options, with the Threshold rule "+
-		"(+migrate: move a waiting job when the predicted gain exceeds schedule.migration.min_gain) and with no migration. "+
-		"Both ran the same jobs with the same ground-truth draws in %s, so each difference is paired: "+
+	fmt.Fprintf(&b, "\n### The network against the rules\n\nEach learned spec first against its controlled ablations, each of which changes one thing: "+
+		"the Threshold rule (move a waiting job when the predicted gain exceeds schedule.migration.min_gain) asked exactly as the network is, so that only the network differs, "+
+		"and the network with its decisions costing nothing, so that only their cost differs. Then against plain %s with the same options, with the Threshold rule as +migrate asks it "+
+		"(at once, stopping at its first no, where the learned policy asks about a candidate for every free lane), and with no migration. "+
+		"All ran the same jobs with the same ground-truth draws in %s, so each difference is paired: "+
 		"learned minus the other, with its %.0f%% interval (the first paragraph says how); an interval that contains zero is no difference.\n",
 		policy.LearnedBase, section.ReplicationsText(ev.Replications), 100*ev.Config.Confidence)
 	var missing []string
 	for _, c := range l.comparisons {
 		if !c.simulated {
 			counterpart := report.Escape(c.counterpart)
-			missing = append(missing, fmt.Sprintf("%s (%s with %s's options; add %s to schedule.policies to compare)", counterpart, c.rule, report.Escape(c.learned), counterpart))
+			missing = append(missing, fmt.Sprintf("%s (%s, with %s's options; %s)", counterpart, c.rule, report.Escape(c.learned), c.enable))
 			continue
 		}
 		learned, counterpart := report.Escape(c.learned), report.Escape(c.counterpart)

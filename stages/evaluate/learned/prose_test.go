@@ -26,15 +26,16 @@ func TestLearnedSection(t *testing.T) {
 	}
 	for _, want := range []string{
 		// The comparisons, the differences as diffText writes them.
-		"**learned against edf+migrate** (the Threshold rule):",
+		"**learned against edf+migrate** (the Threshold rule as +migrate asks it: at once, inside the event, each idle device stopping at its first no):",
 		"| Mean end-to-end latency | 10 ms | 11.2 ms | -1.2 ms (-2 ms … -400 µs) | better |",
 		"| P99 end-to-end latency | 104 ms | 100 ms | +4 ms (+1 ms … +7 ms) | worse |",
 		"| SLO violations | 1.0% | 1.1% | no difference (-0.3 pp … +0.1 pp) | no difference |",
 		"learned is better on mean end-to-end latency and interactive SLO violations; worse on P99 end-to-end latency; no different on SLO violations and goodput (jobs/s within SLO).",
 		"**learned against edf** (no migration):",
 		// learned+batch's counterparts were not simulated.
-		"edf+batch+migrate (the Threshold rule with learned+batch's options; add edf+batch+migrate to schedule.policies to compare)",
-		"edf+batch (no migration with learned+batch's options; add edf+batch to schedule.policies to compare)",
+		"edf+batch+migrate (the Threshold rule as +migrate asks it: at once, inside the event, each idle device stopping at its first no, with learned+batch's options; add edf+batch+migrate to schedule.policies to compare)",
+		"edf+batch (no migration, with learned+batch's options; add edf+batch to schedule.policies to compare)",
+		"learned\\~threshold (the Threshold rule asked exactly as the network is, about the same candidates, in the same batches and window, each batch of answers costing the same: only the network differs, with learned's options; set schedule.learned.ablations: true to compare)",
 		// Serving, from serving.parquet.
 		"| learned | 4000 | 310 | 1.60 | 2400 | 25.0% | 12 (1.2% of hits) | 110 µs |",
 		"| learned+batch | 3000 | 200 | 3.00 | 900 | 20.0% | – (not audited) | 110 µs |",

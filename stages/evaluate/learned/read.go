@@ -39,8 +39,9 @@ type runs struct {
 // comparison is one learned spec against one of its counterparts.
 type comparison struct {
 	learned, counterpart string
-	// rule says what the counterpart decides migrations by.
-	rule string
+	// rule says what the counterpart decides migrations by, and how;
+	// enable how to have schedule simulate it.
+	rule, enable string
 	// simulated is whether schedule ran the counterpart; diffs are
 	// CompareAll's differences, learned minus counterpart, when it did.
 	simulated bool
@@ -77,8 +78,11 @@ func runName(spec string, k int) string {
 	return fmt.Sprintf("%s/rep-%d", spec, k)
 }
 
-// counterparts returns the specs a learned spec is set against: edf with
-// the same options and the Threshold rule, then without migration.
+// counterparts returns the specs a learned spec is set against, the
+// controlled comparisons first: its ablations, the Threshold rule asked
+// exactly as the network is and the network at no decision cost (each
+// changes one thing), then edf with the same options and the Threshold
+// rule as +migrate asks it, then without migration.
 func counterparts(spec string) ([]comparison, error) {
 	ps, err := policy.ParseSpec(spec)
 	if err != nil {
@@ -88,9 +92,17 @@ func counterparts(spec string) ([]comparison, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a learned policy", spec)
 	}
+	abl := ps.Ablations()
+	ablations := "set schedule.learned.ablations: true to compare"
+	add := func(s policy.Spec) string { return "add " + s.String() + " to schedule.policies to compare" }
 	return []comparison{
-		{learned: spec, counterpart: threshold.String(), rule: "the Threshold rule"},
-		{learned: spec, counterpart: none.String(), rule: "no migration"},
+		{learned: spec, counterpart: abl[0].String(), enable: ablations,
+			rule: "the Threshold rule asked exactly as the network is, about the same candidates, in the same batches and window, each batch of answers costing the same: only the network differs"},
+		{learned: spec, counterpart: abl[1].String(), enable: ablations,
+			rule: "the same network asked the same way, its answers costing nothing on the simulated clock: only the decisions' cost differs"},
+		{learned: spec, counterpart: threshold.String(), enable: add(threshold),
+			rule: "the Threshold rule as +migrate asks it: at once, inside the event, each idle device stopping at its first no"},
+		{learned: spec, counterpart: none.String(), enable: add(none), rule: "no migration"},
 	}, nil
 }
 
@@ -99,7 +111,7 @@ func counterparts(spec string) ([]comparison, error) {
 // serving.parquet, the notes' wall-clock figures and studies.parquet. It
 // returns nil when no learned spec was simulated.
 // Every error names the file or note at fault.
-func readRuns(dir string, policies []string, reps int, notes map[string]string) (*runs, error) {
+func readRuns(dir string, policies, ablations []string, reps int, notes map[string]string) (*runs, error) {
 	l := &runs{reps: reps, serving: map[string][]schedulespec.ServingRow{}, wall: map[string]wallClock{}}
 	for _, p := range policies {
 		if ps, err := policy.ParseSpec(p); err == nil && ps.Learned() {
@@ -115,7 +127,7 @@ func readRuns(dir string, policies []string, reps int, notes map[string]string) 
 			return nil, fmt.Errorf("learned policy %s: %w", spec, err)
 		}
 		for i := range cs {
-			cs[i].simulated = slices.Contains(policies, cs[i].counterpart)
+			cs[i].simulated = slices.Contains(policies, cs[i].counterpart) || slices.Contains(ablations, cs[i].counterpart)
 		}
 		l.comparisons = append(l.comparisons, cs...)
 		for k := 1; k <= reps; k++ {

@@ -61,7 +61,7 @@ func TestReadLearnedErrors(t *testing.T) {
 			if tt.file != nil {
 				tt.file(t, dir)
 			}
-			_, err := readRuns(dir, f.policies, 1, f.notes)
+			_, err := readRuns(dir, f.policies, nil, 1, f.notes)
 			if err == nil {
 				t.Fatal("readRuns succeeded")
 			}

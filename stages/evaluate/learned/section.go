@@ -24,7 +24,7 @@ func (*Section) Name() string { return "learned" }
 // Read reads each learned run's serving.parquet, the wall-clock figures
 // the schedule manifest notes and studies.parquet.
 func (s *Section) Read(ev *section.Evaluation) (err error) {
-	s.l, err = readRuns(ev.Schedule, ev.Policies, ev.Replications, ev.ScheduleNotes)
+	s.l, err = readRuns(ev.Schedule, ev.Policies, ev.Ablations, ev.Replications, ev.ScheduleNotes)
 	return err
 }
 

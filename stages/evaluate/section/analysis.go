@@ -54,6 +54,11 @@ type Analysis struct {
 	// first half (a policy the load overwhelms: its queue grows
 	// throughout).
 	Deletions []outputanalysis.Deletion
+	// Candidates are how many of the analysed runs, the first, are the
+	// policies that Best and Ranked choose among (all of them unless the
+	// caller says otherwise); the others, a learned policy's ablations,
+	// are analysed only to be compared with (Paired).
+	Candidates int
 
 	// values[i][metric] holds policy i's value of the metric in each
 	// replication (the mean latency after the deletion).
@@ -88,7 +93,7 @@ func (a *Analysis) Method(policies []string) string {
 // i's summary in replication k, series[i][k] its per-job outputs there.
 // Every policy must have the same replications.
 func NewAnalysis(reps [][]metrics.Summary, series [][]Series, confidence float64) (*Analysis, error) {
-	a := &Analysis{Confidence: confidence}
+	a := &Analysis{Confidence: confidence, Candidates: len(reps)}
 	if len(reps) == 0 {
 		return a, nil
 	}
@@ -142,7 +147,7 @@ func NewAnalysis(reps [][]metrics.Summary, series [][]Series, confidence float64
 // deletionRange is the least and the most jobs a policy's deletion left
 // out.
 func (a *Analysis) deletionRange() (lo, hi int) {
-	for i, d := range a.Deletions {
+	for i, d := range a.Deletions[:a.Candidates] {
 		if i == 0 || d.Deleted < lo {
 			lo = d.Deleted
 		}
@@ -154,7 +159,7 @@ func (a *Analysis) deletionRange() (lo, hi int) {
 // unsteady names the policies whose runs showed no steady state.
 func (a *Analysis) unsteady(policies []string) []string {
 	var out []string
-	for i, d := range a.Deletions {
+	for i, d := range a.Deletions[:a.Candidates] {
 		if !d.OK && i < len(policies) {
 			out = append(out, policies[i])
 		}
@@ -237,7 +242,7 @@ func (a *Analysis) Paired(i, j int, metric, policy, other string) metrics.Differ
 // objective over the replications, with the objective's indifference
 // zone. With fewer than two replications it has no verdict.
 func (a *Analysis) Best(o Objective, delta float64) (outputanalysis.Comparison, error) {
-	values := make([][]float64, len(a.values))
+	values := make([][]float64, a.Candidates)
 	for i := range values {
 		values[i] = a.values[i][o.Diff]
 	}
@@ -251,8 +256,8 @@ func (a *Analysis) Best(o Objective, delta float64) (outputanalysis.Comparison, 
 // Ranked returns the policy indices ordered best first for an objective by
 // their estimates (NaN last, ties by listing order).
 func (a *Analysis) Ranked(o Objective) []int {
-	idx := make([]int, len(a.values))
-	est := make([]float64, len(a.values))
+	idx := make([]int, a.Candidates)
+	est := make([]float64, a.Candidates)
 	for i := range idx {
 		idx[i], est[i] = i, a.Estimate(i, o.Diff).Mean
 	}

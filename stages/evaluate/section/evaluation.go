@@ -34,6 +34,11 @@ type Evaluation struct {
 	// Results each one's, at the same index.
 	Policies []string
 	Results  []Result
+	// Ablations are the learned policies' ablations schedule simulated
+	// (policy.Spec.Ablation), in its order: analysed beside the policies,
+	// after them (Index), to be compared with, and never ranked or
+	// tabulated as policies.
+	Ablations []string
 	// SharedWorkload is true when every replication simulated the same
 	// eval workload (an imported one): only the draws and placements
 	// varied between them.
@@ -58,6 +63,18 @@ type Evaluation struct {
 
 	// Provenance is what the report's last section says of the run.
 	Provenance Provenance
+}
+
+// Index is a run's index in the Analysis: a policy's in Policies, an
+// ablation's after every policy; -1 for a spec not simulated.
+func (ev *Evaluation) Index(spec string) int {
+	if i := slices.Index(ev.Policies, spec); i >= 0 {
+		return i
+	}
+	if i := slices.Index(ev.Ablations, spec); i >= 0 {
+		return len(ev.Policies) + i
+	}
+	return -1
 }
 
 // Result is what the report has of one policy once its traces are

@@ -60,7 +60,8 @@ func specs() []Spec {
 	var out []Spec
 	for _, n := range Names() {
 		for _, s := range []string{n, n + "+batch", n + "+split", n + "+migrate", n + "+batch+split+migrate", n + "+split+migrate",
-			n + "@" + PlaceBacklog, n + "@" + PlaceRoundRobin + "+batch", n + "@" + PlaceRandom + "+split+migrate"} {
+			n + "@" + PlaceBacklog, n + "@" + PlaceRoundRobin + "+batch", n + "@" + PlaceRandom + "+split+migrate",
+			n + "~" + AblateThreshold, n + "+batch+split~" + AblateFree} {
 			if sp, err := ParseSpec(s); err == nil && !slices.Contains(out, sp) {
 				out = append(out, sp)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,7 +312,8 @@ func TestEDFKeyAgreesWithLess(t *testing.T) {
 
 func TestSpecRoundTrips(t *testing.T) {
 	for _, in := range []string{"fifo", "edf+batch", "greedy+split+migrate", "dynamic+migrate", "edf+batch+split+migrate",
-		"fifo@backlog", "edf@round_robin+batch", "greedy@random+split+migrate", "learned@backlog"} {
+		"fifo@backlog", "edf@round_robin+batch", "greedy@random+split+migrate", "learned@backlog",
+		"learned~threshold", "learned@backlog+batch+split~free"} {
 		sp, err := ParseSpec(in)
 		if err != nil || sp.String() != in {
 			t.Errorf("ParseSpec(%q) = %+v, %v; written back %q", in, sp, err, sp.String())
@@ -330,6 +332,9 @@ func TestSpecErrors(t *testing.T) {
 		{"fifo+backlog", `"fifo+backlog": unknown option "backlog"`},
 		{"fifo+batch@backlog", `"fifo+batch@backlog": unknown option "batch@backlog"`},
 		{"lifo@backlog", `unknown policy "lifo"`},
+		{"edf~threshold", `"edf~threshold": only a learned policy has ablations (~threshold, ~free)`},
+		{"learned~network", `"learned~network": unknown ablation "network"; the ablations are threshold, free`},
+		{"learned+migrate~free", `"learned+migrate~free": learned migrates by its network; drop +migrate`},
 	} {
 		_, err := ParseSpec(tt.spec)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -409,7 +414,7 @@ func TestReads(t *testing.T) {
 		{"Learned", func(r Reads) bool { return r.Learned }, func(s *Settings, _ *Options) {
 			s.Learned = func() (sim.Migrator, error) { return Threshold{MinGain: 7}, nil }
 		}},
-		{"Serving", func(r Reads) bool { return r.Learned }, func(s *Settings, _ *Options) {
+		{"Serving", func(r Reads) bool { return r.Serving }, func(s *Settings, _ *Options) {
 			s.Serving = Serving{Latency: func(n int) float64 { return 0.5 * float64(n) }, Batch: 2, Window: 0.1}
 		}},
 		{"Weights", func(r Reads) bool { return r.Weights }, func(_ *Settings, o *Options) { o.Weights.Urgency = 9 }},
@@ -442,6 +447,62 @@ func TestReads(t *testing.T) {
 			if changed := now != was || !reflect.DeepEqual(p, wasPolicy); changed != c.read(sp.Reads()) {
 				t.Errorf("%s: changing %s changes its configuration: %v; Reads() = %+v", sp, c.name, changed, sp.Reads())
 			}
+		}
+	}
+}
+
+// TestAblationsChangeOneThing: each ablation of the learned policy is the
+// learned policy with one thing changed. With the network standing in as
+// the Threshold rule, learned and learned~threshold run alike, job for
+// job; with answers that cost nothing, learned and learned~free do; and
+// with answers that take time, learned~free runs otherwise, and so does
+// edf+migrate, which asks its rule at once and stops at the first no.
+func TestAblationsChangeOneThing(t *testing.T) {
+	jobs := randomWorkload(11, 3000) // light: devices fall idle, and decisions are frequent
+	st := invSettings
+	st.MinGain = 0.004
+	st.Learned = func() (sim.Migrator, error) { return Threshold{MinGain: st.MinGain}, nil }
+	free := st
+	free.Serving.Latency = func(int) float64 { return 0 }
+	ends := func(spec string, st Settings) []float64 {
+		t.Helper()
+		sp, err := ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := specConfig(t, sp)
+		cfg.Migration = sim.Migration{}
+		if err := sp.Configure(&cfg, st); err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		i := 0
+		if _, err := sim.Run(cfg, func() (*sim.Job, bool) {
+			if i == len(jobs) {
+				return nil, false
+			}
+			c := *jobs[i]
+			i++
+			return &c, true
+		}, func(r *sim.Record) error { out = append(out, r.End); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		a, b     string
+		stA, stB Settings
+		same     bool
+		what     string
+	}{
+		{"learned", "learned~threshold", st, st, true, "the network is the Threshold rule"},
+		{"learned", "learned~free", free, st, true, "answers cost nothing either way"},
+		{"learned", "learned~free", st, st, false, "answers take time"},
+		{"learned~threshold", "edf+migrate", st, st, false, "edf+migrate asks at once and stops at its first no"},
+	} {
+		a, b := ends(tt.a, tt.stA), ends(tt.b, tt.stB)
+		if same := slices.Equal(a, b); same != tt.same {
+			t.Errorf("%s against %s (%s): same runs %v, want %v", tt.a, tt.b, tt.what, same, tt.same)
 		}
 	}
 }

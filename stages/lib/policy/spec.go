@@ -18,6 +18,25 @@ const (
 
 var options = []string{OptBatch, OptSplit, OptMigrate}
 
+// The ablations of a learned spec, written after ~ ("learned~threshold"):
+// the same simulation with one thing changed, so that a comparison with
+// the learned spec measures that one thing. Schedule runs them for every
+// learned policy (schedule.learned.ablations); they are not policies a
+// user would run.
+const (
+	// AblateThreshold puts the Threshold rule in the network's place and
+	// leaves everything else as the learned policy has it: the candidates
+	// it is asked about (one for every free lane), the batches and window
+	// they are asked in and the time each batch of answers costs. Against
+	// it, only the network differs.
+	AblateThreshold = "threshold"
+	// AblateFree has the network's answers cost nothing on the simulated
+	// clock, asked the same way: what the decisions' cost costs.
+	AblateFree = "free"
+)
+
+var ablations = []string{AblateThreshold, AblateFree}
+
 // Spec is a policy with a placement and options, written "name",
 // "name@placement" or either with "+opt+opt" after, e.g. "edf+batch",
 // "fifo@backlog" or "greedy+split+migrate": a naive placement (backlog,
@@ -30,6 +49,9 @@ type Spec struct {
 	// Placement is a naive placement's name (PlaceBacklog, …), empty for
 	// the policy's own.
 	Placement string
+	// Ablation is a learned spec's ablation (AblateThreshold,
+	// AblateFree), empty for the policy itself.
+	Ablation string
 	// Batch is true when the simulation micro-batches: asked for, or
 	// implied by a policy that always batches.
 	Batch          bool
@@ -40,7 +62,24 @@ type Spec struct {
 // option is known, given once and in order, and that the policy supports
 // it.
 func ParseSpec(s string) (Spec, error) {
-	parts := strings.Split(s, "+")
+	body, ablation, ablated := strings.Cut(s, "~")
+	sp, err := parseBody(s, body)
+	if err != nil || !ablated {
+		return sp, err
+	}
+	switch {
+	case !registry[sp.Name].learned:
+		return Spec{}, fmt.Errorf("%q: only a learned policy has ablations (~%s)", s, strings.Join(ablations, ", ~"))
+	case !slices.Contains(ablations, ablation):
+		return Spec{}, fmt.Errorf("%q: unknown ablation %q; the ablations are %s", s, ablation, strings.Join(ablations, ", "))
+	}
+	sp.Ablation = ablation
+	return sp, nil
+}
+
+// parseBody reads the part of spec s before any ~ablation.
+func parseBody(s, body string) (Spec, error) {
+	parts := strings.Split(body, "+")
 	name, place, placed := strings.Cut(parts[0], "@")
 	e, ok := registry[name]
 	if !ok {
@@ -124,6 +163,9 @@ func (sp Spec) String() string {
 	if sp.Migrate {
 		s += "+" + OptMigrate
 	}
+	if sp.Ablation != "" {
+		s += "~" + sp.Ablation
+	}
 	return s
 }
 
@@ -153,14 +195,33 @@ type Serving struct {
 }
 
 // Learned reports whether the spec's migrations are the network's.
-func (sp Spec) Learned() bool { return registry[sp.Name].learned }
+func (sp Spec) Learned() bool { return registry[sp.Name].learned && sp.Ablation != AblateThreshold }
+
+// Served reports whether the spec's migrations are asked as a learned
+// policy asks them (Settings.Serving): a learned policy, or its
+// ablations.
+func (sp Spec) Served() bool { return registry[sp.Name].learned }
+
+// Ablations are a learned spec's ablations, in the order of ablations;
+// none for any other spec.
+func (sp Spec) Ablations() []Spec {
+	if !registry[sp.Name].learned || sp.Ablation != "" {
+		return nil
+	}
+	out := make([]Spec, len(ablations))
+	for i, a := range ablations {
+		out[i] = sp
+		out[i].Ablation = a
+	}
+	return out
+}
 
 // Counterparts are a learned spec's comparisons: the same placement and
 // order and options with the Threshold rule deciding the migrations
 // (+migrate), and with no migration at all. ok is false for a spec that is
-// not learned.
+// not learned, or is an ablation.
 func (sp Spec) Counterparts() (threshold, none Spec, ok bool) {
-	if !sp.Learned() {
+	if !sp.Learned() || sp.Ablation != "" {
 		return Spec{}, Spec{}, false
 	}
 	none = Spec{Name: LearnedBase, Placement: sp.Placement, Batch: sp.Batch, Split: sp.Split}
@@ -188,8 +249,9 @@ func (sp Spec) Placer(o Options) sim.Placer {
 }
 
 // Migrates reports whether the spec's simulation moves waiting jobs: by
-// the Threshold rule (+migrate) or by the network (a learned policy).
-func (sp Spec) Migrates() bool { return sp.Migrate || sp.Learned() }
+// the Threshold rule (+migrate) or as a learned policy does (the network,
+// or an ablation's rule).
+func (sp Spec) Migrates() bool { return sp.Migrate || sp.Served() }
 
 // Reads are the settings a spec's simulation reads, each true where it
 // reads the Settings or Options field of that name: what it depends on
@@ -200,11 +262,13 @@ type Reads struct {
 	// batches; +split).
 	Batching, Split bool
 	// MigrationCost is Settings.MigrationCost (a spec that migrates);
-	// MinGain is Settings.MinGain, the Threshold rule's (+migrate).
+	// MinGain is Settings.MinGain, the Threshold rule's (+migrate, and a
+	// learned spec's ~threshold ablation).
 	MigrationCost, MinGain bool
-	// Learned is Settings.Learned and Settings.Serving: the network that
-	// decides a learned policy's migrations and how it is served.
-	Learned bool
+	// Learned is Settings.Learned: the network that decides a learned
+	// policy's migrations. Serving is Settings.Serving: how they are asked
+	// and what the answers cost.
+	Learned, Serving bool
 	// Weights is Options.Weights (the dynamic policy's).
 	Weights bool
 }
@@ -216,8 +280,9 @@ func (sp Spec) Reads() Reads {
 		Batching:      sp.Batch,
 		Split:         sp.Split,
 		MigrationCost: sp.Migrates(),
-		MinGain:       sp.Migrate,
+		MinGain:       sp.Migrate || sp.Ablation == AblateThreshold,
 		Learned:       sp.Learned(),
+		Serving:       sp.Served(),
 		Weights:       registry[sp.Name].weighted,
 	}
 }
@@ -234,15 +299,21 @@ func (sp Spec) Configure(cfg *sim.Config, st Settings) error {
 	if sp.Migrate {
 		cfg.Migration = sim.Migration{Decide: Threshold{MinGain: st.MinGain}, Cost: st.MigrationCost}
 	}
-	if sp.Learned() {
+	if sp.Served() {
 		if st.Learned == nil {
 			return fmt.Errorf("%s: no placement network to decide its migrations", sp)
 		}
-		m, err := st.Learned()
-		if err != nil {
-			return fmt.Errorf("%s: %w", sp, err)
+		var m sim.Migrator = Threshold{MinGain: st.MinGain}
+		if sp.Learned() {
+			var err error
+			if m, err = st.Learned(); err != nil {
+				return fmt.Errorf("%s: %w", sp, err)
+			}
 		}
 		v := st.Serving
+		if sp.Ablation == AblateFree && v.Latency != nil {
+			v.Latency = func(int) float64 { return 0 }
+		}
 		cfg.Migration = sim.Migration{Decide: m, Cost: st.MigrationCost, Latency: v.Latency, Batch: v.Batch, Window: v.Window}
 	}
 	return nil

@@ -184,6 +184,12 @@ type Learned struct {
 	Window time.Duration `koanf:"window"`
 	// Cache is the decision cache.
 	Cache Cache `koanf:"cache"`
+	// Ablations, when true, runs beside each learned policy in every
+	// replication its ablations (policy.Spec.Ablations): the Threshold
+	// rule asked exactly as the network is, and the network at no
+	// decision cost, so that the report can set the network alone, and
+	// its cost alone, against the learned policy (Config.Runs).
+	Ablations bool `koanf:"ablations"`
 }
 
 // Cache is the learned policy's decision cache: answers kept under the
@@ -371,7 +377,7 @@ func DefaultConfig() Config {
 		Migration:    Migration{Cost: time.Millisecond},
 		Dynamic:      policy.DefaultWeights(),
 		Predictor:    PredictorLearned,
-		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}},
+		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}, Ablations: true},
 		Studies:      Studies{Jobs: 20_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
 		Real:         Real{Policies: []string{"fifo", "edf"}, Loads: []float64{0.5, 0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02, Draws: 10},
 		Replications: 10,
@@ -429,7 +435,7 @@ func (c Config) Validate() error {
 	r := c.Real
 	for i, p := range r.Policies {
 		key := fmt.Sprintf("real.policies[%d]", i)
-		if _, err := policy.ParseSpec(p); err != nil {
+		if err := checkSpec(p); err != nil {
 			bad(key, "%v", err)
 		} else if j := slices.Index(r.Policies, p); j < i {
 			bad(key, "policy %q is already listed at real.policies[%d]", p, j)
@@ -459,7 +465,7 @@ func (c Config) Validate() error {
 	}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)
-		if _, err := policy.ParseSpec(p); err != nil {
+		if err := checkSpec(p); err != nil {
 			bad(key, "%v", err)
 		} else if j := slices.Index(c.Policies, p); j < i {
 			// Each policy writes its own directory: a repeat would overwrite it.
@@ -589,4 +595,33 @@ func Shards(cfg Config) int {
 		return 0
 	}
 	return len(cfg.Policies) * cfg.Replications
+}
+
+// checkSpec checks a policy spec a user lists: a policy, not a learned
+// policy's ablation, which schedule runs by itself.
+func checkSpec(spec string) error {
+	ps, err := policy.ParseSpec(spec)
+	if err == nil && ps.Ablation != "" {
+		err = fmt.Errorf("%q is an ablation of a learned policy, which schedule runs by itself beside the learned policy (schedule.learned.ablations); list the learned policy instead", spec)
+	}
+	return err
+}
+
+// Runs are the specs simulated on every replication's eval workload: the
+// policies, then, with learned.ablations, each learned policy's
+// ablations, in the policies' order. The sweep, the studies and the real
+// runs run the policies alone.
+func (c Config) Runs() []string {
+	out := slices.Clone(c.Policies)
+	if !c.Learned.Ablations {
+		return out
+	}
+	for _, p := range c.Policies {
+		if ps, err := policy.ParseSpec(p); err == nil {
+			for _, a := range ps.Ablations() {
+				out = append(out, a.String())
+			}
+		}
+	}
+	return out
 }

@@ -7,6 +7,25 @@ import (
 	"time"
 )
 
+func TestRuns(t *testing.T) {
+	for _, tt := range []struct {
+		policies  []string
+		ablations bool
+		want      string
+	}{
+		{[]string{"fifo", "edf"}, true, "fifo edf"},
+		{[]string{"fifo", "learned", "edf+migrate", "learned+split"}, true,
+			"fifo learned edf+migrate learned+split learned~threshold learned~free learned+split~threshold learned+split~free"},
+		{[]string{"fifo", "learned"}, false, "fifo learned"},
+	} {
+		c := DefaultConfig()
+		c.Policies, c.Learned.Ablations = tt.policies, tt.ablations
+		if got := strings.Join(c.Runs(), " "); got != tt.want {
+			t.Errorf("Runs() of %v (ablations %v) = %s, want %s", tt.policies, tt.ablations, got, tt.want)
+		}
+	}
+}
+
 func TestValidateNamesKeyPaths(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -18,6 +37,9 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 			`schedule.policies[1]: unknown policy "sjf"; the policies are batch_aware, dynamic, edf, fifo, greedy, learned, random, round_robin`},
 		{"repeated policy", func(c *Config) { c.Policies = []string{"fifo", "edf", "fifo"} }, `schedule.policies[2]: policy "fifo" is already listed at policies[0]`},
 		{"no devices", func(c *Config) { c.Cluster = nil }, "schedule.cluster: must list at least one device"},
+		{"an ablation as a policy", func(c *Config) { c.Policies = []string{"fifo", "learned~free"} },
+			`schedule.policies[1]: "learned~free" is an ablation of a learned policy, which schedule runs by itself beside the learned policy (schedule.learned.ablations); list the learned policy instead`},
+		{"an ablation run for real", func(c *Config) { c.Real.Policies = []string{"learned~threshold"} }, `schedule.real.policies[0]: "learned~threshold" is an ablation`},
 		{"unknown real policy", func(c *Config) { c.Real.Policies = []string{"fifo", "sjf"} }, `schedule.real.policies[1]: unknown policy "sjf"`},
 		{"repeated real policy", func(c *Config) { c.Real.Policies = []string{"edf", "edf"} }, `schedule.real.policies[1]: policy "edf" is already listed at real.policies[0]`},
 		{"real without loads", func(c *Config) { c.Real.Loads = nil }, "schedule.real.loads: must list at least one load to run the real policies at"},
