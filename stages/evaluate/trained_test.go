@@ -196,7 +196,7 @@ func TestTrainedSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pred, err := renderPredictor(tr)
+	pred, err := renderPredictor(tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,7 +146,7 @@ func readRuns(dir string, policies, ablations []string, reps int, notes map[stri
 		}
 	}
 	var err error
-	if l.studies, err = readStudies(dir, policies); err != nil {
+	if l.studies, err = ReadStudies(dir, policies); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -231,10 +231,10 @@ func wallClockOf(notes map[string]string, run string) (w wallClock, ok bool, err
 	return w, ok, nil
 }
 
-// readStudies reads studies.parquet: nil when the artifact has none (a
+// ReadStudies reads studies.parquet: nil when the artifact has none (a
 // schedule version from before the studies). Its rows must name
 // simulated policies and known studies, and hold usable axes.
-func readStudies(dir string, policies []string) ([]schedulespec.StudyRow, error) {
+func ReadStudies(dir string, policies []string) ([]schedulespec.StudyRow, error) {
 	path := filepath.Join(dir, schedulespec.StudiesFile)
 	rows, err := parquetio.ReadAll[schedulespec.StudyRow](path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -47,7 +47,7 @@ func (l *runs) predictionErrorText(ev *section.Evaluation) (string, []report.Cha
 		}
 		if c != nil {
 			charts = append(charts, *c)
-			fmt.Fprintf(&b, "\n%s\n", c.Link(fmt.Sprintf("%s against the predictions' MAPE, one line per policy%s", capitalize(m.metric.name), alt)))
+			fmt.Fprintf(&b, "\n%s\n", c.Link(fmt.Sprintf("%s against the predictions' MAPE, one line per policy%s", report.Capitalize(m.metric.name), alt)))
 		}
 		fmt.Fprintf(&b, "\n%s\n%s", s.table(m.metric), s.degradeText(m.metric))
 	}
@@ -93,7 +93,7 @@ func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, erro
 		span := math.Max(1-lo, 0.01)
 		opts.YMax, opts.YMin = new(1.0), new(math.Max(0, math.Floor(100*(1-1.25*span))/100))
 	}
-	svg, err := chart.Lines(fmt.Sprintf("%s against prediction error", capitalize(m.name)), "MAPE of the predictions against the profile's means (fraction)", m.axis, series, opts)
+	svg, err := chart.Lines(fmt.Sprintf("%s against prediction error", report.Capitalize(m.name)), "MAPE of the predictions against the profile's means (fraction)", m.axis, series, opts)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", name, err)
 	}
@@ -210,14 +210,14 @@ func (s *predictionError) degradeText(m studyMetric) string {
 	case top.by <= 0:
 		return fmt.Sprintf("No policy's %s gets worse %s; %s improves the most: %s.\n", m.name, span, names(bottom.by), what(bottom))
 	case top.by == bottom.by:
-		return fmt.Sprintf("%s, every policy's %s moves alike: %s.\n", capitalize(span), m.name, what(top))
+		return fmt.Sprintf("%s, every policy's %s moves alike: %s.\n", report.Capitalize(span), m.name, what(top))
 	}
 	subject := names(top.by) + " " + verb
 	if !m.higher {
 		subject = names(top.by) + "'s " + m.name + " " + verb
-		return fmt.Sprintf("%s, %s: %s; at the other end, %s: %s.\n", capitalize(span), subject, what(top), names(bottom.by), what(bottom))
+		return fmt.Sprintf("%s, %s: %s; at the other end, %s: %s.\n", report.Capitalize(span), subject, what(top), names(bottom.by), what(bottom))
 	}
-	return fmt.Sprintf("%s, %s %s: %s; at the other end, %s: %s.\n", capitalize(span), subject, m.name, what(top), names(bottom.by), what(bottom))
+	return fmt.Sprintf("%s, %s %s: %s; at the other end, %s: %s.\n", report.Capitalize(span), subject, m.name, what(top), names(bottom.by), what(bottom))
 }
 
 // decisionCostText tabulates the decision-cost study and says what the

@@ -114,3 +114,11 @@ func EscapeAll(names []string) []string {
 	}
 	return out
 }
+
+// Capitalize upper-cases a sentence's first letter (an ASCII one).
+func Capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -39,6 +39,10 @@ const (
 	SplitBatch = "leave_one_batch_out"
 	// SplitModel holds out every configuration of one model in turn.
 	SplitModel = "leave_one_model_out"
+	// SplitNested is nested cross-validation of the selection: the grouped
+	// k-fold's folds, each predicted by the candidate chosen by a grouped
+	// k-fold of its training configurations alone (candidate "auto").
+	SplitNested = "nested_kfold"
 )
 
 // The metrics of the predictor's scores (metrics.parquet's rows of
@@ -71,4 +75,7 @@ const (
 	MetricNWhereTable        = "n_where_table"
 	MetricMAPEWhereTable     = "mape_where_table"
 	MetricWithin10WhereTable = "within_10pct_where_table"
+	// MetricChosen, on split SplitNested, is how many outer folds chose
+	// the candidate.
+	MetricChosen = "chosen"
 )

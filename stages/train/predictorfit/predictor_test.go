@@ -91,6 +91,10 @@ func TestScoresOnTestdata(t *testing.T) {
 		{SplitModel, KindTable, MetricCoverage, 0, 0, "table cannot predict an unseen model"},
 		{SplitModel, KindAffine, MetricCoverage, 1, 1, "learned candidates always predict"},
 		{SplitModel, KindAffine, MetricR2Log, 0.95, 1, "measured 0.958"},
+		// Nested cross-validation: every outer fold's own grouped k-fold
+		// chose affine, so the selection scores as affine does.
+		{SplitNested, KindAuto, MetricMAPE, 0, 0.10, "measured 0.063, affine chosen in all 5 outer folds"},
+		{SplitNested, KindAffine, MetricChosen, 5, 5, "affine chosen in all 5 outer folds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.split+"/"+tt.cand+"/"+tt.metric, func(t *testing.T) {

@@ -27,6 +27,7 @@ const (
 	MetricNWhereTable        = trainspec.MetricNWhereTable
 	MetricMAPEWhereTable     = trainspec.MetricMAPEWhereTable
 	MetricWithin10WhereTable = trainspec.MetricWithin10WhereTable
+	MetricChosen             = trainspec.MetricChosen
 )
 
 // CVRow is a row of cv.parquet (trainspec.CVRow).

@@ -45,24 +45,7 @@ func foldsOf(cs []config, k int, seed uint64) ([]fold, error) {
 	if len(cs) < k {
 		return nil, fmt.Errorf("grouped %d-fold cross-validation needs at least %d configurations, the samples have %d", k, k, len(cs))
 	}
-	var out []fold
-	perm := make([]int, len(cs))
-	for i := range perm {
-		perm[i] = i
-	}
-	rng := rngFor(seed, "split", SplitKFold)
-	for i := len(perm) - 1; i > 0; i-- {
-		j := draw(rng, i+1)
-		perm[i], perm[j] = perm[j], perm[i]
-	}
-	for f := range k {
-		var test []int
-		for p := f; p < len(perm); p += k {
-			test = append(test, perm[p])
-		}
-		slices.Sort(test)
-		out = append(out, fold{SplitKFold, f, test})
-	}
+	out := kfold(len(cs), k, SplitKFold, seed)
 	out = append(out, groupFolds(SplitBatch, cs, func(c config) int { return c.Batch })...)
 	modelIndex := map[string]int{}
 	var models []string
@@ -78,6 +61,30 @@ func foldsOf(cs []config, k int, seed uint64) ([]fold, error) {
 	}
 	out = append(out, groupFolds(SplitModel, cs, func(c config) int { return modelIndex[c.Model] })...)
 	return out, nil
+}
+
+// kfold deals n configurations into k folds of split at random, the deal
+// keyed to seed and split.
+func kfold(n, k int, split string, seed uint64) []fold {
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	rng := rngFor(seed, "split", split)
+	for i := len(perm) - 1; i > 0; i-- {
+		j := draw(rng, i+1)
+		perm[i], perm[j] = perm[j], perm[i]
+	}
+	out := make([]fold, k)
+	for f := range k {
+		var test []int
+		for p := f; p < len(perm); p += k {
+			test = append(test, perm[p])
+		}
+		slices.Sort(test)
+		out[f] = fold{split, f, test}
+	}
+	return out
 }
 
 // groupFolds holds out each value of key in turn, in ascending order; none

@@ -81,6 +81,9 @@ type Result struct {
 	// Importances are every candidate's permutation importances on the
 	// grouped k-fold split.
 	Importances []ImportanceRow
+	// Nested names the candidate the selection chose in each outer fold
+	// of the nested cross-validation (CV's rows of split SplitNested).
+	Nested []string
 	// Timings are measured, not reproducible: keep them out of anything
 	// compared byte for byte.
 	Timings []TimingRow
@@ -106,16 +109,64 @@ func Train(samples []profilespec.Sample, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("predictor: %w", err)
 	}
 
-	type job struct {
-		fold fold
-		kind string
-	}
-	var jobs []job
+	var jobs []fitJob
 	for _, f := range folds {
 		for _, k := range Kinds {
-			jobs = append(jobs, job{f, k})
+			jobs = append(jobs, fitJob{cs: cs, fold: f, kind: k})
 		}
 	}
+	results, err := runJobs(jobs, inf, &o)
+	if err != nil {
+		return nil, fmt.Errorf("predictor: %w", err)
+	}
+
+	res := &Result{}
+	var outer []jobResult
+	for i, j := range jobs {
+		res.CV = append(res.CV, cvRows(cs, j.fold, j.kind, results[i])...)
+		if j.fold.split == SplitKFold {
+			outer = append(outer, results[i])
+		}
+	}
+	res.Scores = scoreRows(res.CV, Splits, Kinds)
+	res.Importances = importances(cs, results, &o)
+	res.Timings = timings(results)
+	rows, chosen, err := nested(cs, inf, outer, &o)
+	if err != nil {
+		return nil, fmt.Errorf("predictor: %w", err)
+	}
+	res.CV = append(res.CV, rows...)
+	res.Scores = append(res.Scores, scoreRows(rows, []string{SplitNested}, []string{KindAuto})...)
+	for _, k := range Kinds {
+		if n := countOf(chosen, k); n > 0 {
+			res.Scores = append(res.Scores, ScoreRow{SplitNested, k, MetricChosen, float64(n)})
+		}
+	}
+	res.Nested = chosen
+
+	kind := o.Kind
+	if kind == KindAuto {
+		kind = best(res.Scores, SplitKFold)
+	}
+	all := newTrainSet(cs, inf)
+	if res.Model, err = fit(kind, &all, &o, rngFor(o.Seed, "final", kind)); err != nil {
+		return nil, fmt.Errorf("predictor: final model: %w", err)
+	}
+	return res, nil
+}
+
+// fitJob is one candidate to fit to the configurations of cs outside one
+// fold and to score on those in it; outer is the outer fold a nested
+// cross-validation's job belongs to.
+type fitJob struct {
+	cs    []config
+	fold  fold
+	kind  string
+	outer int
+}
+
+// runJobs runs every job, on every core; results[i] is jobs[i]'s.
+func runJobs(jobs []fitJob, inf []profilespec.Sample, o *Options) ([]jobResult, error) {
 	results := make([]jobResult, len(jobs))
 	errs := make([]error, len(jobs))
 	next := make(chan int)
@@ -124,7 +175,7 @@ func Train(samples []profilespec.Sample, opts Options) (*Result, error) {
 		wg.Go(func() {
 			for i := range next {
 				j := jobs[i]
-				results[i], errs[i] = runFold(cs, inf, j.fold, j.kind, &o)
+				results[i], errs[i] = runFold(j.cs, inf, j.fold, j.kind, o)
 			}
 		})
 	}
@@ -133,35 +184,22 @@ func Train(samples []profilespec.Sample, opts Options) (*Result, error) {
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("predictor: %w", err)
-	}
+	return results, errors.Join(errs...)
+}
 
-	res := &Result{}
-	for i, j := range jobs {
-		for t, ci := range j.fold.test {
-			c := cs[ci]
-			res.CV = append(res.CV, CVRow{
-				Split: j.fold.split, Fold: int32(j.fold.index), Candidate: j.kind,
-				Device: c.Device, Model: c.Model, Precision: c.Precision,
-				Batch: int32(c.Batch), Threads: int32(c.Threads), NSamples: int32(len(c.samples)),
-				MeasuredS: c.median, PredictedS: results[i].pred[t], HasPrediction: results[i].ok[t],
-			})
+// cvRows are the CV rows of one job's held-out configurations.
+func cvRows(cs []config, f fold, kind string, r jobResult) []CVRow {
+	out := make([]CVRow, len(f.test))
+	for t, ci := range f.test {
+		c := cs[ci]
+		out[t] = CVRow{
+			Split: f.split, Fold: int32(f.index), Candidate: kind,
+			Device: c.Device, Model: c.Model, Precision: c.Precision,
+			Batch: int32(c.Batch), Threads: int32(c.Threads), NSamples: int32(len(c.samples)),
+			MeasuredS: c.median, PredictedS: r.pred[t], HasPrediction: r.ok[t],
 		}
 	}
-	res.Scores = scoreRows(res.CV, Splits, Kinds)
-	res.Importances = importances(cs, results, &o)
-	res.Timings = timings(results)
-
-	kind := o.Kind
-	if kind == KindAuto {
-		kind = best(res.Scores)
-	}
-	all := newTrainSet(cs, inf)
-	if res.Model, err = fit(kind, &all, &o, rngFor(o.Seed, "final", kind)); err != nil {
-		return nil, fmt.Errorf("predictor: final model: %w", err)
-	}
-	return res, nil
+	return out
 }
 
 // jobResult is one candidate fitted to one fold and its predictions of
@@ -207,14 +245,14 @@ func runFold(cs []config, samples []profilespec.Sample, f fold, kind string, o *
 	return r, nil
 }
 
-// best returns the candidate with full grouped k-fold coverage and the
-// lowest MAPE; failing full coverage, the highest coverage. Ties go to
-// the earlier of Kinds.
-func best(scores []ScoreRow) string {
+// best returns the candidate with full coverage and the lowest MAPE on
+// split; failing full coverage, the highest coverage. Ties go to the
+// earlier of Kinds.
+func best(scores []ScoreRow, split string) string {
 	type fig struct{ coverage, mape float64 }
 	figs := map[string]*fig{}
 	for _, s := range scores {
-		if s.Split != SplitKFold {
+		if s.Split != split {
 			continue
 		}
 		f := figs[s.Candidate]
@@ -357,4 +395,15 @@ func permutationIncrease(rs []jobResult, o *Options, kind, input string,
 		}
 	}
 	return sum / float64(o.Repeats)
+}
+
+// countOf is how many of xs are x.
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
 }
