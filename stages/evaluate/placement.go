@@ -168,13 +168,35 @@ func renderPlacement(t *trained) (report.Section, error) {
 	n, pos := t.placementScore(scorers[0], "n"), t.placementScore(scorers[0], "positives")
 	fmt.Fprintf(&md, "\n### Scores on the test points\n\nThe %s test points include %s labelled migrate (%s): a scorer that never migrates is right on %s of them.\n\n",
 		count(n), count(pos), report.Pct(pos/n), report.Pct(1-pos/n))
-	tb := report.NewTable("scorer", ">accuracy", ">AUC", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
+	regret, regretFormat, regretUnit := trainspec.MetricRegretS, report.Secs, "seconds of latency summed over the jobs judged"
+	if !math.IsNaN(t.placementScore(scorers[0], trainspec.MetricRegretMisses)) {
+		regret, regretFormat, regretUnit = trainspec.MetricRegretMisses, report.Num, "missed SLOs among the jobs judged"
+	}
+	tb := report.NewTable("scorer", ">accuracy", ">AUC", ">regret / decision", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
+	blocks := math.NaN()
 	for _, s := range scorers {
 		sc := func(metric string) float64 { return t.placementScore(s, metric) }
-		tb.Add(report.Escape(scorerName(s)), report.Pct(sc("accuracy")), report.Num(sc("auc")), report.Num(sc("log_loss")), report.Num(sc("ece")),
-			count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
+		withInterval := func(metric string, format func(float64) string) string {
+			v, lo, hi := sc(metric), sc(metric+"_lo"), sc(metric+"_hi")
+			if math.IsNaN(lo) || math.IsNaN(hi) {
+				return format(v)
+			}
+			return fmt.Sprintf("%s (%s … %s)", format(v), format(lo), format(hi))
+		}
+		if math.IsNaN(blocks) {
+			blocks = sc("blocks")
+		}
+		tb.Add(report.Escape(scorerName(s)), withInterval("accuracy", report.Pct), withInterval("auc", report.Num), withInterval(regret, regretFormat),
+			report.Num(sc("log_loss")), report.Num(sc("ece")), count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
 	}
 	md.WriteString(tb.String())
+	if !math.IsNaN(blocks) {
+		fmt.Fprintf(&md, "\nAccuracy, AUC and regret have 95%% intervals by the block bootstrap: the test points' %s blocks of the workload, "+
+			"each a stretch of one simulation whose decisions depend on each other, resampled whole (Davison and Hinkley 1997, §3.8). "+
+			"Regret charges each decision what it cost against the better of its fork's two branches, in the labelling objective's unit "+
+			"(train.placement.objective: %s), averaged over the decisions: 0 for a right decision, and large only where a wrong one mattered.\n",
+			count(blocks), regretUnit)
+	}
 	md.WriteString("\nThe last four columns are each scorer's confusion matrix: TP migrated where moving did better, FP migrated where staying did, " +
 		"FN stayed where moving did better, TN stayed where staying did. AUC is the chance that a point labelled migrate scores above one " +
 		"labelled stay (0.5: no better than chance); log loss and ECE (the expected calibration error) judge the probability of migrate " +

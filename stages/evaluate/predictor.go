@@ -109,9 +109,9 @@ func predictorRows(t *trained) []MetricRow {
 
 // splitNames say what the predictor's splits hold out.
 var splitNames = map[string]string{
-	trainspec.SplitKFold: "grouped k-fold",
-	trainspec.SplitBatch: "leave one batch size out",
-	trainspec.SplitModel: "leave one model out",
+	trainspec.SplitKFold:  "grouped k-fold",
+	trainspec.SplitBatch:  "leave one batch size out",
+	trainspec.SplitModel:  "leave one model out",
 	trainspec.SplitNested: "nested grouped k-fold",
 }
 

@@ -93,7 +93,11 @@ func newTrainFixture() trainFixture {
 			metric string
 			v      float64
 		}{{"n", 100}, {"positives", 8}, {"accuracy", s.acc}, {"auc", s.auc}, {"log_loss", s.logLoss}, {"ece", s.ece},
-			{"tp", s.tp}, {"fp", s.fp}, {"tn", s.tn}, {"fn", s.fn}} {
+			{"tp", s.tp}, {"fp", s.fp}, {"tn", s.tn}, {"fn", s.fn},
+			// The block bootstrap's figures: 12 blocks, intervals around
+			// the accuracy and the AUC, and what wrong decisions cost.
+			{"blocks", 12}, {"accuracy_lo", s.acc - 0.05}, {"accuracy_hi", s.acc + 0.03}, {"auc_lo", s.auc - 0.1}, {"auc_hi", s.auc + 0.05},
+			{trainspec.MetricRegretS, (1 - s.acc) / 1000}, {trainspec.MetricRegretS + "_lo", (1 - s.acc) / 2000}, {trainspec.MetricRegretS + "_hi", (1 - s.acc) / 500}} {
 			f.rows = append(f.rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
 				Candidate: s.name, Metric: m.metric, Value: m.v})
 		}
@@ -240,9 +244,10 @@ func TestTrainedSections(t *testing.T) {
 		"1 held-out configuration has no prediction and is not drawn.",
 	)
 	placeWant := []string{
-		"| network | 90.0% | 0.85 | 0.31 | 0.04 | 5 | 2 | 3 | 90 |",
-		"| threshold rule | 82.0% | 0.61 | 0.55 | 0.12 | 4 | 10 | 4 | 82 |",
-		"| best single feature | 86.0% | 0.7 | 0.44 | 0.08 | 3 | 5 | 5 | 87 |",
+		"| network | 90.0% (85.0% … 93.0%) | 0.85 (0.75 … 0.9) | 100 µs (50 µs … 200 µs) | 0.31 | 0.04 | 5 | 2 | 3 | 90 |",
+		"Accuracy, AUC and regret have 95% intervals by the block bootstrap: the test points' 12 blocks of the workload",
+		"| threshold rule | 82.0% (77.0% … 85.0%) | 0.61 (0.51 … 0.66) | 180 µs (90 µs … 360 µs) | 0.55 | 0.12 | 4 | 10 | 4 | 82 |",
+		"| best single feature | 86.0% (81.0% … 89.0%) | 0.7 (0.6 … 0.75) | 140 µs (70 µs … 280 µs) | 0.44 | 0.08 | 3 | 5 | 5 | 87 |",
 		"the threshold rule (migrate when the predicted gain exceeds schedule.migration.min_gain) and the best single feature (migrate when from_backlog_s > 0.25, fitted to the training points)",
 		"**Labels.** 950 decision points, 76 of them (8.0%) labelled migrate",
 		"| validation | 150 | 12 | 8.0% |",

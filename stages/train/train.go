@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -117,10 +118,12 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	var xFit, xTest [][placement.Inputs]float32
 	var yFit, yTest []bool
 	var gainFit, gainTest []float64
+	var outTest placement.Outcomes
 	var validation []int // of the fitted points
 	for i, p := range points {
 		if split[i] == trainspec.SplitTest {
 			xTest, yTest, gainTest = append(xTest, p.Features), append(yTest, p.Migrate), append(gainTest, p.Gain)
+			outTest.Stay, outTest.Move, outTest.Block = append(outTest.Stay, p.Stay), append(outTest.Move, p.Move), append(outTest.Block, p.Block)
 			continue
 		}
 		if split[i] == trainspec.SplitValidation {
@@ -147,7 +150,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	if err := os.WriteFile(filepath.Join(out.Dir, trainspec.PlacementFile), onnx, 0o644); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	scored, err := scorePlacement(net, xFit, yFit, gainFit, xTest, yTest, gainTest, simulation.Migration.MinGain.Seconds())
+	scored, err := scorePlacement(net, xFit, yFit, gainFit, xTest, yTest, gainTest, outTest, simulation.Migration.MinGain.Seconds(), derive(seed, 5), trainspec.RegretMetric(pc.Objective))
 	if err != nil {
 		return fmt.Errorf("train: placement: %w", err)
 	}
@@ -206,9 +209,19 @@ func assign(points []label.Point, validation, test float64, seed uint64) []strin
 	return split
 }
 
-// scorePlacement scores the network and both rules on the test points.
+// The block bootstrap of the placement scores: resamples, and the
+// intervals' coverage.
+const (
+	placementResamples  = 1000
+	placementConfidence = 0.95
+)
+
+// scorePlacement scores the network and both rules on the test points:
+// accuracy, AUC and regret (what wrong decisions cost, from the forks'
+// two outcomes) with block-bootstrap intervals (placement.ScoreBlocks),
+// and the rest on the points as they are.
 func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yFit []bool, gainFit []float64,
-	xTest [][placement.Inputs]float32, yTest []bool, gainTest []float64, minGain float64) ([]trainspec.MetricRow, error) {
+	xTest [][placement.Inputs]float32, yTest []bool, gainTest []float64, outTest placement.Outcomes, minGain float64, seed uint64, regret string) ([]trainspec.MetricRow, error) {
 	best, err := placement.BestRule(xFit, yFit)
 	if err != nil {
 		return nil, err
@@ -227,6 +240,21 @@ func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yF
 		for _, m := range s.Metrics() {
 			rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
 				Candidate: pr.Scorer, Metric: m.Metric, Value: m.Value})
+		}
+		bs, err := placement.ScoreBlocks(pr, yTest, outTest, placementResamples, placementConfidence, seed)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range []struct {
+			name string
+			v    float64
+		}{{regret, bs.Regret.Value}, {"blocks", float64(bs.Blocks)},
+			{"accuracy_lo", bs.Accuracy.Lo}, {"accuracy_hi", bs.Accuracy.Hi}, {"auc_lo", bs.AUC.Lo}, {"auc_hi", bs.AUC.Hi},
+			{regret + "_lo", bs.Regret.Lo}, {regret + "_hi", bs.Regret.Hi}} {
+			if !math.IsNaN(m.v) {
+				rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+					Candidate: pr.Scorer, Metric: m.name, Value: m.v})
+			}
 		}
 		for i, b := range s.Calibration {
 			for _, v := range []struct {

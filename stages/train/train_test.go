@@ -156,6 +156,22 @@ func TestHeldOutScores(t *testing.T) {
 	if got := score(trainspec.ScorerNetwork, "auc"); math.Abs(got-s.AUC) > 1e-4 {
 		t.Errorf("metrics.parquet: network AUC %v, recomputed from decisions.parquet through onnxruntime %v", got, s.AUC)
 	}
+	// Every scorer's intervals hold its figure, and its regret is what
+	// its wrong decisions cost: none where it is always right, and some
+	// where it errs.
+	for _, sc := range []string{trainspec.ScorerNetwork, trainspec.ScorerThreshold, trainspec.ScorerBestFeature} {
+		for _, m := range []string{"accuracy", "auc", trainspec.MetricRegretS} {
+			if v, lo, hi := score(sc, m), score(sc, m+"_lo"), score(sc, m+"_hi"); !(lo <= v && v <= hi) {
+				t.Errorf("%s %s %v outside its interval [%v, %v]", sc, m, v, lo, hi)
+			}
+		}
+		if wrong, regret := score(sc, "fp")+score(sc, "fn"), score(sc, trainspec.MetricRegretS); (wrong == 0) != (regret == 0) || regret < 0 {
+			t.Errorf("%s: %v wrong decisions, regret %v s per decision", sc, wrong, regret)
+		}
+	}
+	if b := score(trainspec.ScorerNetwork, "blocks"); b < 2 || b > float64(count[trainspec.SplitTest]) {
+		t.Errorf("the test points fall in %v blocks", b)
+	}
 	// What it learned: the held-out points ranked nearly right, and far
 	// more decided right than by always answering the majority label.
 	majority := float64(max(s.Positives, s.N-s.Positives)) / float64(s.N)

@@ -61,6 +61,14 @@ const (
 	ObjectiveSLO = "slo"
 )
 
+// The placement scorers' regret, in metrics.parquet: named by the
+// labelling objective's unit, seconds of latency summed over the jobs
+// judged, or their missed SLOs.
+const (
+	MetricRegretS      = "regret_s"
+	MetricRegretMisses = "regret_misses"
+)
+
 // Config is the train section of pipeline.yaml.
 type Config struct {
 	// Predictor sets the service-time predictor.
@@ -248,4 +256,12 @@ func (c Config) Validate() error {
 		bad("placement.network.patience", "must be at least 1, got %d", n.Patience)
 	}
 	return errors.Join(errs...)
+}
+
+// RegretMetric is the regret's metric name under objective.
+func RegretMetric(objective string) string {
+	if objective == ObjectiveSLO {
+		return MetricRegretMisses
+	}
+	return MetricRegretS
 }

@@ -245,26 +245,21 @@ func rankCurve(score []float64, y []bool) (float64, []ROCPoint) {
 			nneg++
 		}
 	}
-	// Walking from the highest score down, each positive outranks the
-	// negatives still below it; a tied group counts its cross pairs half.
-	var pairs, tp, fp float64
 	roc := []ROCPoint{{}}
+	var tp, fp float64
 	for lo := 0; lo < len(idx); {
 		hi := lo
-		var gp, gn float64
 		for ; hi < len(idx) && score[idx[hi]] == score[idx[lo]]; hi++ {
 			if y[idx[hi]] {
-				gp++
+				tp++
 			} else {
-				gn++
+				fp++
 			}
 		}
-		pairs += gp*(nneg-fp-gn) + gp*gn/2
-		tp, fp = tp+gp, fp+gn
 		roc = append(roc, ROCPoint{FPR: fp / nneg, TPR: tp / npos})
 		lo = hi
 	}
-	return pairs / (npos * nneg), roc
+	return weightedAUC(idx, score, y, nil), roc
 }
 
 // thin keeps at most limit points of a ROC curve, its first and last

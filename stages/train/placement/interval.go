@@ -1,0 +1,181 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Outcomes are what each test point's two branches came to (label.Point's
+// Stay and Move, in the labelling objective's unit: seconds of latency
+// summed over the jobs judged, or their missed SLOs) and the block of the
+// workload it was drawn from.
+type Outcomes struct {
+	Stay, Move []float64
+	Block      []int32
+}
+
+// Interval is a statistic's value on the test points with its percentile
+// interval from the block bootstrap.
+type Interval struct {
+	Value, Lo, Hi float64
+}
+
+// BlockScores are one scorer's accuracy, AUC and regret with intervals.
+type BlockScores struct {
+	Accuracy, AUC, Regret Interval
+	// Blocks is how many blocks the test points fall in, the bootstrap's
+	// unit.
+	Blocks int
+}
+
+// Regret is what a scorer's decisions cost against the better branch of
+// each point, in the objective's unit: the mean over the points of the
+// chosen branch's outcome less the better one's (0 where the decision was
+// right, and large only where a wrong decision mattered), so that a
+// scorer is charged for what its mistakes cost and not merely counted
+// wrong.
+func regret(migrate []bool, o Outcomes, i int) float64 {
+	chosen := o.Stay[i]
+	if migrate[i] {
+		chosen = o.Move[i]
+	}
+	return chosen - min(o.Stay[i], o.Move[i])
+}
+
+// ScoreBlocks scores pr against the labels y with intervals by the block
+// bootstrap: the test points' blocks are resampled with replacement,
+// resamples times, each resample keeping every point of each block it
+// draws, and each interval is the resamples' percentile interval at
+// confidence. Points of one block are decisions of one stretch of one
+// simulation, which depend on each other; blocks, far apart in the
+// workload, are close to independent, so resampling whole blocks keeps
+// the dependence inside them (the cluster bootstrap: Davison and Hinkley,
+// Bootstrap Methods and their Application, 1997, §3.8; Field and Welsh,
+// "Bootstrapping clustered data", JRSS B 69:369–390, 2007). A resample
+// with one class alone has no AUC and is left out of its interval.
+func ScoreBlocks(pr Predictions, y []bool, o Outcomes, resamples int, confidence float64, seed uint64) (BlockScores, error) {
+	n := len(y)
+	if len(pr.Migrate) != n || len(pr.Score) != n || len(o.Stay) != n || len(o.Move) != n || len(o.Block) != n {
+		return BlockScores{}, fmt.Errorf("placement: %s: %d decisions, %d scores and %d, %d and %d outcomes and blocks for %d labels",
+			pr.Scorer, len(pr.Migrate), len(pr.Score), len(o.Stay), len(o.Move), len(o.Block), n)
+	}
+	if n == 0 || resamples < 1 || !(confidence > 0 && confidence < 1) {
+		return BlockScores{}, fmt.Errorf("placement: %s: %d points, %d resamples, confidence %g", pr.Scorer, n, resamples, confidence)
+	}
+	// Each block's index, in order of first appearance.
+	blockOf := make([]int, n)
+	index := map[int32]int{}
+	for i, b := range o.Block {
+		k, ok := index[b]
+		if !ok {
+			k = len(index)
+			index[b] = k
+		}
+		blockOf[i] = k
+	}
+	nb := len(index)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(pr.Score[b], pr.Score[a]), cmp.Compare(a, b)) })
+	w := make([]float64, n)
+	stats := func() (acc, auc, reg float64) {
+		var sum, right, cost float64
+		for i := range n {
+			sum += w[i]
+			if pr.Migrate[i] == y[i] {
+				right += w[i]
+			}
+			cost += w[i] * regret(pr.Migrate, o, i)
+		}
+		return right / sum, weightedAUC(order, pr.Score, y, w), cost / sum
+	}
+	for i := range w {
+		w[i] = 1
+	}
+	var out BlockScores
+	out.Blocks = nb
+	out.Accuracy.Value, out.AUC.Value, out.Regret.Value = stats()
+	rng := rand.New(rand.NewPCG(seed, 0x626c6f636b73)) // "blocks"
+	count := make([]float64, nb)
+	var accs, aucs, regs []float64
+	for range resamples {
+		clear(count)
+		for range nb {
+			count[rng.IntN(nb)]++
+		}
+		for i := range w {
+			w[i] = count[blockOf[i]]
+		}
+		acc, auc, reg := stats()
+		accs, regs = append(accs, acc), append(regs, reg)
+		if !math.IsNaN(auc) {
+			aucs = append(aucs, auc)
+		}
+	}
+	out.Accuracy.Lo, out.Accuracy.Hi = percentiles(accs, confidence)
+	out.AUC.Lo, out.AUC.Hi = percentiles(aucs, confidence)
+	out.Regret.Lo, out.Regret.Hi = percentiles(regs, confidence)
+	return out, nil
+}
+
+// weightedAUC is the Mann–Whitney AUC of the points in order (descending
+// score), each counted w times (once with w nil), ties counting one half;
+// NaN without both classes.
+func weightedAUC(order []int, score []float64, y []bool, w []float64) float64 {
+	weight := func(k int) float64 {
+		if w == nil {
+			return 1
+		}
+		return w[k]
+	}
+	var pos, neg float64
+	for _, i := range order {
+		if y[i] {
+			pos += weight(i)
+		} else {
+			neg += weight(i)
+		}
+	}
+	if pos == 0 || neg == 0 {
+		return math.NaN()
+	}
+	// Walking from the highest score down, each positive outranks the
+	// negatives still below it; a tied group counts its cross pairs half.
+	var pairs, negAbove float64
+	for lo := 0; lo < len(order); {
+		hi := lo
+		var gp, gn float64
+		for ; hi < len(order) && score[order[hi]] == score[order[lo]]; hi++ {
+			if k := order[hi]; y[k] {
+				gp += weight(k)
+			} else {
+				gn += weight(k)
+			}
+		}
+		pairs += gp*(neg-negAbove-gn) + gp*gn/2
+		negAbove += gn
+		lo = hi
+	}
+	return pairs / (pos * neg)
+}
+
+// percentiles is the percentile interval of xs at confidence: its
+// (1−confidence)/2 and (1+confidence)/2 quantiles, by the nearest rank;
+// NaN without values.
+func percentiles(xs []float64, confidence float64) (lo, hi float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(q float64) float64 {
+		k := int(math.Ceil(q*float64(len(s)))) - 1
+		return s[min(max(k, 0), len(s)-1)]
+	}
+	return at((1 - confidence) / 2), at((1 + confidence) / 2)
+}

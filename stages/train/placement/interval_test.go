@@ -1,0 +1,99 @@
+package placement
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestWeightedAUC: counting a point w times gives the AUC of the points
+// with each one repeated w times.
+func TestWeightedAUC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var score []float64
+	var y []bool
+	w := make([]float64, 300)
+	for i := range w {
+		score = append(score, float64(rng.IntN(40))) // ties on purpose
+		y = append(y, rng.Float64() < 0.3+0.01*score[i])
+		w[i] = float64(rng.IntN(4))
+	}
+	var rs []float64
+	var ry []bool
+	for i := range w {
+		for range int(w[i]) {
+			rs, ry = append(rs, score[i]), append(ry, y[i])
+		}
+	}
+	want, _ := rankCurve(rs, ry)
+	order := make([]int, len(score))
+	for i := range order {
+		order[i] = i
+	}
+	sortDesc(order, score)
+	if got := weightedAUC(order, score, y, w); math.Abs(got-want) > 1e-12 {
+		t.Errorf("weighted AUC %v, AUC of the repeated points %v", got, want)
+	}
+}
+
+func sortDesc(order []int, score []float64) {
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && score[order[j]] > score[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+}
+
+// TestScoreBlocks checks the figures by hand on six points in three
+// blocks, then the bootstrap's intervals around them.
+func TestScoreBlocks(t *testing.T) {
+	y := []bool{true, false, true, false, true, false}
+	pr := Predictions{Scorer: "s", Score: []float64{0.9, 0.2, 0.4, 0.6, 0.8, 0.1}, Migrate: []bool{true, false, false, true, true, false}}
+	pr.P = pr.Score
+	o := Outcomes{
+		// Point 2 (a wrong stay) cost 0.3 s against moving, point 3 (a
+		// wrong move) 0.1 s against staying; the rest chose the better.
+		Stay:  []float64{2, 1, 1.3, 1, 3, 1},
+		Move:  []float64{1, 2, 1.0, 1.1, 2, 5},
+		Block: []int32{7, 7, 9, 9, 4, 4},
+	}
+	s, err := ScoreBlocks(pr, y, o, 2000, 0.95, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Blocks != 3 {
+		t.Errorf("%d blocks, want 3", s.Blocks)
+	}
+	// 4 of 6 right; AUC: positives 0.9, 0.8, 0.4 against negatives 0.6,
+	// 0.2, 0.1: 8 of 9 pairs.
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"accuracy", s.Accuracy.Value, 4.0 / 6}, {"AUC", s.AUC.Value, 8.0 / 9}, {"regret", s.Regret.Value, 0.4 / 6}} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	for _, iv := range []struct {
+		name string
+		Interval
+	}{{"accuracy", s.Accuracy}, {"AUC", s.AUC}, {"regret", s.Regret}} {
+		if !(iv.Lo <= iv.Value && iv.Value <= iv.Hi) || iv.Lo == iv.Hi {
+			t.Errorf("%s %v: interval [%v, %v] does not hold it, or has no width", iv.name, iv.Value, iv.Lo, iv.Hi)
+		}
+	}
+	// Blocks 4 and 7 are each right twice, block 9 never: a resample's
+	// accuracy is a multiple of 1/3 from 0 (block 9 three times) to 1.
+	for _, v := range []float64{s.Accuracy.Lo, s.Accuracy.Hi} {
+		if k := v * 3; math.Abs(k-math.Round(k)) > 1e-12 {
+			t.Errorf("accuracy interval end %v is no multiple of 1/3", v)
+		}
+	}
+	again, _ := ScoreBlocks(pr, y, o, 2000, 0.95, 1)
+	if again != s {
+		t.Errorf("the same seed gave %+v, then %+v", s, again)
+	}
+	if _, err := ScoreBlocks(pr, y[:5], o, 10, 0.95, 1); err == nil {
+		t.Error("five labels for six points: no error")
+	}
+}
