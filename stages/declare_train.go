@@ -12,10 +12,11 @@ var trainStage = declare(Train, func(c *Config) *trainspec.Config { return &c.Tr
 func declareTrain(cfg Config, _ Runtime) (pipeline.Stage, error) {
 	return pipeline.Stage{
 		Name: Train,
-		// It reads generate's train workload, never the eval one: an edit
-		// of the eval workload does not retrain.
+		// It reads generate's train workload, and the holdout one it
+		// scores the network on, never the eval one: an edit of the eval
+		// workload does not retrain.
 		Deps:  []string{Generate, Profile},
-		Reads: map[string][]string{Generate: {generatespec.JobsFile(generatespec.WorkloadTrain)}},
+		Reads: map[string][]string{Generate: {generatespec.JobsFile(generatespec.WorkloadTrain), generatespec.JobsFile(generatespec.WorkloadHoldout)}},
 		// Its own section, and the part of schedule's that its rollouts
 		// simulate with.
 		Config:   trainspec.KeyedOf(cfg.Train, cfg.Schedule),

@@ -140,6 +140,7 @@ func trainCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 		in := train.Inputs{
 			Samples: prof.Path(profilespec.SamplesFile),
 			Jobs:    gen.Path(generatespec.JobsFile(generatespec.WorkloadTrain)),
+			Holdout: gen.Path(generatespec.JobsFile(generatespec.WorkloadHoldout)),
 		}
 		return train.Run(ctx, cfg.Train, trainspec.SimulationOf(cfg.Schedule), env.Seed, in,
 			train.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})

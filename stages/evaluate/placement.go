@@ -37,15 +37,31 @@ func (s *placementSection) Render(*section.Evaluation) (report.Section, error) {
 }
 
 // placementRows are the placement network's headline numbers for
-// metrics.parquet: its scores on the test points.
+// metrics.parquet: its scores on the test points, with their intervals
+// and regret, and the same on the holdout workload's points (metric
+// holdout_<name>).
 func placementRows(t *trained) []MetricRow {
 	if t == nil {
 		return nil
 	}
 	var rows []MetricRow
-	for _, m := range []string{"accuracy", "auc", "log_loss", "ece"} {
-		if v, ok := t.value(trainspec.ModelPlacement, trainspec.SectionScore, trainspec.SplitTest, trainspec.ScorerNetwork, m); ok {
-			rows = append(rows, MetricRow{Scope: section.ScopePlacement, Metric: m, Value: v})
+	for _, split := range []string{trainspec.SplitTest, trainspec.SplitHoldout} {
+		prefix := ""
+		if split == trainspec.SplitHoldout {
+			prefix = split + "_"
+		}
+		for _, m := range []string{"accuracy", "auc", "log_loss", "ece", trainspec.MetricRegretS, trainspec.MetricRegretMisses} {
+			v, ok := t.value(trainspec.ModelPlacement, trainspec.SectionScore, split, trainspec.ScorerNetwork, m)
+			if !ok {
+				continue
+			}
+			row := MetricRow{Scope: section.ScopePlacement, Metric: prefix + m, Value: v}
+			lo, okLo := t.value(trainspec.ModelPlacement, trainspec.SectionScore, split, trainspec.ScorerNetwork, m+"_lo")
+			hi, okHi := t.value(trainspec.ModelPlacement, trainspec.SectionScore, split, trainspec.ScorerNetwork, m+"_hi")
+			if okLo && okHi {
+				row.Lo, row.Hi = new(lo), new(hi)
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows
@@ -168,39 +184,19 @@ func renderPlacement(t *trained) (report.Section, error) {
 	n, pos := t.placementScore(scorers[0], "n"), t.placementScore(scorers[0], "positives")
 	fmt.Fprintf(&md, "\n### Scores on the test points\n\nThe %s test points include %s labelled migrate (%s): a scorer that never migrates is right on %s of them.\n\n",
 		count(n), count(pos), report.Pct(pos/n), report.Pct(1-pos/n))
-	regret, regretFormat, regretUnit := trainspec.MetricRegretS, report.Secs, "seconds of latency summed over the jobs judged"
-	if !math.IsNaN(t.placementScore(scorers[0], trainspec.MetricRegretMisses)) {
-		regret, regretFormat, regretUnit = trainspec.MetricRegretMisses, report.Num, "missed SLOs among the jobs judged"
-	}
-	tb := report.NewTable("scorer", ">accuracy", ">AUC", ">regret / decision", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
-	blocks := math.NaN()
-	for _, s := range scorers {
-		sc := func(metric string) float64 { return t.placementScore(s, metric) }
-		withInterval := func(metric string, format func(float64) string) string {
-			v, lo, hi := sc(metric), sc(metric+"_lo"), sc(metric+"_hi")
-			if math.IsNaN(lo) || math.IsNaN(hi) {
-				return format(v)
-			}
-			return fmt.Sprintf("%s (%s … %s)", format(v), format(lo), format(hi))
-		}
-		if math.IsNaN(blocks) {
-			blocks = sc("blocks")
-		}
-		tb.Add(report.Escape(scorerName(s)), withInterval("accuracy", report.Pct), withInterval("auc", report.Num), withInterval(regret, regretFormat),
-			report.Num(sc("log_loss")), report.Num(sc("ece")), count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
-	}
-	md.WriteString(tb.String())
-	if !math.IsNaN(blocks) {
-		fmt.Fprintf(&md, "\nAccuracy, AUC and regret have 95%% intervals by the block bootstrap: the test points' %s blocks of the workload, "+
-			"each a stretch of one simulation whose decisions depend on each other, resampled whole (Davison and Hinkley 1997, §3.8). "+
-			"Regret charges each decision what it cost against the better of its fork's two branches, in the labelling objective's unit "+
-			"(train.placement.objective: %s), averaged over the decisions: 0 for a right decision, and large only where a wrong one mattered.\n",
-			count(blocks), regretUnit)
-	}
+	md.WriteString(t.scoresTable(trainspec.SplitTest, scorers))
 	md.WriteString("\nThe last four columns are each scorer's confusion matrix: TP migrated where moving did better, FP migrated where staying did, " +
 		"FN stayed where moving did better, TN stayed where staying did. AUC is the chance that a point labelled migrate scores above one " +
 		"labelled stay (0.5: no better than chance); log loss and ECE (the expected calibration error) judge the probability of migrate " +
 		"each scorer gives.\n")
+	if hn := t.placementScoreOn(trainspec.SplitHoldout, scorers[0], "n"); !math.IsNaN(hn) {
+		hpos := t.placementScoreOn(trainspec.SplitHoldout, scorers[0], "positives")
+		fmt.Fprintf(&md, "\n### Scores on a workload training never touched\n\nThe same scorers on %s decision points labelled the same way from generate's holdout "+
+			"workload (another seed and arrival process than the train workload's, and never the eval workload): %s labelled migrate (%s), so a scorer "+
+			"that never migrates is right on %s of them. The rules keep the thresholds they were fitted with on the training points.\n\n",
+			count(hn), count(hpos), report.Pct(hpos/hn), report.Pct(1-hpos/hn))
+		md.WriteString(t.scoresTable(trainspec.SplitHoldout, scorers))
+	}
 	var roc []chart.Series
 	for _, s := range scorers {
 		fpr, tpr := t.roc(s)
@@ -252,4 +248,40 @@ func labelsText(t *trained) string {
 		fmt.Fprintf(&b, "\nThe labeller's counts: %s.\n", strings.Join(counts, ", "))
 	}
 	return b.String()
+}
+
+// scoresTable tabulates the scorers' figures on split's points, with the
+// block bootstrap's intervals where train wrote them.
+func (t *trained) scoresTable(split string, scorers []string) string {
+	var md strings.Builder
+	regret, regretFormat, regretUnit := trainspec.MetricRegretS, report.Secs, "seconds of latency summed over the jobs judged"
+	if !math.IsNaN(t.placementScoreOn(split, scorers[0], trainspec.MetricRegretMisses)) {
+		regret, regretFormat, regretUnit = trainspec.MetricRegretMisses, report.Num, "missed SLOs among the jobs judged"
+	}
+	tb := report.NewTable("scorer", ">accuracy", ">AUC", ">regret / decision", ">log loss", ">ECE", ">TP", ">FP", ">FN", ">TN")
+	blocks := math.NaN()
+	for _, s := range scorers {
+		sc := func(metric string) float64 { return t.placementScoreOn(split, s, metric) }
+		withInterval := func(metric string, format func(float64) string) string {
+			v, lo, hi := sc(metric), sc(metric+"_lo"), sc(metric+"_hi")
+			if math.IsNaN(lo) || math.IsNaN(hi) {
+				return format(v)
+			}
+			return fmt.Sprintf("%s (%s … %s)", format(v), format(lo), format(hi))
+		}
+		if math.IsNaN(blocks) {
+			blocks = sc("blocks")
+		}
+		tb.Add(report.Escape(scorerName(s)), withInterval("accuracy", report.Pct), withInterval("auc", report.Num), withInterval(regret, regretFormat),
+			report.Num(sc("log_loss")), report.Num(sc("ece")), count(sc("tp")), count(sc("fp")), count(sc("fn")), count(sc("tn")))
+	}
+	md.WriteString(tb.String())
+	if !math.IsNaN(blocks) {
+		fmt.Fprintf(&md, "\nAccuracy, AUC and regret have 95%% intervals by the block bootstrap: the points' %s blocks of the workload, "+
+			"each a stretch of one simulation whose decisions depend on each other, resampled whole (Davison and Hinkley 1997, §3.8). "+
+			"Regret charges each decision what it cost against the better of its fork's two branches, in the labelling objective's unit "+
+			"(train.placement.objective: %s), averaged over the decisions: 0 for a right decision, and large only where a wrong one mattered.\n",
+			count(blocks), regretUnit)
+	}
+	return md.String()
 }

@@ -213,7 +213,13 @@ func (t *trained) score(split, candidate, metric string) float64 {
 // placementScore returns a placement scorer's score, NaN when there is
 // none.
 func (t *trained) placementScore(scorer, metric string) float64 {
-	if v, ok := t.value(trainspec.ModelPlacement, trainspec.SectionScore, trainspec.SplitTest, scorer, metric); ok {
+	return t.placementScoreOn(trainspec.SplitTest, scorer, metric)
+}
+
+// placementScoreOn is a placement scorer's score on split's points (the
+// test blocks, or the holdout workload's), NaN when there is none.
+func (t *trained) placementScoreOn(split, scorer, metric string) float64 {
+	if v, ok := t.value(trainspec.ModelPlacement, trainspec.SectionScore, split, scorer, metric); ok {
 		return v
 	}
 	return math.NaN()
@@ -288,7 +294,7 @@ func (t *trained) roc(scorer string) (fpr, tpr []float64) {
 	}
 	var pts []point
 	for _, r := range t.rows {
-		if r.Model == trainspec.ModelPlacement && r.Section == trainspec.SectionROC && r.Candidate == scorer && r.Metric == "fpr" {
+		if r.Model == trainspec.ModelPlacement && r.Section == trainspec.SectionROC && r.Split == trainspec.SplitTest && r.Candidate == scorer && r.Metric == "fpr" {
 			k := keyOf(r)
 			k.metric = "tpr"
 			pts = append(pts, point{r.Index, r.Value, t.at[k]})

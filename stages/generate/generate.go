@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 	specs := []workloadSpec{
 		{name: WorkloadTrain, rep: 1, file: JobsFile(WorkloadTrain), ordinal: 0, w: cfg.Train},
 		{name: WorkloadEval, rep: 1, file: generatespec.EvalJobsFile(1), ordinal: 1, w: cfg.Eval},
+		{name: generatespec.WorkloadHoldout, rep: 1, file: JobsFile(generatespec.WorkloadHoldout), ordinal: generatespec.HoldoutOrdinal, w: cfg.Holdout},
 	}
 	// The eval workload's later replications: ordinals after the first
 	// eval's, so that every job id of the run stays unique.

@@ -3,6 +3,7 @@ package generate
 import (
 	"context"
 	"errors"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"maps"
 	"math"
 	"os"
@@ -172,6 +173,7 @@ func TestArrivalProcessKeepsJobs(t *testing.T) {
 // with the rows.
 func TestJobs(t *testing.T) {
 	cfg := smallConfig(30_000, 20_000)
+	cfg.Holdout.Jobs = 10_000
 	dir := run(t, cfg, 5)
 	stats, err := parquetio.ReadAll[Stat](filepath.Join(dir, StatsFile))
 	if err != nil {
@@ -181,16 +183,19 @@ func TestJobs(t *testing.T) {
 	for _, s := range stats {
 		statValue[[3]string{s.Workload, s.Statistic, s.Label}] = s.Value
 	}
-	for ordinal, w := range []string{WorkloadTrain, WorkloadEval} {
+	// Each workload's job ids start at its ordinal's multiple of MaxJobs,
+	// so that no two workloads share a job.
+	for k, w := range []string{WorkloadTrain, WorkloadEval, generatespec.WorkloadHoldout} {
 		jobs := readJobs(t, dir, w)
-		wantN := []int64{cfg.Train.Jobs, cfg.Eval.Jobs}[ordinal]
+		wantN := []int64{cfg.Train.Jobs, cfg.Eval.Jobs, cfg.Holdout.Jobs}[k]
+		ordinal := []int64{0, 1, generatespec.HoldoutOrdinal}[k]
 		if int64(len(jobs)) != wantN {
 			t.Fatalf("%s: %d jobs, want %d", w, len(jobs), wantN)
 		}
 		counts := map[[2]string]float64{}
 		prev := 0.0
 		for i, j := range jobs {
-			if want := int64(ordinal)*MaxJobs + int64(i); j.ID != want {
+			if want := ordinal*MaxJobs + int64(i); j.ID != want {
 				t.Fatalf("%s row %d: job_id = %d, want %d", w, i, j.ID, want)
 			}
 			if j.ArrivalS < prev {
@@ -432,21 +437,23 @@ func TestCancel(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	cfg := smallConfig(1_500_000, 700_000)
+	cfg.Holdout.Jobs = 100_000
+	const want = 2_300_000 // every workload's jobs: train, eval and holdout
 	var calls []int64
 	var mu sync.Mutex
 	err := Run(context.Background(), cfg, 1, Output{Dir: t.TempDir(), Progress: func(done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
-		if total != 2_200_000 {
-			t.Errorf("Progress total = %d, want 2200000", total)
+		if total != want {
+			t.Errorf("Progress total = %d, want %d", total, want)
 		}
 		calls = append(calls, done)
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.IsSorted(calls) || calls[len(calls)-1] != 2_200_000 {
-		t.Errorf("Progress calls = %v, want increasing and ending at 2200000", calls)
+	if !slices.IsSorted(calls) || calls[len(calls)-1] != want {
+		t.Errorf("Progress calls = %v, want increasing and ending at %d", calls, want)
 	}
 	// One call per row group's worth of jobs, plus the first and the last.
 	if max := 2_200_000/parquetio.RowGroupRows + 2; len(calls) > max {

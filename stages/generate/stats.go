@@ -6,7 +6,7 @@ import "math"
 // (workload, statistic, label). Label names the category for per-class,
 // per-model and per-precision statistics and is empty otherwise.
 type Stat struct {
-	// Workload is WorkloadTrain or WorkloadEval.
+	// Workload is WorkloadTrain, WorkloadEval or generatespec.WorkloadHoldout.
 	Workload string `parquet:"workload,dict"`
 	// Replication is the eval workload's replication (from 1), and 1 for
 	// the train workload.

@@ -31,6 +31,10 @@ type Inputs struct {
 	Samples string
 	// Jobs is generate's train workload (never the eval one).
 	Jobs string
+	// Holdout is generate's holdout workload, which the network is
+	// scored on and never learns from; empty scores it on the train
+	// workload's test blocks alone.
+	Holdout string
 }
 
 // Output is where the stage writes and what it reports.
@@ -150,11 +154,44 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	if err := os.WriteFile(filepath.Join(out.Dir, trainspec.PlacementFile), onnx, 0o644); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	scored, err := scorePlacement(net, xFit, yFit, gainFit, xTest, yTest, gainTest, outTest, simulation.Migration.MinGain.Seconds(), derive(seed, 5), trainspec.RegretMetric(pc.Objective))
+	minGain, regret := simulation.Migration.MinGain.Seconds(), trainspec.RegretMetric(pc.Objective)
+	scored, err := scorePlacement(trainspec.SplitTest, net, xFit, yFit, gainFit, xTest, yTest, gainTest, outTest, minGain, derive(seed, 5), regret)
 	if err != nil {
 		return fmt.Errorf("train: placement: %w", err)
 	}
 	rows = append(rows, scored...)
+	if in.Holdout != "" {
+		// The same scorers on decision points of a workload training
+		// never touched: another seed and arrival process.
+		hw, err := cluster.Load(ctx, simulation.Schedule(), in.Samples, in.Holdout, 0, res.Model)
+		if err != nil {
+			return fmt.Errorf("train: holdout: %w", err)
+		}
+		hpoints, hst, err := label.Run(ctx, label.Source{Jobs: hw.Jobs, SimConfig: hw.SimConfig}, label.Options{
+			Decisions: holdoutDecisions(pc.Decisions), Horizon: pc.Horizon.Seconds(), Objective: pc.Objective, Tie: pc.Tie,
+			Explore: pc.Explore, Seed: derive(seed, 6),
+		})
+		if err != nil {
+			return fmt.Errorf("train: holdout: %w", err)
+		}
+		if len(hpoints) < 2 {
+			return fmt.Errorf("train: the holdout workload gave %d labelled decision points (%d passes made %d migration decisions, %d near ties): too few to score on; lengthen generate.holdout",
+				len(hpoints), hst.Passes, hst.Decisions, hst.Ties)
+		}
+		var xh [][placement.Inputs]float32
+		var yh []bool
+		var gh []float64
+		var oh placement.Outcomes
+		for _, p := range hpoints {
+			xh, yh, gh = append(xh, p.Features), append(yh, p.Migrate), append(gh, p.Gain)
+			oh.Stay, oh.Move, oh.Block = append(oh.Stay, p.Stay), append(oh.Move, p.Move), append(oh.Block, p.Block)
+		}
+		scored, err := scorePlacement(trainspec.SplitHoldout, net, xFit, yFit, gainFit, xh, yh, gh, oh, minGain, derive(seed, 7), regret)
+		if err != nil {
+			return fmt.Errorf("train: placement on the holdout workload: %w", err)
+		}
+		rows = append(rows, scored...)
+	}
 	rows = append(rows, curveRows(curve)...)
 	rows = append(rows, labelRows(points, split, st)...)
 	progress(total)
@@ -216,11 +253,17 @@ const (
 	placementConfidence = 0.95
 )
 
-// scorePlacement scores the network and both rules on the test points:
+// holdoutDecisions is how many decision points the holdout workload is
+// labelled for: a fifth of the training's, enough for intervals a few
+// tenths of a point wide.
+func holdoutDecisions(decisions int) int { return max(decisions/5, 1) }
+
+// scorePlacement scores the network and both rules on the points of
+// split (the train workload's test blocks, or the holdout workload's):
 // accuracy, AUC and regret (what wrong decisions cost, from the forks'
 // two outcomes) with block-bootstrap intervals (placement.ScoreBlocks),
 // and the rest on the points as they are.
-func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yFit []bool, gainFit []float64,
+func scorePlacement(split string, net *placement.Network, xFit [][placement.Inputs]float32, yFit []bool, gainFit []float64,
 	xTest [][placement.Inputs]float32, yTest []bool, gainTest []float64, outTest placement.Outcomes, minGain float64, seed uint64, regret string) ([]trainspec.MetricRow, error) {
 	best, err := placement.BestRule(xFit, yFit)
 	if err != nil {
@@ -238,7 +281,7 @@ func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yF
 			return nil, fmt.Errorf("%s: %w", pr.Scorer, err)
 		}
 		for _, m := range s.Metrics() {
-			rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+			rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: split,
 				Candidate: pr.Scorer, Metric: m.Metric, Value: m.Value})
 		}
 		bs, err := placement.ScoreBlocks(pr, yTest, outTest, placementResamples, placementConfidence, seed)
@@ -252,7 +295,7 @@ func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yF
 			{"accuracy_lo", bs.Accuracy.Lo}, {"accuracy_hi", bs.Accuracy.Hi}, {"auc_lo", bs.AUC.Lo}, {"auc_hi", bs.AUC.Hi},
 			{regret + "_lo", bs.Regret.Lo}, {regret + "_hi", bs.Regret.Hi}} {
 			if !math.IsNaN(m.v) {
-				rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+				rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: split,
 					Candidate: pr.Scorer, Metric: m.name, Value: m.v})
 			}
 		}
@@ -261,17 +304,17 @@ func scorePlacement(net *placement.Network, xFit [][placement.Inputs]float32, yF
 				name string
 				v    float64
 			}{{"lo", b.Lo}, {"hi", b.Hi}, {"count", float64(b.Count)}, {"mean_predicted", b.MeanPredicted}, {"observed", b.Observed}} {
-				rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionCalibration, Split: trainspec.SplitTest,
+				rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionCalibration, Split: split,
 					Candidate: pr.Scorer, Metric: v.name, Index: int32(i), Value: v.v})
 			}
 		}
 		for i, p := range s.ROC {
 			rows = append(rows,
-				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: trainspec.SplitTest, Candidate: pr.Scorer, Metric: "fpr", Index: int32(i), Value: p.FPR},
-				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: trainspec.SplitTest, Candidate: pr.Scorer, Metric: "tpr", Index: int32(i), Value: p.TPR})
+				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: split, Candidate: pr.Scorer, Metric: "fpr", Index: int32(i), Value: p.FPR},
+				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: split, Candidate: pr.Scorer, Metric: "tpr", Index: int32(i), Value: p.TPR})
 		}
 	}
-	rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+	rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: split,
 		Candidate: trainspec.ScorerBestFeature, Metric: "rule: " + best.String(), Value: best.Threshold})
 	return rows, nil
 }

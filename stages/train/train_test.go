@@ -29,7 +29,7 @@ const samplesPath = "predictorfit/testdata/samples-default.parquet"
 func trainJobs(t testing.TB, jobs int64) string {
 	t.Helper()
 	cfg := generate.DefaultConfig()
-	cfg.Train.Jobs, cfg.Eval.Jobs = jobs, 1
+	cfg.Train.Jobs, cfg.Eval.Jobs, cfg.Holdout.Jobs = jobs, 1, jobs/2
 	dir := t.TempDir()
 	if err := generate.Run(context.Background(), cfg, 1, generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
@@ -60,8 +60,10 @@ func run(t testing.TB, cfg Config, jobs string) string {
 		}
 		last, total = done, all
 	}
+	// The holdout workload generate wrote beside the train one.
+	holdout := filepath.Join(filepath.Dir(jobs), generatespec.JobsFile(generatespec.WorkloadHoldout))
 	err := Run(context.Background(), cfg, trainspec.SimulationOf(schedulespec.DefaultConfig()), 7,
-		Inputs{Samples: samplesPath, Jobs: jobs}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes, Progress: progress})
+		Inputs{Samples: samplesPath, Jobs: jobs, Holdout: holdout}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +173,29 @@ func TestHeldOutScores(t *testing.T) {
 	}
 	if b := score(trainspec.ScorerNetwork, "blocks"); b < 2 || b > float64(count[trainspec.SplitTest]) {
 		t.Errorf("the test points fall in %v blocks", b)
+	}
+	// On the holdout workload, which training never touched (another
+	// seed, Poisson arrivals where train's are diurnal): every scorer has
+	// its figures with intervals, and the network still ranks the points
+	// nearly right.
+	holdout := func(scorer, metric string) float64 {
+		for _, m := range metrics {
+			if m.Model == trainspec.ModelPlacement && m.Section == trainspec.SectionScore && m.Split == trainspec.SplitHoldout && m.Candidate == scorer && m.Metric == metric {
+				return m.Value
+			}
+		}
+		t.Fatalf("metrics.parquet has no holdout %s %s", scorer, metric)
+		return 0
+	}
+	for _, sc := range []string{trainspec.ScorerNetwork, trainspec.ScorerThreshold, trainspec.ScorerBestFeature} {
+		for _, m := range []string{"accuracy", "auc", trainspec.MetricRegretS} {
+			if v, lo, hi := holdout(sc, m), holdout(sc, m+"_lo"), holdout(sc, m+"_hi"); !(lo <= v && v <= hi) {
+				t.Errorf("holdout: %s %s %v outside its interval [%v, %v]", sc, m, v, lo, hi)
+			}
+		}
+	}
+	if n, auc := holdout(trainspec.ScorerNetwork, "n"), holdout(trainspec.ScorerNetwork, "auc"); n < 100 || auc < 0.9 {
+		t.Errorf("holdout: the network's AUC %.3f on %v points; want at least 0.9 on at least 100", auc, n)
 	}
 	// What it learned: the held-out points ranked nearly right, and far
 	// more decided right than by always answering the majority label.

@@ -19,9 +19,15 @@ func JobsFile(workload string) string { return "jobs-" + workload + ".parquet" }
 // Workload names; each names its output file (JobsFile) and its random
 // streams.
 const (
-	WorkloadTrain = "train"
-	WorkloadEval  = "eval"
+	WorkloadTrain   = "train"
+	WorkloadEval    = "eval"
+	WorkloadHoldout = "holdout"
 )
+
+// HoldoutOrdinal places the holdout workload's job ids (ordinal·MaxJobs
+// on) past every eval replication's, so that no two jobs of a run share
+// an id.
+const HoldoutOrdinal = 1 << 16
 
 // Job classes.
 const (
@@ -83,6 +89,11 @@ type Config struct {
 	// Eval is the workload the schedule stage simulates; it never shares a
 	// job with Train.
 	Eval Workload `koanf:"eval"`
+	// Holdout is the workload the train stage scores its placement
+	// network on and never learns from: by default from another seed and
+	// another arrival process than Train's (and Eval's), so that the
+	// network is judged on data it never saw.
+	Holdout Workload `koanf:"holdout"`
 	// InteractiveFraction is the probability that a job is interactive
 	// rather than batch.
 	InteractiveFraction float64 `koanf:"interactive_fraction"`
@@ -192,6 +203,11 @@ func DefaultConfig() Config {
 			Seed:    2,
 			Arrival: Arrival{Process: ProcessBursty, Rate: 100, Bursty: bursty, Diurnal: diurnal},
 		},
+		Holdout: Workload{
+			Jobs:    100_000,
+			Seed:    3,
+			Arrival: Arrival{Process: ProcessPoisson, Rate: 100, Bursty: bursty, Diurnal: diurnal},
+		},
 		InteractiveFraction: 0.7,
 		Models:              map[string]float64{"mlp": 0.4, "resnet18": 0.25, "resnet50": 0.15, "vit": 0.2},
 		FP16Fraction:        0.3,
@@ -222,7 +238,7 @@ func (c Config) Validate() error {
 	for _, w := range []struct {
 		name string
 		w    Workload
-	}{{WorkloadTrain, c.Train}, {WorkloadEval, c.Eval}} {
+	}{{WorkloadTrain, c.Train}, {WorkloadEval, c.Eval}, {WorkloadHoldout, c.Holdout}} {
 		p := w.name + "."
 		if w.w.Import != "" {
 			if err := CheckImportName(w.w.Import); err != nil {

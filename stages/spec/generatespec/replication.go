@@ -47,6 +47,7 @@ func EvalWorkloads(c Config, reps int) int {
 type Keyed struct {
 	Train               Workload           `koanf:"train"`
 	Eval                Workload           `koanf:"eval"`
+	Holdout             Workload           `koanf:"holdout"`
 	InteractiveFraction float64            `koanf:"interactive_fraction"`
 	Models              map[string]float64 `koanf:"models"`
 	FP16Fraction        float64            `koanf:"fp16_fraction"`
@@ -64,7 +65,7 @@ type Replicated struct {
 // KeyedOf is what the generate stage is keyed on in a pipeline whose
 // schedule stage simulates reps replications.
 func KeyedOf(c Config, reps int) Keyed {
-	return Keyed{Train: c.Train, Eval: c.Eval, InteractiveFraction: c.InteractiveFraction, Models: c.Models,
+	return Keyed{Train: c.Train, Eval: c.Eval, Holdout: c.Holdout, InteractiveFraction: c.InteractiveFraction, Models: c.Models,
 		FP16Fraction: c.FP16Fraction, FP16BytesFactor: c.FP16BytesFactor, Classes: c.Classes,
 		Schedule: Replicated{Replications: EvalWorkloads(c, reps)}}
 }

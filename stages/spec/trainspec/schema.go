@@ -56,6 +56,10 @@ const (
 	SplitTrain      = "train"
 	SplitValidation = "validation"
 	SplitTest       = "test"
+	// SplitHoldout marks the placement scores on the holdout workload's
+	// decision points (metrics.parquet only: decisions.parquet holds the
+	// train workload's).
+	SplitHoldout = "holdout"
 )
 
 // DecisionRow is one row of decisions.parquet: a labelled decision point.
