@@ -78,9 +78,13 @@ type Batch struct {
 // Warmup is what Begin did before the clock started: Runs runs of
 // Sessions sessions, each at the largest batch size prepared for it,
 // taking Seconds, after which Faulting sessions still faulted pages in.
+// ColdFaults are the pages the sessions' first warm runs faulted in (0
+// where the system does not count a thread's): what the batches would
+// otherwise have paid on the clock.
 type Warmup struct {
 	Sessions, Runs, Faulting int
 	Seconds                  float64
+	ColdFaults               int64
 }
 
 // maxWarmRuns bounds the runs that warm a session: onnxruntime faults in
@@ -276,7 +280,11 @@ func (l *lane) warm(w *Warmup) error {
 				}
 				continue
 			}
-			if threadFaults() == before {
+			after := threadFaults()
+			if n == 1 {
+				w.ColdFaults += after - before
+			}
+			if after == before {
 				break
 			}
 			if n == maxWarmRuns {
@@ -416,7 +424,7 @@ func (x *Machine) Begin(origin float64) error {
 		var lw Warmup
 		err := l.warm(&lw)
 		mu.Lock()
-		w.Sessions, w.Runs, w.Faulting = w.Sessions+lw.Sessions, w.Runs+lw.Runs, w.Faulting+lw.Faulting
+		w.Sessions, w.Runs, w.Faulting, w.ColdFaults = w.Sessions+lw.Sessions, w.Runs+lw.Runs, w.Faulting+lw.Faulting, w.ColdFaults+lw.ColdFaults
 		mu.Unlock()
 		return err
 	})

@@ -144,10 +144,20 @@ func realRunIsCausal(t *testing.T, provider string) {
 	if w := x.Warmup(); w.Sessions != 4 || w.Runs < 4 || w.Runs > 4*maxWarmRuns || w.Faulting != 0 || !(w.Seconds > 0) {
 		t.Errorf("warm-up: %+v; want 4 sessions warmed in 4 to %d runs, none still faulting", w, 4*maxWarmRuns)
 	}
-	if threadFaults() >= 0 {
+	if w := x.Warmup(); threadFaults() >= 0 {
+		// A shape's first run faults its tensors in, thousands of pages
+		// a session here (18,821 for the four, 2026-11-28); after the
+		// warm-up a batch may still meet a stray page that the kernel or
+		// the Go runtime faults in for reasons of its own (1 page, once,
+		// in a loaded CI run), but never a shape's worth: at most a
+		// hundredth of a session's first run.
+		if w.ColdFaults < 1000 {
+			t.Fatalf("warm-up: %+v; the sessions' first runs faulted %d pages in, too few to show what warming saves", w, w.ColdFaults)
+		}
+		limit := w.ColdFaults / int64(w.Sessions) / 100
 		for _, b := range ran {
-			if b.Faults != 0 {
-				t.Errorf("batch %d of %d samples faulted %d pages in after the warm-up", b.BatchID, b.Samples, b.Faults)
+			if b.Faults > limit {
+				t.Errorf("batch %d of %d samples faulted %d pages in after the warm-up (a session's first run: %d on average)", b.BatchID, b.Samples, b.Faults, w.ColdFaults/int64(w.Sessions))
 			}
 		}
 	}
