@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "6f6e7a742e4b175e52a7bc24c8f9195a066426cb90f14acf5377ddac26407ec7",
+	"stages/evaluate":              "bccec748237e0ea9df91a4a13a95d1fa47fd9d009d4125ceb039b5e47f1a4bbf",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":     "f5524ab321eedeba1f672994099bd32e67696ccf36f2227528906224f036042e",
 	"stages/evaluate/golden":       "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":      "dec4f13130fba028402813fcbcac73f3b88790c6b33f0e04dfa3cce18c4ac180",
+	"stages/evaluate/learned":      "39112822c82527972502fe117b18d011245508113fcbfd8209baed6f00c9e545",
 	"stages/evaluate/report":       "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
 	"stages/evaluate/section":      "45fa4c522735d19be317dc10d369028fcefb93c243deba09ca97f17d7e4d675d",
 	"stages/generate":              "58bb0fcb6822c54ff602b9fe0d8f78fb064818af97370940bfb37b66a8dd07e2",
