@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "bccec748237e0ea9df91a4a13a95d1fa47fd9d009d4125ceb039b5e47f1a4bbf",
+	"stages/evaluate":              "9deb525f9d46f436e9cddc63a420fb78e2621b04511468dacae0f58fc85847fb",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
-	"stages/evaluate/fidelity":     "f5524ab321eedeba1f672994099bd32e67696ccf36f2227528906224f036042e",
+	"stages/evaluate/fidelity":     "06112e81c35e5bc54a8fe361665413e83d3a496589ce52186e92fb2d3ca2ebdc",
 	"stages/evaluate/golden":       "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":      "39112822c82527972502fe117b18d011245508113fcbfd8209baed6f00c9e545",
+	"stages/evaluate/learned":      "6572c46a429cdfb0f87fa44c67baeba20fc5c78e03dad74bc7d15dd0b66eb810",
 	"stages/evaluate/report":       "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/section":      "45fa4c522735d19be317dc10d369028fcefb93c243deba09ca97f17d7e4d675d",
+	"stages/evaluate/section":      "75c598361daaea5d3083163cf4d72b305b1ef6ee9262f1bc8318e0e600c96e64",
 	"stages/generate":              "58bb0fcb6822c54ff602b9fe0d8f78fb064818af97370940bfb37b66a8dd07e2",
 	"stages/lib/catalog":           "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":           "31aacb77a503192f545de2c1a780756f8adee22c7067c48b5f7c416a8364c61e",
@@ -36,7 +36,7 @@ var codeVersions = map[string]string{
 	"stages/spec/profilespec":      "458d0113aacc79efe96d84ece8e25ab8ed5035a8b9c17991183647ab6b1ff2f2",
 	"stages/spec/schedulespec":     "239b317b9976caca5cc39b84da36f4d9d219b23e9d382734044928335fda7a99",
 	"stages/spec/trainspec":        "3cabc15c202541168a244eedea0d31024af1c8c24ac28e5a3c6dc332fae642c4",
-	"stages/train":                 "bc026501bf76bdc6a1ad8ead7ce44f09d9f84d59d180f09e99b09bbd39b41faa",
+	"stages/train":                 "4f6b21eb44e1377178de9fe1f306ff5775fa68e2efb702ee9ada9ca56575a14b",
 	"stages/train/label":           "d8208ecec4120952efcf84e489d36eb24bbb42a730bf131868385153bbdab5a2",
 	"stages/train/placement":       "292f49b466d91faf849e7dc9d45024df786f4cdcf24cf6d61280cfed74fc0a9e",
 	"stages/train/predictorfit":    "172822802057d8e7c9154d4143311c5b72f7c5c9fa05bdab7cdd70ca79950a13",

@@ -34,7 +34,7 @@ func (*devicesSection) Name() string { return "devices" }
 // the policy best on SLO violations, from its first replication.
 func (s *devicesSection) Read(ev *section.Evaluation) (err error) {
 	slo, _ := section.ObjectiveOf(metrics.MetricSLOViolation)
-	best := ev.Policies[ev.Ranked(slo)[0]]
+	best := ev.Policies[ev.Analysis.Ranked(slo)[0]]
 	from := ev.Config.Timeline.Start * ev.Bounds.MakespanLBS
 	path := filepath.Join(ev.Schedule, filepath.FromSlash(ev.Runs[best][0].Devices))
 	s.timeline, err = readTimeline(path, best, ev.Cluster, from, from+ev.Config.Timeline.Span.Seconds())

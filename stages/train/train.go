@@ -119,30 +119,26 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	}
 	note("rollouts", fmt.Sprintf("%d decisions played out, %d events in %s (%.0f rollouts/s)", st.Probes, st.Events, labelTime.Round(time.Millisecond), float64(st.Probes)/labelTime.Seconds()))
 	split := assign(points, pc.Validation, pc.Test, derive(seed, 3))
-	var xFit, xTest [][placement.Inputs]float32
-	var yFit, yTest []bool
-	var gainFit, gainTest []float64
-	var outTest placement.Outcomes
+	var fit, test scored
 	var validation []int // of the fitted points
 	for i, p := range points {
 		if split[i] == trainspec.SplitTest {
-			xTest, yTest, gainTest = append(xTest, p.Features), append(yTest, p.Migrate), append(gainTest, p.Gain)
-			outTest.Stay, outTest.Move, outTest.Block = append(outTest.Stay, p.Stay), append(outTest.Move, p.Move), append(outTest.Block, p.Block)
+			test.add(p)
 			continue
 		}
 		if split[i] == trainspec.SplitValidation {
-			validation = append(validation, len(xFit))
+			validation = append(validation, len(fit.x))
 		}
-		xFit, yFit, gainFit = append(xFit, p.Features), append(yFit, p.Migrate), append(gainFit, p.Gain)
+		fit.add(p)
 	}
-	if len(xTest) == 0 || len(validation) == 0 || len(validation) == len(xFit) {
+	if len(test.x) == 0 || len(validation) == 0 || len(validation) == len(fit.x) {
 		return fmt.Errorf("train: the %d labelled decision points fall in too few blocks of the workload for a training, a validation and a test split (%d, %d and %d points); raise train.placement.decisions",
-			len(points), len(xFit)-len(validation), len(validation), len(xTest))
+			len(points), len(fit.x)-len(validation), len(validation), len(test.x))
 	}
 	nopts := placement.Options{Seed: derive(seed, 4), Epochs: pc.Network.Epochs, Batch: pc.Network.Batch,
 		LearningRate: pc.Network.LearningRate, Patience: pc.Network.Patience, Validation: validation, Scale: warpScales()}
 	start = time.Now()
-	net, curve, err := placement.Train(xFit, yFit, nil, nopts)
+	net, curve, err := placement.Train(fit.x, fit.y, nil, nopts)
 	if err != nil {
 		return fmt.Errorf("train: placement: %w", err)
 	}
@@ -154,12 +150,18 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	if err := os.WriteFile(filepath.Join(out.Dir, trainspec.PlacementFile), onnx, 0o644); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	minGain, regret := simulation.Migration.MinGain.Seconds(), trainspec.RegretMetric(pc.Objective)
-	scored, err := scorePlacement(trainspec.SplitTest, net, xFit, yFit, gainFit, xTest, yTest, gainTest, outTest, minGain, derive(seed, 5), regret)
+	best, err := placement.BestRule(fit.x, fit.y)
 	if err != nil {
 		return fmt.Errorf("train: placement: %w", err)
 	}
-	rows = append(rows, scored...)
+	rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: trainspec.SplitTest,
+		Candidate: trainspec.ScorerBestFeature, Metric: "rule: " + best.String(), Value: best.Threshold})
+	sc := scorers{net: net, best: best, fit: fit, minGain: simulation.Migration.MinGain.Seconds(), regret: trainspec.RegretMetric(pc.Objective)}
+	scores, err := sc.score(trainspec.SplitTest, test, derive(seed, 5))
+	if err != nil {
+		return fmt.Errorf("train: placement: %w", err)
+	}
+	rows = append(rows, scores...)
 	if in.Holdout != "" {
 		// The same scorers on decision points of a workload training
 		// never touched: another seed and arrival process.
@@ -178,19 +180,15 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 			return fmt.Errorf("train: the holdout workload gave %d labelled decision points (%d passes made %d migration decisions, %d near ties): too few to score on; lengthen generate.holdout",
 				len(hpoints), hst.Passes, hst.Decisions, hst.Ties)
 		}
-		var xh [][placement.Inputs]float32
-		var yh []bool
-		var gh []float64
-		var oh placement.Outcomes
+		var holdout scored
 		for _, p := range hpoints {
-			xh, yh, gh = append(xh, p.Features), append(yh, p.Migrate), append(gh, p.Gain)
-			oh.Stay, oh.Move, oh.Block = append(oh.Stay, p.Stay), append(oh.Move, p.Move), append(oh.Block, p.Block)
+			holdout.add(p)
 		}
-		scored, err := scorePlacement(trainspec.SplitHoldout, net, xFit, yFit, gainFit, xh, yh, gh, oh, minGain, derive(seed, 7), regret)
+		scores, err := sc.score(trainspec.SplitHoldout, holdout, derive(seed, 7))
 		if err != nil {
 			return fmt.Errorf("train: placement on the holdout workload: %w", err)
 		}
-		rows = append(rows, scored...)
+		rows = append(rows, scores...)
 	}
 	rows = append(rows, curveRows(curve)...)
 	rows = append(rows, labelRows(points, split, st)...)
@@ -258,21 +256,44 @@ const (
 // tenths of a point wide.
 func holdoutDecisions(decisions int) int { return max(decisions/5, 1) }
 
-// scorePlacement scores the network and both rules on the points of
-// split (the train workload's test blocks, or the holdout workload's):
-// accuracy, AUC and regret (what wrong decisions cost, from the forks'
-// two outcomes) with block-bootstrap intervals (placement.ScoreBlocks),
-// and the rest on the points as they are.
-func scorePlacement(split string, net *placement.Network, xFit [][placement.Inputs]float32, yFit []bool, gainFit []float64,
-	xTest [][placement.Inputs]float32, yTest []bool, gainTest []float64, outTest placement.Outcomes, minGain float64, seed uint64, regret string) ([]trainspec.MetricRow, error) {
-	best, err := placement.BestRule(xFit, yFit)
-	if err != nil {
-		return nil, err
-	}
+// scored are labelled decision points to score on: their inputs, labels,
+// the Threshold rule's predicted gains and the forks' two outcomes.
+type scored struct {
+	x    [][placement.Inputs]float32
+	y    []bool
+	gain []float64
+	out  placement.Outcomes
+}
+
+// add appends a labelled point.
+func (s *scored) add(p label.Point) {
+	s.x, s.y, s.gain = append(s.x, p.Features), append(s.y, p.Migrate), append(s.gain, p.Gain)
+	s.out.Stay, s.out.Move, s.out.Block = append(s.out.Stay, p.Stay), append(s.out.Move, p.Move), append(s.out.Block, p.Block)
+}
+
+// scorers are the network and the two rules beside it, each fitted once
+// to the training points: the Threshold rule's probabilities and the best
+// single feature's threshold come from fit.
+type scorers struct {
+	net     *placement.Network
+	best    placement.Rule
+	fit     scored
+	minGain float64
+	// regret is the regret's metric name (trainspec.RegretMetric).
+	regret string
+}
+
+// score scores the network and both rules on the points of split (the
+// train workload's test blocks, or the holdout workload's): accuracy, AUC
+// and regret (what wrong decisions cost, from the forks' two outcomes)
+// with block-bootstrap intervals (placement.ScoreBlocks), and the rest on
+// the points as they are.
+func (sc *scorers) score(split string, pts scored, seed uint64) ([]trainspec.MetricRow, error) {
+	yTest, regret := pts.y, sc.regret
 	preds := []placement.Predictions{
-		net.Predictions(trainspec.ScorerNetwork, xTest),
-		thresholdPredictions(gainFit, yFit, gainTest, minGain),
-		best.Predictions(trainspec.ScorerBestFeature, xTest),
+		sc.net.Predictions(trainspec.ScorerNetwork, pts.x),
+		thresholdPredictions(sc.fit.gain, sc.fit.y, pts.gain, sc.minGain),
+		sc.best.Predictions(trainspec.ScorerBestFeature, pts.x),
 	}
 	var rows []trainspec.MetricRow
 	for _, pr := range preds {
@@ -284,7 +305,7 @@ func scorePlacement(split string, net *placement.Network, xFit [][placement.Inpu
 			rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: split,
 				Candidate: pr.Scorer, Metric: m.Metric, Value: m.Value})
 		}
-		bs, err := placement.ScoreBlocks(pr, yTest, outTest, placementResamples, placementConfidence, seed)
+		bs, err := placement.ScoreBlocks(pr, yTest, pts.out, placementResamples, placementConfidence, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -314,8 +335,6 @@ func scorePlacement(split string, net *placement.Network, xFit [][placement.Inpu
 				trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionROC, Split: split, Candidate: pr.Scorer, Metric: "tpr", Index: int32(i), Value: p.TPR})
 		}
 	}
-	rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: split,
-		Candidate: trainspec.ScorerBestFeature, Metric: "rule: " + best.String(), Value: best.Threshold})
 	return rows, nil
 }
 

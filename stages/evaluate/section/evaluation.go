@@ -1,8 +1,6 @@
 package section
 
 import (
-	"cmp"
-	"math"
 	"slices"
 
 	"github.com/mlsched/mlsched/stages/lib/metrics"
@@ -108,31 +106,6 @@ type Provenance struct {
 	Machine map[string]string
 	// Commands reproduce the run.
 	Commands []string
-}
-
-// Ranked returns the policy indices ordered best first for an objective
-// (NaN last, ties by listing order).
-func (ev *Evaluation) Ranked(o Objective) []int {
-	idx := make([]int, len(ev.Policies))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		va, vb := o.Value(ev.Results[a].Summary), o.Value(ev.Results[b].Summary)
-		switch {
-		case math.IsNaN(va) && math.IsNaN(vb):
-			return 0
-		case math.IsNaN(va):
-			return 1
-		case math.IsNaN(vb):
-			return -1
-		}
-		if o.Lower {
-			return cmp.Compare(va, vb)
-		}
-		return cmp.Compare(vb, va)
-	})
-	return idx
 }
 
 // Diff finds policy i's difference in metric against baseline.

@@ -362,18 +362,7 @@ func TestPredicts(t *testing.T) {
 			exact := runAll(t, sp, jobs)
 			cfg := specConfig(t, sp)
 			cfg.Predictor = skewed{invSvc}
-			var ends []float64
-			i := 0
-			if _, err := sim.Run(cfg, func() (*sim.Job, bool) {
-				if i == len(jobs) {
-					return nil, false
-				}
-				c := *jobs[i]
-				i++
-				return &c, true
-			}, func(r *sim.Record) error { ends = append(ends, r.End); return nil }); err != nil {
-				t.Fatal(err)
-			}
+			ends := endsOf(t, cfg, jobs)
 			same := len(ends) == len(exact.recs)
 			for k := 0; same && k < len(ends); k++ {
 				same = ends[k] == exact.recs[k].End
@@ -383,6 +372,25 @@ func TestPredicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endsOf runs cfg on copies of jobs and returns each record's end, in
+// the order the records come.
+func endsOf(t *testing.T, cfg sim.Config, jobs []*sim.Job) []float64 {
+	t.Helper()
+	var ends []float64
+	i := 0
+	if _, err := sim.Run(cfg, func() (*sim.Job, bool) {
+		if i == len(jobs) {
+			return nil, false
+		}
+		c := *jobs[i]
+		i++
+		return &c, true
+	}, func(r *sim.Record) error { ends = append(ends, r.End); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return ends
 }
 
 // skewed predicts model 0 twenty times slower than the service does.
@@ -475,19 +483,7 @@ func TestAblationsChangeOneThing(t *testing.T) {
 		if err := sp.Configure(&cfg, st); err != nil {
 			t.Fatal(err)
 		}
-		var out []float64
-		i := 0
-		if _, err := sim.Run(cfg, func() (*sim.Job, bool) {
-			if i == len(jobs) {
-				return nil, false
-			}
-			c := *jobs[i]
-			i++
-			return &c, true
-		}, func(r *sim.Record) error { out = append(out, r.End); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return endsOf(t, cfg, jobs)
 	}
 	for _, tt := range []struct {
 		a, b     string
