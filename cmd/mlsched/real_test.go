@@ -75,7 +75,13 @@ func TestRealRunEndToEnd(t *testing.T) {
 		if r.Sensitivity != 0.02 || r.FasterTrace == "" || r.SlowerTrace == "" {
 			t.Errorf("%s: sensitivity %v, faster %q, slower %q; want the default's two simulations", r.Policy, r.Sensitivity, r.FasterTrace, r.SlowerTrace)
 		}
-		files := []string{r.Trace, r.SimTrace, r.ReplayTrace, r.FasterTrace, r.SlowerTrace}
+		// The profile's contention rounds time the mlp alone three times
+		// over: the prediction band's variation is measured on them.
+		if !(r.Variation > 0) || r.BandFasterTrace == "" || r.BandSlowerTrace == "" || !strings.Contains(r.VariationFrom, "mlp fp32 batch") {
+			t.Errorf("%s: variation %v (%q), band traces %q and %q; want the profile's run-to-run variation and its two simulations",
+				r.Policy, r.Variation, r.VariationFrom, r.BandFasterTrace, r.BandSlowerTrace)
+		}
+		files := []string{r.Trace, r.SimTrace, r.ReplayTrace, r.FasterTrace, r.SlowerTrace, r.BandFasterTrace, r.BandSlowerTrace}
 		if r.Draws != 10 {
 			t.Errorf("%s: %d draws, want the default's 10", r.Policy, r.Draws)
 		}
@@ -187,7 +193,7 @@ func TestRealRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Fidelity", "### Real against real", "### Sensitivity", "### The simulation's own spread"} {
+	for _, want := range []string{"## Fidelity", "### Real against real", "### Sensitivity", "### The prediction band", "**The prediction band** over all the real runs"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md has no %q", want)
 		}

@@ -117,7 +117,11 @@
 // simulator orders the policies at each load as the real runs do, by mean
 // latency; and each run against the target (within 10% at P50 and
 // P99 for fifo and edf, the ranking preserved), met or missed with its
-// figures. Charts draw each run's latency CDF, real against simulated,
+// figures, a percentile judged only on a run with 100 completed jobs
+// beyond it; and every run's real mean and percentiles against their
+// prediction band (the draws' range widened by the profile's run-to-run
+// variation), with the band's coverage over all the runs and the signed
+// errors (package fidelity says how). Charts draw each run's latency CDF, real against simulated,
 // and every job's simulated latency against its real one. From each run's
 // dispatch.parquet and runs.parquet it weighs what the simulator does not
 // model (run times beyond the time the simulator's service model gives

@@ -72,6 +72,11 @@ type realRunner struct {
 	providers map[string]string
 	exec      *ortmachine.Machine
 	perUnit   float64
+	// variation is the profile's run-to-run variation of the real
+	// cluster's service times, and variationFrom what it was measured on
+	// (profileVariation).
+	variation     float64
+	variationFrom string
 }
 
 // variant is how a simulation of a slice departs from the plain one:
@@ -116,6 +121,11 @@ func runReal(ctx context.Context, cfg Config, samples []profilespec.Sample, tabl
 			r.providers[s.Device] = s.Provider
 		}
 	}
+	var profiled []string
+	for _, d := range devs {
+		profiled = append(profiled, d.ProfileDevice)
+	}
+	r.variation, r.variationFrom = profileVariation(samples, profiled)
 	defer func() {
 		if r.exec != nil {
 			r.exec.Close()
@@ -321,18 +331,34 @@ func (r *realRunner) run(ctx context.Context, spec string, u float64, jobs []*si
 	if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, SimDir), out.Metadata, nil, variant{}); err != nil {
 		return RealRunRow{}, err
 	}
-	if s := r.cfg.Real.Sensitivity; s > 0 {
+	// scaled simulates the slice with every service time 1 ∓ s times the
+	// profile's, into the faster and slower directories.
+	scaled := func(s float64, faster, slower string, fasterTrace, fasterDevices, slowerTrace, slowerDevices *string) error {
 		for _, v := range []struct {
 			dir            string
 			factor         float64
 			trace, devices *string
-		}{{FasterDir, 1 - s, &row.FasterTrace, &row.FasterDevices}, {SlowerDir, 1 + s, &row.SlowerTrace, &row.SlowerDevices}} {
+		}{{faster, 1 - s, fasterTrace, fasterDevices}, {slower, 1 + s, slowerTrace, slowerDevices}} {
 			if err := r.simulate(ctx, spec, jobs, filepath.Join(dir, v.dir), out.Metadata, nil, variant{slower: v.factor}); err != nil {
-				return RealRunRow{}, fmt.Errorf("simulate with service times %v times the profile's: %w", v.factor, err)
+				return fmt.Errorf("simulate with service times %v times the profile's: %w", v.factor, err)
 			}
 			*v.trace, *v.devices = rel(v.dir, TraceFile), rel(v.dir, DevicesFile)
 		}
+		return nil
+	}
+	if s := r.cfg.Real.Sensitivity; s > 0 {
+		if err := scaled(s, FasterDir, SlowerDir, &row.FasterTrace, &row.FasterDevices, &row.SlowerTrace, &row.SlowerDevices); err != nil {
+			return RealRunRow{}, err
+		}
 		row.Sensitivity = s
+	}
+	// The prediction band's edges: the profile's own variation either way
+	// (at most half the profile's time: a service time stays positive).
+	row.Variation, row.VariationFrom = min(r.variation, 0.5), r.variationFrom
+	if v := row.Variation; v > 0 {
+		if err := scaled(v, BandFasterDir, BandSlowerDir, &row.BandFasterTrace, &row.BandFasterDevices, &row.BandSlowerTrace, &row.BandSlowerDevices); err != nil {
+			return RealRunRow{}, fmt.Errorf("prediction band: %w", err)
+		}
 	}
 	// The same slice with the other seeds of the service-time draws.
 	for k := 2; k <= r.cfg.Real.Draws; k++ {

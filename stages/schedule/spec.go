@@ -56,6 +56,8 @@ const (
 	ReplayDir            = schedulespec.ReplayDir
 	FasterDir            = schedulespec.FasterDir
 	SlowerDir            = schedulespec.SlowerDir
+	BandFasterDir        = schedulespec.BandFasterDir
+	BandSlowerDir        = schedulespec.BandSlowerDir
 	DrawsDir             = schedulespec.DrawsDir
 	StudyPredictionError = schedulespec.StudyPredictionError
 	StudyDecisionCost    = schedulespec.StudyDecisionCost

@@ -69,8 +69,8 @@ func TestFidelity(t *testing.T) {
 			if len(r.pairedReal) != tt.compared {
 				t.Errorf("%d jobs compared, want %d", len(r.pairedReal), tt.compared)
 			}
-			if held, met, text := fid.verdict(i); !held || met != tt.met {
-				t.Errorf("verdict held %v met %v (%s), want held, met %v", held, met, text, tt.met)
+			if o, text := fid.verdict(i); (o == met) != tt.met || o == notHeld || o == notJudged {
+				t.Errorf("verdict %v (%s), want met %v", o, text, tt.met)
 			}
 		})
 	}
@@ -120,6 +120,8 @@ func TestFidelity(t *testing.T) {
 			{"", 0.5, "same_order", 1}, {"", 0.8, "same_winner", 0}, {"", 0.8, "same_order", 0},
 			{"fifo", 0.5, "replay_p50_e2e_s", 0.505}, {"fifo", 0.5, "error_replay_p99_e2e", 0.01},
 			{"edf", 0.5, "error_replay_p50_e2e", 0}, {"edf", 0.5, "replay_missed_batches", 2},
+			{"fifo", 0.5, "band_lo_p50_e2e_s", 0.525}, {"fifo", 0.5, "band_hi_p50_e2e_s", 0.525}, {"fifo", 0.5, "in_band_p50_e2e", 0},
+			{"edf", 0.8, "in_band_mean_e2e", 1},
 		} {
 			i := slices.IndexFunc(rows, func(r section.MetricRow) bool {
 				return r.Scope == section.ScopeFidelity && r.Policy == w.policy && r.Load == w.load && r.Metric == w.metric
@@ -146,20 +148,20 @@ func TestFidelityTarget(t *testing.T) {
 	}
 	fid := readFixture(t, f)
 	tests := []struct {
-		run       int
-		held, met bool
-		text      string
+		run  int
+		o    outcome
+		text string
 	}{
-		{0, true, true, "met (P50 +5.0%, P99 +5.0%, same order)"},
-		{1, false, false, "not held to it"},
-		{2, true, true, "met (P50 +9.0%, P99 +9.0%, nothing to rank)"},
+		{0, met, "met (P50 +5.0%, P99 +5.0%, same order)"},
+		{1, notHeld, "not held to it"},
+		{2, met, "met (P50 +9.0%, P99 +9.0%, nothing to rank)"},
 	}
 	for _, tt := range tests {
-		if held, met, text := fid.verdict(tt.run); held != tt.held || met != tt.met || text != tt.text {
-			t.Errorf("verdict(%s) = %v, %v, %q; want %v, %v, %q", fid.runs[tt.run].name(), held, met, text, tt.held, tt.met, tt.text)
+		if o, text := fid.verdict(tt.run); o != tt.o || text != tt.text {
+			t.Errorf("verdict(%s) = %v, %q; want %v, %q", fid.runs[tt.run].name(), o, text, tt.o, tt.text)
 		}
 	}
-	if want := "Met in all 2 runs held to it."; !strings.Contains(fid.targetText(), want) {
+	if want := "Of the 2 runs held to it: met in 2 (fifo at 50.0% and edf at 80.0%)."; !strings.Contains(fid.targetText(), want) {
 		t.Errorf("target text %q lacks %q", fid.targetText(), want)
 	}
 	rows := metricRows(fid)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -35,7 +36,7 @@ func render(f *comparison) (report.Section, error) {
 	md.WriteString(f.errorText())
 	md.WriteString(f.repeatText())
 	md.WriteString(f.sensitivityText())
-	md.WriteString(f.drawsText())
+	md.WriteString(f.bandText())
 	md.WriteString(f.rankingText())
 	md.WriteString(f.replayText())
 	text, charts, err := f.charts()
@@ -76,36 +77,60 @@ func (f *comparison) introText() string {
 		}
 		fmt.Fprintf(&b, " Left out of it, of the simulated cluster: %s; the loads are fractions of the real cluster's capacity alone.", report.AndList(left))
 	}
+	if len(f.cluster) == 1 {
+		var movers []string
+		for _, p := range f.policies() {
+			if sp, err := policy.ParseSpec(p); err == nil && sp.Migrates() {
+				movers = append(movers, p)
+			}
+		}
+		if len(movers) > 0 {
+			who := "each"
+			if len(movers) == 1 {
+				who = "it"
+			}
+			fmt.Fprintf(&b, " With one device there is nowhere to move a job to, so %s never migrated or asked for a decision: "+
+				"%s ran as its queue order alone, and says nothing here of its migration rule.", report.AndList(report.EscapeAll(movers)), who)
+		}
+	}
 	b.WriteString("\n")
 	return b.String()
 }
 
 // targetText states the target and how many runs meet it.
 func (f *comparison) targetText() string {
-	var met, missed []string
+	lists := map[outcome][]string{}
+	held := 0
 	for i, r := range f.runs {
-		held, ok, _ := f.verdict(i)
-		switch {
-		case !held:
-		case ok:
-			met = append(met, r.label())
-		default:
-			missed = append(missed, r.label())
+		o, _ := f.verdict(i)
+		if o != notHeld {
+			held++
+			lists[o] = append(lists[o], r.label())
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n**Target**: |simulated − real| ≤ %s of real at P50 and at P99 for %s at each load, with the ranking of the policies preserved. ",
-		report.Pct(targetTolerance), report.AndList(targetPolicies))
-	switch n := len(met) + len(missed); {
-	case n == 0:
+	fmt.Fprintf(&b, "\n**Target**: |simulated − real| ≤ %s of real at P50 and at P99 for %s at each load, with the ranking of the policies preserved, "+
+		"each percentile judged only on a run with at least %d completed jobs beyond it (%d for P50, %d for P99). ",
+		report.Pct(targetTolerance), report.AndList(targetPolicies), f.enough, f.needed(statistics[1]), f.needed(statistics[3]))
+	if held == 0 {
 		fmt.Fprintf(&b, "No run is of %s, so none is held to it.\n", report.AndList(targetPolicies))
-	case len(missed) == 0:
-		fmt.Fprintf(&b, "Met in all %d runs held to it.\n", n)
-	case len(met) == 0:
-		fmt.Fprintf(&b, "**Missed** in all %d runs held to it: %s.\n", n, report.AndList(missed))
-	default:
-		fmt.Fprintf(&b, "Met in %d of the %d runs held to it (%s); **missed** in %s.\n", len(met), n, report.AndList(met), report.AndList(missed))
+		return b.String()
 	}
+	var parts []string
+	for _, o := range []struct {
+		o    outcome
+		word string
+	}{{met, "met in"}, {missed, "**missed** in"}, {notJudged, "not judged in"}} {
+		if l := lists[o.o]; len(l) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%s)", o.word, len(l), report.AndList(l)))
+		}
+	}
+	fmt.Fprintf(&b, "Of the %d runs held to it: %s.", held, strings.Join(parts, "; "))
+	if n := len(lists[notJudged]); n > 0 {
+		fmt.Fprintf(&b, " A run not judged is too short to tell: a longer schedule.real.duration gives it more jobs.")
+	}
+	b.WriteString("\n")
+	b.WriteString(f.coverageText())
 	return b.String()
 }
 
@@ -117,7 +142,7 @@ func (f *comparison) errorText() string {
 		"and the target's verdict with the errors it rests on.\n\n")
 	t := report.NewTable("run", ">jobs", ">P50 real", ">P50 sim", ">error", ">P95 real", ">P95 sim", ">error", ">P99 real", ">P99 sim", ">error", "target")
 	for i, r := range f.runs {
-		_, _, verdict := f.verdict(i)
+		_, verdict := f.verdict(i)
 		t.Add(r.label(), fmt.Sprint(r.row.Jobs),
 			report.Secs(r.real.E2E.P50), report.Secs(r.sim.E2E.P50), relPct(relErr(r.sim.E2E.P50, r.real.E2E.P50)),
 			report.Secs(r.real.E2E.P95), report.Secs(r.sim.E2E.P95), relPct(relErr(r.sim.E2E.P95, r.real.E2E.P95)),
@@ -226,45 +251,106 @@ func (f *comparison) sensitivityText() string {
 	return b.String()
 }
 
-// drawsText sets each real run against its slice simulated with every
-// seed of the service-time draws (schedule.real.draws): how far the
-// simulation moves with its own randomness, and whether the real run lies
-// within that range. The target's verdict stays on the first draw.
-func (f *comparison) drawsText() string {
-	t := report.NewTable("run", ">draws", ">P50 real", ">P50 sim", ">P50 over the draws", ">real within", ">P99 real", ">P99 sim", ">P99 over the draws", ">real within")
-	var runs, in50, in99 int
-	var widest float64
-	widestRun := ""
+// coverageText is the prediction band's verdict over every real run, one
+// row per statistic: how many runs had enough jobs to be judged on it,
+// how many of those lie inside their band, and the signed errors of the
+// simulation (its first draw) over them.
+func (f *comparison) coverageText() string {
+	t := report.NewTable("figure", ">runs judged", ">real inside the band", ">signed error, median", ">signed error, range")
+	for _, st := range statistics {
+		var judged, inside int
+		var errs []float64
+		for _, r := range f.runs {
+			if !f.judged(r, st) {
+				continue
+			}
+			judged++
+			if lo, hi := r.band(st); lo <= st.of(r.real) && st.of(r.real) <= hi {
+				inside++
+			}
+			if e := relErr(st.of(r.sim), st.of(r.real)); !math.IsNaN(e) {
+				errs = append(errs, e)
+			}
+		}
+		runs := fmt.Sprintf("%d of %d", judged, len(f.runs))
+		if judged < len(f.runs) {
+			runs += fmt.Sprintf(" (needs %d jobs)", f.needed(st))
+		}
+		if judged == 0 {
+			t.Add(st.name, runs, "—", "—", "—")
+			continue
+		}
+		slices.Sort(errs)
+		med, rng := "—", "—"
+		if len(errs) > 0 {
+			med, rng = relPct(quantileOf(errs, 0.5)), relPct(errs[0])+" to "+relPct(errs[len(errs)-1])
+		}
+		t.Add(st.name, runs, fmt.Sprintf("%d of %d", inside, judged), med, rng)
+	}
+	var b strings.Builder
+	b.WriteString("\n**The prediction band** over all the real runs: a real figure is predicted inside the range of the simulated one over the service-time draws, " +
+		"widened by the profile's own run-to-run variation (The prediction band, below). A signed error is (simulated − real)/real, the simulation's first draw; " +
+		"negative, the simulation is faster.\n\n")
+	b.WriteString(t.String())
+	return b.String()
+}
+
+// bandText sets each real run against its prediction band: the range of
+// each statistic over the slice simulated with every seed of the
+// service-time draws (schedule.real.draws), widened either way by how far
+// the simulation moves with every service time shorter and longer by the
+// profile's run-to-run variation. The target's verdict stays on the
+// first draw.
+func (f *comparison) bandText() string {
+	var head []string
+	head = append(head, "run", ">jobs", ">draws")
+	for _, st := range []statistic{statistics[0], statistics[1], statistics[3]} {
+		head = append(head, ">"+st.name+" real", ">"+st.name+" band", ">inside")
+	}
+	t := report.NewTable(head...)
+	var variation float64
+	from := ""
+	runs := 0
 	for _, r := range f.runs {
-		if len(r.draws) == 0 {
+		if len(r.draws) == 0 && r.bandFaster == nil {
 			continue
 		}
 		runs++
-		lo50, hi50 := r.drawSpread(e2eP50)
-		lo99, hi99 := r.drawSpread(e2eP99)
-		within := func(v, lo, hi float64, n *int) string {
-			if lo <= v && v <= hi {
-				*n++
-				return "yes"
+		if r.bandFaster != nil {
+			variation, from = r.row.Variation, r.row.VariationFrom
+		} else if from == "" {
+			from = r.row.VariationFrom
+		}
+		cells := []string{r.label(), fmt.Sprint(len(r.realE2E)), fmt.Sprint(len(r.draws) + 1)}
+		for _, st := range []statistic{statistics[0], statistics[1], statistics[3]} {
+			lo, hi := r.band(st)
+			v := st.of(r.real)
+			in := "yes"
+			switch {
+			case !f.judged(r, st):
+				in = fmt.Sprintf("too few jobs (needs %d)", f.needed(st))
+			case !(lo <= v && v <= hi):
+				in = "**no**"
 			}
-			return "no"
+			cells = append(cells, report.Secs(v), report.Secs(lo)+" – "+report.Secs(hi), in)
 		}
-		if w := relErr(hi50, lo50); w > widest {
-			widest, widestRun = w, r.name()
-		}
-		t.Add(r.label(), fmt.Sprint(len(r.draws)+1), report.Secs(r.real.E2E.P50), report.Secs(r.sim.E2E.P50), report.Secs(lo50)+" – "+report.Secs(hi50), within(r.real.E2E.P50, lo50, hi50, &in50),
-			report.Secs(r.real.E2E.P99), report.Secs(r.sim.E2E.P99), report.Secs(lo99)+" – "+report.Secs(hi99), within(r.real.E2E.P99, lo99, hi99, &in99))
+		t.Add(cells...)
 	}
 	if runs == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n### The simulation's own spread\n\nEach slice simulated again with other seeds of the service-time draws (schedule.real.draws; " +
+	b.WriteString("\n### The prediction band\n\nEach slice simulated again with other seeds of the service-time draws (schedule.real.draws; " +
 		"the sweep's replications), the same jobs, policy and profile: a simulated batch takes a draw from the profile's measured distribution, " +
-		"so the simulated percentiles of a slice this short are themselves samples. The sim columns are the first draw's, which the target holds to.\n\n")
+		"so the simulated figures of a slice this short are themselves samples. ")
+	if variation > 0 {
+		fmt.Fprintf(&b, "The draws' range is widened on each side by how far the simulation moves with every service time %s shorter and longer, "+
+			"the profile's run-to-run variation: %s. ", report.Pct(variation), report.Escape(from))
+	} else if from != "" {
+		fmt.Fprintf(&b, "The band is not widened further: %s. ", report.Escape(from))
+	}
+	fmt.Fprintf(&b, "A percentile is judged only on a run with at least %d completed jobs beyond it.\n\n", f.enough)
 	b.WriteString(t.String())
-	fmt.Fprintf(&b, "\nThe real P50 lies within the draws' range in %d of %d runs, the real P99 in %d of %d; the draws' highest P50 is %s above their lowest in %s.\n",
-		in50, runs, in99, runs, pctSpread(widest), report.Escape(widestRun))
 	return b.String()
 }
 

@@ -25,7 +25,7 @@ func TestFidelitySection(t *testing.T) {
 	}
 	for _, want := range []string{
 		"The real cluster: cpu (2 lanes, measured). Left out of it, of the simulated cluster: accel (declared: no hardware here to run it on)",
-		"Met in 1 of the 4 runs held to it (fifo at 50.0%); **missed** in edf at 50.0%, fifo at 80.0% and edf at 80.0%.",
+		"Of the 4 runs held to it: met in 1 (fifo at 50.0%); **missed** in 3 (edf at 50.0%, fifo at 80.0% and edf at 80.0%).",
 		"| fifo at 50.0% | 10 | 500 ms | 525 ms | +5.0% | 1 s | 1.05 s | +5.0% | 1 s | 1.05 s | +5.0% | met (P50 +5.0%, P99 +5.0%, same order) |",
 		"| edf at 80.0% | 11 | 950 ms | 950 ms | 0.0% | 1.9 s | 1.9 s | 0.0% | 1.9 s | 1.9 s | 0.0% | **missed** (P50 0.0%, P99 0.0%, order differs) |",
 		"| edf at 50.0% | 10 | 0.0% | 0.0% | 90.0% | 30.0% | 30.0% | 0.0 pp |",
@@ -88,39 +88,89 @@ func TestSourcesNameTheQueueing(t *testing.T) {
 	}
 }
 
-// TestDrawsText checks the table of the simulation's own spread: the
-// range over the draws takes in the first draw, and a real percentile
-// counts as within it only between its ends.
-func TestDrawsText(t *testing.T) {
-	sum := func(p50, p99 float64) metrics.Summary {
-		return metrics.Summary{E2E: metrics.Latency{P50: p50, P99: p99}}
+// TestBandText checks the prediction band: the range over the draws takes
+// in the first draw, the profile's variation widens it on each side by
+// how far the simulation moved, a real figure counts as inside only
+// between its ends, and a percentile with too few jobs beyond it is not
+// judged at all, in the run's row or in the coverage.
+func TestBandText(t *testing.T) {
+	sum := func(mean, p50, p99 float64) metrics.Summary {
+		return metrics.Summary{E2E: metrics.Latency{Mean: mean, P50: p50, P99: p99}}
 	}
-	run := func(policy string, real, sim metrics.Summary, draws ...metrics.Summary) *realRun {
-		return &realRun{row: schedulespec.RealRunRow{Policy: policy, Load: 0.8}, real: real, sim: sim, draws: draws}
+	jobs := func(n int) []float64 { return make([]float64, n) }
+	run := func(policy string, n int, real, sim metrics.Summary, draws ...metrics.Summary) *realRun {
+		return &realRun{row: schedulespec.RealRunRow{Policy: policy, Load: 0.8}, real: real, sim: sim, draws: draws, realE2E: jobs(n)}
 	}
-	f := &comparison{runs: []*realRun{
-		// The first draw is the range's low end; the real P50 lies
-		// inside, its P99 above.
-		run("fifo", sum(0.11, 2.5), sum(0.10, 2.0), sum(0.12, 2.1), sum(0.11, 2.2)),
-		// The real P50 on the range's upper end counts as within.
-		run("edf", sum(0.30, 1.0), sum(0.20, 1.1), sum(0.30, 0.9)),
-		// No draws: not in the table.
-		run("greedy", sum(1, 1), sum(1, 1)),
+	// fifo: the draws' mean runs 100 to 120 ms; the profile's variation
+	// moves the first draw's by −10 and +30 ms, so the band is 90 to
+	// 150 ms and the real 140 ms lies inside it. Its P50 (200 jobs:
+	// judged) lies outside; its P99 is not judged.
+	fifo := run("fifo", 200, sum(0.14, 0.13, 2.5), sum(0.10, 0.10, 2.0), sum(0.12, 0.11, 2.1))
+	fifo.bandFaster, fifo.bandSlower = &metrics.Summary{E2E: metrics.Latency{Mean: 0.09, P50: 0.095, P99: 1.9}}, &metrics.Summary{E2E: metrics.Latency{Mean: 0.13, P50: 0.105, P99: 2.2}}
+	fifo.row.Variation, fifo.row.VariationFrom = 0.1, "four timings of resnet18"
+	f := &comparison{enough: minBeyond, runs: []*realRun{
+		fifo,
+		// edf: 199 jobs, one short of judging P50; no variation, so the
+		// band is the draws' range, and the real mean on its upper end
+		// counts as inside.
+		run("edf", 199, sum(0.30, 0.3, 1.0), sum(0.20, 0.2, 1.1), sum(0.30, 0.3, 0.9)),
+		// No draws and no band: not in the table.
+		run("greedy", 10, sum(1, 1, 1), sum(1, 1, 1)),
 	}}
-	got := f.drawsText()
+	got := f.bandText()
 	for _, want := range []string{
-		"| fifo at 80.0% | 3 | 110 ms | 100 ms | 100 ms – 120 ms | yes | 2.5 s | 2 s | 2 s – 2.2 s | no |",
-		"| edf at 80.0% | 2 | 300 ms | 200 ms | 200 ms – 300 ms | yes | 1 s | 1.1 s | 900 ms – 1.1 s | yes |",
-		"in 2 of 2 runs, the real P99 in 1 of 2; the draws' highest P50 is 50.0% above their lowest in edf at 80.0%.",
+		"| fifo at 80.0% | 200 | 2 | 140 ms | 90 ms – 150 ms | yes | 130 ms | 95 ms – 115 ms | **no** | 2.5 s | 1.9 s – 2.3 s | too few jobs (needs 10000) |",
+		"| edf at 80.0% | 199 | 2 | 300 ms | 200 ms – 300 ms | yes | 300 ms | 200 ms – 300 ms | too few jobs (needs 200) |",
+		"every service time 10.0% shorter and longer, the profile's run-to-run variation: four timings of resnet18.",
 	} {
 		if !strings.Contains(got, want) {
-			t.Errorf("drawsText lacks %q:\n%s", want, got)
+			t.Errorf("bandText lacks %q:\n%s", want, got)
 		}
 	}
 	if strings.Contains(got, "greedy") {
-		t.Errorf("drawsText has a run without draws:\n%s", got)
+		t.Errorf("bandText has a run without draws:\n%s", got)
 	}
-	if (&comparison{runs: []*realRun{run("fifo", sum(1, 1), sum(1, 1))}}).drawsText() != "" {
-		t.Error("drawsText of runs without draws is not empty")
+	cov := f.coverageText()
+	for _, want := range []string{
+		"| mean | 3 of 3 | 3 of 3 | -28.6% | -33.3% to 0.0% |",
+		"| P50 | 1 of 3 (needs 200 jobs) | 0 of 1 | -23.1% | -23.1% to -23.1% |",
+		"| P99 | 0 of 3 (needs 10000 jobs) | — | — | — |",
+	} {
+		if !strings.Contains(cov, want) {
+			t.Errorf("coverageText lacks %q:\n%s", want, cov)
+		}
+	}
+	if (&comparison{enough: minBeyond, runs: []*realRun{run("fifo", 10, sum(1, 1, 1), sum(1, 1, 1))}}).bandText() != "" {
+		t.Error("bandText of runs without draws is not empty")
+	}
+}
+
+// TestOneDeviceNamesTheMovers checks that a real cluster of one device
+// says which real runs' migration rules it could not exercise, and only
+// then.
+func TestOneDeviceNamesTheMovers(t *testing.T) {
+	cpu := schedulespec.ClusterRow{Device: "cpu", Kind: schedulespec.KindMeasured, Lanes: 2}
+	gpu := schedulespec.ClusterRow{Device: "gpu", Kind: schedulespec.KindMeasured, Lanes: 1}
+	run := func(policy string) *realRun { return &realRun{row: schedulespec.RealRunRow{Policy: policy, Load: 0.8}} }
+	const moved = "never migrated or asked for a decision"
+	for _, tt := range []struct {
+		name    string
+		cluster []schedulespec.ClusterRow
+		runs    []*realRun
+		want    string
+	}{
+		{"one device, two movers", []schedulespec.ClusterRow{cpu}, []*realRun{run("fifo"), run("learned"), run("edf+migrate")},
+			"so learned and edf+migrate never migrated or asked for a decision: each ran as its queue order alone"},
+		{"one device, one mover", []schedulespec.ClusterRow{cpu}, []*realRun{run("learned"), run("edf+batch")},
+			"so learned never migrated or asked for a decision: it ran as its queue order alone"},
+		{"one device, no mover", []schedulespec.ClusterRow{cpu}, []*realRun{run("fifo"), run("edf+batch")}, ""},
+		{"two devices", []schedulespec.ClusterRow{cpu, gpu}, []*realRun{run("learned")}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := (&comparison{cluster: tt.cluster, runs: tt.runs}).introText()
+			if tt.want == "" && strings.Contains(got, moved) || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("introText = %q; want %q", got, tt.want)
+			}
+		})
 	}
 }

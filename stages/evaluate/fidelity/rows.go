@@ -1,6 +1,8 @@
 package fidelity
 
 import (
+	"strings"
+
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 )
 
@@ -32,6 +34,17 @@ func metricRows(f *comparison) []section.MetricRow {
 			add("sim_draws_max_p50_e2e_s", hi50)
 			add("sim_draws_min_p99_e2e_s", lo99)
 			add("sim_draws_max_p99_e2e_s", hi99)
+		}
+		add("variation", r.row.Variation)
+		for _, st := range statistics {
+			name := strings.ToLower(st.name)
+			lo, hi := r.band(st)
+			add("band_lo_"+name+"_e2e_s", lo)
+			add("band_hi_"+name+"_e2e_s", hi)
+			if f.judged(r, st) {
+				v := st.of(r.real)
+				add("in_band_"+name+"_e2e", boolValue(lo <= v && v <= hi))
+			}
 		}
 		if len(r.repeats) > 0 {
 			p50, p99 := r.realPercentiles()
@@ -68,8 +81,9 @@ func metricRows(f *comparison) []section.MetricRow {
 		add("job_median_abs_error", r.jobErr.median)
 		add("job_p90_abs_error", r.jobErr.p90)
 		add("job_within_10pct", r.jobErr.within)
-		if held, met, _ := f.verdict(i); held {
-			add("target_met", boolValue(met))
+		switch o, _ := f.verdict(i); o {
+		case met, missed:
+			add("target_met", boolValue(o == met))
 		}
 		s := r.src
 		add("dispatch_overhead_p50_s", s.dispatchP50)

@@ -34,6 +34,12 @@ const (
 	// schedule.real.sensitivity.
 	FasterDir = "sim-faster"
 	SlowerDir = "sim-slower"
+	// BandFasterDir and BandSlowerDir, in a real run's directory, hold its
+	// slice simulated with every service time shorter and longer by the
+	// profile's run-to-run variation (RealRunRow.Variation): the edges of
+	// the prediction band.
+	BandFasterDir = "band-faster"
+	BandSlowerDir = "band-slower"
 	// DrawsDir, in a real run's directory, holds its slice simulated with
 	// the other seeds of schedule.real.draws, one directory each
 	// (RealDrawDir).
@@ -110,6 +116,19 @@ type RealRunRow struct {
 	FasterDevices string  `parquet:"faster_devices"`
 	SlowerTrace   string  `parquet:"slower_trace"`
 	SlowerDevices string  `parquet:"slower_devices"`
+	// Variation is the profile's run-to-run variation of a service time,
+	// a fraction, as VariationFrom says it was measured: repeated timings
+	// of one configuration spread over the profile. Where it is not 0, the
+	// slice was simulated again with every service time 1 - Variation
+	// times the profile's (BandFasterTrace, BandFasterDevices) and 1 +
+	// Variation times (BandSlowerTrace, BandSlowerDevices): how far the
+	// prediction band reaches beyond the draws' spread.
+	Variation         float64 `parquet:"variation"`
+	VariationFrom     string  `parquet:"variation_from"`
+	BandFasterTrace   string  `parquet:"band_faster_trace"`
+	BandFasterDevices string  `parquet:"band_faster_devices"`
+	BandSlowerTrace   string  `parquet:"band_slower_trace"`
+	BandSlowerDevices string  `parquet:"band_slower_devices"`
 	// Draws is schedule.real.draws; the slice's simulations with the
 	// draws' seeds 2 to Draws are in DrawsDir/<k>/ beside SimTrace
 	// (RealDrawDir), each a trace and a devices file.
