@@ -158,8 +158,8 @@ func (c Config) Validate() error {
 	if c.CompareTo != "" && !isVersionPrefix(c.CompareTo) {
 		bad("compare_to", "must be an evaluate version or a prefix of one (hex digits), got %q", c.CompareTo)
 	}
-	if c.Timeline.Span <= 0 {
-		bad("timeline.span", "must be a positive duration, got %v", c.Timeline.Span)
+	if c.Timeline.Span <= 0 || c.Timeline.Span > time.Hour {
+		bad("timeline.span", "must be a positive duration of at most 1h, got %v", c.Timeline.Span)
 	}
 	return errors.Join(errs...)
 }

@@ -277,12 +277,12 @@ func (c Config) Validate() error {
 		if !(a.Bursty.RateRatio >= 1 && a.Bursty.RateRatio <= 1000) {
 			bad(p+"bursty.rate_ratio", "must be in [1, 1000], got %v", a.Bursty.RateRatio)
 		}
-		if a.Bursty.MeanBurst <= 0 {
-			bad(p+"bursty.mean_burst", "must be positive, got %v", a.Bursty.MeanBurst)
+		if a.Bursty.MeanBurst <= 0 || a.Bursty.MeanBurst.Seconds() > MaxSpanS {
+			bad(p+"bursty.mean_burst", "must be positive and at most 1e8 s (about 3 years), got %v", a.Bursty.MeanBurst)
 		}
 		probability(p+"diurnal.amplitude", a.Diurnal.Amplitude)
-		if a.Diurnal.Period <= 0 {
-			bad(p+"diurnal.period", "must be positive, got %v", a.Diurnal.Period)
+		if a.Diurnal.Period <= 0 || a.Diurnal.Period.Seconds() > MaxSpanS {
+			bad(p+"diurnal.period", "must be positive and at most 1e8 s (about 3 years), got %v", a.Diurnal.Period)
 		}
 	}
 
@@ -322,8 +322,8 @@ func (c Config) Validate() error {
 		c    Class
 	}{{ClassInteractive, c.Classes.Interactive}, {ClassBatch, c.Classes.Batch}} {
 		p := "classes." + cl.name + "."
-		if cl.c.SLO <= 0 {
-			bad(p+"slo", "must be positive, got %v", cl.c.SLO)
+		if cl.c.SLO <= 0 || cl.c.SLO.Seconds() > MaxSpanS {
+			bad(p+"slo", "must be positive and at most 1e8 s (about 3 years), got %v", cl.c.SLO)
 		}
 		if cl.c.BatchMin < 1 || cl.c.BatchMin > MaxBatchSize {
 			bad(p+"batch_min", "must be in [1, %d], got %d", MaxBatchSize, cl.c.BatchMin)

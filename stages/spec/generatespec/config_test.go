@@ -83,7 +83,7 @@ func TestValidate(t *testing.T) {
 		{"batch sizes out of range", func(c *Config) { c.Classes.Interactive.BatchMin = 0; c.Classes.Interactive.BatchMax = MaxBatchSize + 1 },
 			[]string{"generate.classes.interactive.batch_min: must be in [1, 65536], got 0", "generate.classes.interactive.batch_max: must be in [1, 65536], got 65537"}},
 		{"zero slo", func(c *Config) { c.Classes.Interactive.SLO = 0 },
-			[]string{"generate.classes.interactive.slo: must be positive, got 0s"}},
+			[]string{"generate.classes.interactive.slo: must be positive and at most 1e8 s (about 3 years), got 0s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

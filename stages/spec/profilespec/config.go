@@ -163,6 +163,19 @@ func DefaultConfig() Config {
 	}
 }
 
+// Bounds of the profile's counts and times: far beyond any real use, so
+// that a typing slip is refused before it allocates or loops for ever.
+const (
+	// MaxWarmup bounds profile.warmup and the matmul's and contention's
+	// repeats.
+	MaxWarmup = 1000
+	// MaxRepeats bounds profile.repeats and profile.max_repeats.
+	MaxRepeats = 1_000_000
+	// MaxSeriesTime bounds profile.min_time and profile.max_time, one
+	// configuration's series.
+	MaxSeriesTime = time.Hour
+)
+
 // Validate reports every invalid setting, each error naming its full key.
 func (c Config) Validate() error {
 	var errs []error
@@ -208,26 +221,26 @@ func (c Config) Validate() error {
 	positive("threads", c.Threads, 1024)
 	positive("matmul.sizes", c.MatMul.Sizes, 8192)
 	positive("contention.sessions", c.Contention.Sessions, 256)
-	if c.Warmup < 0 {
-		bad("warmup", "must be 0 or more, got %d", c.Warmup)
+	if c.Warmup < 0 || c.Warmup > MaxWarmup {
+		bad("warmup", "must be in [0, %d], got %d", MaxWarmup, c.Warmup)
 	}
-	if c.Repeats < 1 {
-		bad("repeats", "must be at least 1, got %d", c.Repeats)
+	if c.Repeats < 1 || c.Repeats > MaxRepeats {
+		bad("repeats", "must be in [1, %d], got %d", MaxRepeats, c.Repeats)
 	}
-	if c.MaxRepeats < c.Repeats {
-		bad("max_repeats", "must be at least repeats=%d, got %d", c.Repeats, c.MaxRepeats)
+	if c.MaxRepeats < c.Repeats || c.MaxRepeats > MaxRepeats {
+		bad("max_repeats", "must be in [repeats=%d, %d], got %d", c.Repeats, MaxRepeats, c.MaxRepeats)
 	}
-	if c.MinTime < 0 {
-		bad("min_time", "must be 0 or more, got %s", c.MinTime)
+	if c.MinTime < 0 || c.MinTime > MaxSeriesTime {
+		bad("min_time", "must be in [0, %s], got %s", MaxSeriesTime, c.MinTime)
 	}
 	if c.MinRepeats < 1 || c.MinRepeats > c.Repeats {
 		bad("min_repeats", "must be in [1, repeats=%d], got %d", c.Repeats, c.MinRepeats)
 	}
-	if c.MaxTime <= 0 {
-		bad("max_time", "must be positive, got %s", c.MaxTime)
+	if c.MaxTime <= 0 || c.MaxTime > MaxSeriesTime {
+		bad("max_time", "must be in (0, %s], got %s", MaxSeriesTime, c.MaxTime)
 	}
-	if c.MatMul.Repeats < 1 {
-		bad("matmul.repeats", "must be at least 1, got %d", c.MatMul.Repeats)
+	if c.MatMul.Repeats < 1 || c.MatMul.Repeats > MaxWarmup {
+		bad("matmul.repeats", "must be in [1, %d], got %d", MaxWarmup, c.MatMul.Repeats)
 	}
 	if len(c.Contention.Models) == 0 {
 		bad("contention.models", "must list at least one model")
@@ -240,11 +253,11 @@ func (c Config) Validate() error {
 			bad(fmt.Sprintf("contention.models[%d]", i), "lists %s twice", m)
 		}
 	}
-	if c.Contention.Batch < 1 {
-		bad("contention.batch", "must be at least 1, got %d", c.Contention.Batch)
+	if c.Contention.Batch < 1 || c.Contention.Batch > 4096 {
+		bad("contention.batch", "must be in [1, 4096], got %d", c.Contention.Batch)
 	}
-	if c.Contention.Repeats < 1 {
-		bad("contention.repeats", "must be at least 1, got %d", c.Contention.Repeats)
+	if c.Contention.Repeats < 1 || c.Contention.Repeats > MaxWarmup {
+		bad("contention.repeats", "must be in [1, %d], got %d", MaxWarmup, c.Contention.Repeats)
 	}
 	if c.Contention.Rounds < 1 || c.Contention.Rounds > 100 {
 		bad("contention.rounds", "must be 1 to 100, got %d", c.Contention.Rounds)

@@ -230,6 +230,16 @@ const (
 	MaxCacheSize     = 1 << 20
 )
 
+// MaxWait bounds the simulated waits and delays a config sets (the
+// batching and decision windows, a migration's transit and gain): an
+// hour is far beyond any that a real use needs.
+const MaxWait = time.Hour
+
+// MaxJobs bounds the job counts schedule takes from a workload
+// (sweep.jobs, studies.jobs): the most a workload may hold (generate's
+// MaxJobs).
+const MaxJobs = 1 << 40
+
 // The predictors a simulation's policies take their predicted service
 // times from, the values of schedule.predictor.
 const (
@@ -409,8 +419,8 @@ func (c Config) Validate() error {
 	if l.Batch < 1 || l.Batch > MaxDecisionBatch {
 		bad("learned.batch", "must be in [1, %d], got %d", MaxDecisionBatch, l.Batch)
 	}
-	if l.Window < 0 {
-		bad("learned.window", "must be 0 or more, got %s", l.Window)
+	if l.Window < 0 || l.Window > MaxWait {
+		bad("learned.window", "must be in [0, %s], got %s", MaxWait, l.Window)
 	}
 	if l.Cache.Size < 0 || l.Cache.Size > MaxCacheSize {
 		bad("learned.cache.size", "must be in [0, %d], got %d", MaxCacheSize, l.Cache.Size)
@@ -419,8 +429,8 @@ func (c Config) Validate() error {
 		bad("learned.cache.step", "must be in [0.0001, 10] standard deviations, got %v", l.Cache.Step)
 	}
 	st := c.Studies
-	if st.Jobs < 0 {
-		bad("studies.jobs", "must be at least 0 (0 takes every eval job), got %d", st.Jobs)
+	if st.Jobs < 0 || st.Jobs > MaxJobs {
+		bad("studies.jobs", "must be in [0, 2^40] (0 takes every eval job), got %d", st.Jobs)
 	}
 	for i, e := range st.PredictionErrors {
 		if !in(e, 0.001, 0.99) {
@@ -507,8 +517,8 @@ func (c Config) Validate() error {
 		} else if err := ident.Check(d.ProfileDevice); err != nil {
 			bad(p+"profile_device", "%v", err)
 		}
-		if d.Threads < 1 {
-			bad(p+"threads", "must be at least 1, got %d", d.Threads)
+		if d.Threads < 1 || d.Threads > MaxLanes {
+			bad(p+"threads", "must be in [1, %d], got %d", MaxLanes, d.Threads)
 		}
 		if d.Lanes < 1 || d.Lanes > MaxLanes {
 			bad(p+"lanes", "must be in [1, %d], got %d", MaxLanes, d.Lanes)
@@ -545,17 +555,17 @@ func (c Config) Validate() error {
 	if c.Batching.MaxBatch < 2 || c.Batching.MaxBatch > math.MaxInt32 {
 		bad("batching.max_batch", "must be at least 2 samples, got %d", c.Batching.MaxBatch)
 	}
-	if c.Batching.Window < 0 {
-		bad("batching.window", "must be at least 0, got %v", c.Batching.Window)
+	if c.Batching.Window < 0 || c.Batching.Window > MaxWait {
+		bad("batching.window", "must be in [0, %s], got %v", MaxWait, c.Batching.Window)
 	}
 	if c.Splitting.MinBatch < 2 || c.Splitting.MinBatch > math.MaxInt32 {
 		bad("splitting.min_batch", "must be at least 2 samples, got %d", c.Splitting.MinBatch)
 	}
-	if c.Migration.Cost < 0 {
-		bad("migration.cost", "must be at least 0, got %v", c.Migration.Cost)
+	if c.Migration.Cost < 0 || c.Migration.Cost > MaxWait {
+		bad("migration.cost", "must be in [0, %s], got %v", MaxWait, c.Migration.Cost)
 	}
-	if c.Migration.MinGain < 0 {
-		bad("migration.min_gain", "must be at least 0, got %v", c.Migration.MinGain)
+	if c.Migration.MinGain < 0 || c.Migration.MinGain > MaxWait {
+		bad("migration.min_gain", "must be in [0, %s], got %v", MaxWait, c.Migration.MinGain)
 	}
 	for i, l := range c.Sweep.Loads {
 		key := fmt.Sprintf("sweep.loads[%d]", i)
@@ -566,8 +576,8 @@ func (c Config) Validate() error {
 			bad(key, "loads must ascend, got %v after %v", l, c.Sweep.Loads[i-1])
 		}
 	}
-	if c.Sweep.Jobs < 0 {
-		bad("sweep.jobs", "must be at least 0 (0 takes every eval job), got %d", c.Sweep.Jobs)
+	if c.Sweep.Jobs < 0 || c.Sweep.Jobs > MaxJobs {
+		bad("sweep.jobs", "must be in [0, 2^40] (0 takes every eval job), got %d", c.Sweep.Jobs)
 	}
 	if !in(c.Sweep.Target, 0.5, 1) {
 		bad("sweep.target", "must be an SLO attainment in [0.5, 1], got %v", c.Sweep.Target)

@@ -65,7 +65,7 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"declared speed", func(c *Config) { c.Cluster[1].Speed = 0 }, "schedule.cluster[1].speed: must be a factor in [0.001, 100000], got 0"},
 		{"declared speed huge", func(c *Config) { c.Cluster[1].Speed = 1e300 }, "schedule.cluster[1].speed: must be a factor in [0.001, 100000], got 1e+300"},
 		{"no profile device", func(c *Config) { c.Cluster[1].ProfileDevice = "" }, "schedule.cluster[1].profile_device: must name the profile device"},
-		{"threads", func(c *Config) { c.Cluster[0].Threads = 0 }, "schedule.cluster[0].threads: must be at least 1, got 0"},
+		{"threads", func(c *Config) { c.Cluster[0].Threads = 0 }, "schedule.cluster[0].threads: must be in [1, 1024], got 0"},
 		{"no lanes", func(c *Config) { c.Cluster[1].Lanes = 0 }, "schedule.cluster[1].lanes: must be in [1, 1024], got 0"},
 		{"too many lanes", func(c *Config) { c.Cluster[1].Lanes = 5000 }, "schedule.cluster[1].lanes: must be in [1, 1024], got 5000"},
 		{"memory", func(c *Config) { c.Cluster[0].MemoryMiB = -1 }, "schedule.cluster[0].memory_mib: must be in [1, 2^30] MiB (1 PiB), got -1"},
@@ -93,10 +93,10 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"split unsupported", func(c *Config) { c.Policies = []string{"fifo+split"} }, `schedule.policies[0]: "fifo+split": fifo does not split jobs (batch_aware, dynamic, edf, greedy, learned do)`},
 		{"batch implied", func(c *Config) { c.Policies = []string{"dynamic+batch"} }, `"dynamic+batch": dynamic always batches; drop +batch`},
 		{"max batch", func(c *Config) { c.Batching.MaxBatch = 1 }, "schedule.batching.max_batch: must be at least 2 samples, got 1"},
-		{"window", func(c *Config) { c.Batching.Window = -time.Millisecond }, "schedule.batching.window: must be at least 0, got -1ms"},
+		{"window", func(c *Config) { c.Batching.Window = -time.Millisecond }, "schedule.batching.window: must be in [0, 1h0m0s], got -1ms"},
 		{"min split", func(c *Config) { c.Splitting.MinBatch = 0 }, "schedule.splitting.min_batch: must be at least 2 samples, got 0"},
-		{"migration cost", func(c *Config) { c.Migration.Cost = -time.Second }, "schedule.migration.cost: must be at least 0, got -1s"},
-		{"min gain", func(c *Config) { c.Migration.MinGain = -time.Second }, "schedule.migration.min_gain: must be at least 0, got -1s"},
+		{"migration cost", func(c *Config) { c.Migration.Cost = -time.Second }, "schedule.migration.cost: must be in [0, 1h0m0s], got -1s"},
+		{"min gain", func(c *Config) { c.Migration.MinGain = -time.Second }, "schedule.migration.min_gain: must be in [0, 1h0m0s], got -1s"},
 		{"weight", func(c *Config) { c.Dynamic.Urgency = math.NaN() }, "schedule.dynamic.urgency: must be a weight in [0, 1000], got NaN"},
 	}
 	for _, tt := range tests {

@@ -222,8 +222,8 @@ func (c Config) Validate() error {
 	if m.Decisions < 100 || m.Decisions > MaxDecisions {
 		bad("placement.decisions", "must be from 100 to %d, got %d", MaxDecisions, m.Decisions)
 	}
-	if m.Horizon <= 0 {
-		bad("placement.horizon", "must be positive, got %v", m.Horizon)
+	if m.Horizon <= 0 || m.Horizon > time.Hour {
+		bad("placement.horizon", "must be positive and at most 1h of simulated time, got %v", m.Horizon)
 	}
 	if m.Objective != ObjectiveLatency && m.Objective != ObjectiveSLO {
 		bad("placement.objective", "unknown objective %q; want %s or %s", m.Objective, ObjectiveLatency, ObjectiveSLO)
@@ -252,8 +252,8 @@ func (c Config) Validate() error {
 	if !(n.LearningRate >= 1e-6 && n.LearningRate <= 0.5) {
 		bad("placement.network.learning_rate", "must be in [0.000001, 0.5], got %v", n.LearningRate)
 	}
-	if n.Patience < 1 {
-		bad("placement.network.patience", "must be at least 1, got %d", n.Patience)
+	if n.Patience < 1 || n.Patience > 10_000 {
+		bad("placement.network.patience", "must be from 1 to 10000 epochs, got %d", n.Patience)
 	}
 	return errors.Join(errs...)
 }
