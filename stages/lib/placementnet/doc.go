@@ -5,6 +5,10 @@
 // scheduler's hot path: no allocation per decision, one C call per batch,
 // and the same answers for the same sequence of calls.
 //
+// It is a library rather than the schedule stage's own package so that
+// the profile stage can time this serving path, the code that serves the
+// decisions, rather than a stand-in for it.
+//
 // # Network
 //
 // Load takes the ONNX bytes stages/train/placement exports (input
@@ -66,7 +70,7 @@
 // The package's benchmarks time each path a decision takes (an uncached
 // decision, a batch of 32, a cache hit, Standardize and Key):
 //
-//	go test -run '^$' -bench . -count 5 ./stages/schedule/placementnet
+//	go test -run '^$' -bench . -count 5 ./stages/lib/placementnet
 //
 // The targets are 20 µs p50 and 100 µs p99 for an uncached decision, 2 µs
 // a decision in batches of 32, and 200 ns a hit; docs/benchmarks.md has
