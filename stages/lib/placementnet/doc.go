@@ -7,7 +7,7 @@
 //
 // It is a library rather than the schedule stage's own package so that
 // the profile stage can time this serving path, the code that serves the
-// decisions, rather than a stand-in for it.
+// decisions, rather than a stand-in for it (Synthetic).
 //
 // # Network
 //
@@ -64,6 +64,15 @@
 // allocates. Nothing is iterated in an order the runtime chooses, so the
 // same calls give the same answers and counts (CacheStats: hits, misses,
 // evictions). A point with a NaN feature has no cell.
+//
+// # A network to time
+//
+// Synthetic builds a network of the trained one's shape, node for node,
+// with seeded random weights: the profile stage runs before any network
+// is trained, and times Eval on it at each decision batch size, so that
+// the schedule stage charges each batch of decisions a draw from what
+// this serving path took (schedule.learned.cost: profile). A call's cost
+// depends on the graph and the batch, not on the weights.
 //
 // # Costs
 //
