@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "caad101d0b00069ecdadc4bf3a235aed2cbb1ea6ae481d6690eb25bc9441a719",
+	"stages/evaluate":            "da93f2616b69c163390dceeb994205bec63f5e72569d8f5b923b8a2cfdcd018d",
 	"stages/evaluate/chart":      "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":   "5b153a5928d16e32ab3bd9432a0c7c2669fa9adeef6b006b2af44dcd4f3f0348",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":    "fba25a1e007ad9f99edf4e68d05329a326a48d81d53badcd314735bca980ae72",
+	"stages/evaluate/learned":    "ce85cac2c757e3c4ab745f4d3040640ed47205e06e017381c4821cd91f6c8777",
 	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
 	"stages/evaluate/section":    "3dba2b2766aa728c8f5a837f576cb8354092a6618bab6d816f25476d5b73bebf",
 	"stages/generate":            "58bb0fcb6822c54ff602b9fe0d8f78fb064818af97370940bfb37b66a8dd07e2",

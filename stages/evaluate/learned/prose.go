@@ -154,8 +154,8 @@ func chargeText(r schedulespec.ServingRow) string {
 		return fmt.Sprintf("draws from the serving path's measured distribution, %s at the median and %s at P99 for a batch of one decision",
 			report.Secs(r.CostS), report.Secs(r.CostP99S))
 	case schedulespec.CostTightLoop:
-		return fmt.Sprintf("the tight-loop fallback, %s a decision: the profile's mean for its mlp, since the profile has no timing of the serving path "+
-			"(one measured before profile.serving, or imported without it), a tight loop's figure rather than this serving path's", report.Secs(r.CostS))
+		return fmt.Sprintf("the tight-loop fallback, %s a decision (the profile's mean for its mlp, a tight loop's figure rather than this serving path's: "+
+			"the profile has no timing of the serving path, being measured before profile.serving or imported without it)", report.Secs(r.CostS))
 	case schedulespec.CostConfigured:
 		return fmt.Sprintf("the configured %s a decision (schedule.learned.cost)", report.Secs(r.CostS))
 	}

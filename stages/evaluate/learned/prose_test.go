@@ -49,8 +49,9 @@ func TestLearnedSection(t *testing.T) {
 		// What the clock charged, beside what serving took.
 		"learned was charged draws from the serving path's measured distribution, 8 µs at the median and 70 µs at P99 for a batch of one decision: " +
 			"0.87× and 1.06× the median (9.21 µs) and P99 (66.1 µs) that the uncached serving path took on the wall clock in this run",
-		"learned+batch was charged the tight-loop fallback, 110 µs a decision: the profile's mean for its mlp, since the profile has no timing of the serving path",
-		"a tight loop's figure rather than this serving path's, 9.17× the uncached serving path's median on the wall clock in this run (12 µs) and 0.79× its P99 (140 µs)",
+		"learned+batch was charged the tight-loop fallback, 110 µs a decision (the profile's mean for its mlp, a tight loop's figure rather than this serving path's: " +
+			"the profile has no timing of the serving path, being measured before profile.serving or imported without it), " +
+			"9.17× the uncached serving path's median on the wall clock in this run (12 µs) and 0.79× its P99 (140 µs)",
 		// The prediction-error study: fifo degrades most.
 		"| *prediction MAPE* | *0.0%* | *5.0%* | *25.0%* | *12.0%* |",
 		"From exact predictions to ±50% (MAPE 25.0%), **fifo** loses the most interactive SLO attainment: 99.5% → 94.5% (-5.0 pp); at the other end, **learned+batch**: 99.5% → 98.5% (-1.0 pp).",
