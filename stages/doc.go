@@ -15,7 +15,8 @@
 //	stages/lib/       libraries the stages share: the simulator (sim), the
 //	                  policies, the virtual cluster, ground-truth service
 //	                  times (servicetime), metrics, the predictor's model,
-//	                  the model zoo, onnxruntime (ort), the catalog
+//	                  the placement network's serving (placementnet), the
+//	                  model zoo, onnxruntime (ort), the catalog
 //
 // A stage imports libraries, specs and pipeline/, never another stage; a
 // library or a spec imports no stage (TestNoStageImportsAnother). A

@@ -8,6 +8,7 @@
 //	profile.models ───> zoo: ONNX, seeded ───> onnxruntime ──┐
 //	profile.matmul ───> gonum, onnxruntime ──────────────────┼─> samples.parquet, summary.parquet,
 //	profile.contention ─> k sessions at once ────────────────┤   <model>.onnx, <model>-fp16.onnx
+//	profile.serving ──> placementnet, each call timed ───────┤
 //	profile.import (.parquet, .csv) ─> Sample.Validate ──────┘
 //
 // The stage's configuration is declared in package profilespec, which the
@@ -72,6 +73,25 @@
 // lanes: the median, over every run at a count, of the run's latency over
 // its model's median alone.
 //
+// Serving: the learned policy asks the placement network whether to move
+// a job, a batch of decisions at a time, and the schedule stage charges
+// each batch time on the simulated clock (schedule.learned.cost). What it
+// charges by default is measured here, on the serving path itself:
+// package placementnet's Network.Eval, the code the schedule stage serves
+// decisions with (one onnxruntime session on the caller's thread, a
+// binding per batch size, features copied in, probabilities copied out),
+// on placementnet.Synthetic, a network of the trained one's shape with
+// weights drawn from the global seed (the profile runs before any network
+// is trained, and a call's cost does not depend on the weights). Each
+// size of profile.serving.batch_sizes is called profile.serving.calls
+// times, after a tenth as many untimed rounds, the sizes taking turns,
+// and every call is timed on its own and kept as a row of kind serving
+// (model "placement"): the distribution, its tail included, not a tight
+// loop's mean, which is what the zoo's mlp rows are (a bare session run
+// back to back, which the serving path's median and tail exceed;
+// docs/benchmarks.md). A CUDA profile leaves it out: the serving path
+// runs on the host's cores, not on the GPU the profile names.
+//
 // No GPU numbers are ever invented. The summary has a row (kind provider)
 // for each GPU execution provider the loaded onnxruntime library cannot
 // use, saying whether it is absent from the build or compiled in but
@@ -130,7 +150,8 @@
 //
 // # Files
 //
-// samples.parquet has one row per timed run (Sample). summary.parquet has
+// samples.parquet has one row per timed run (Sample), the serving path's
+// calls included. summary.parquet has
 // one row per configuration (Summary): count, mean, p50, p95 and p99
 // (linearly interpolated, so the p99 of 20 runs is not their maximum),
 // standard deviation, spread (p95/p50, near 1 on a quiet machine),

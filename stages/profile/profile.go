@@ -121,6 +121,13 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 		perSize++
 	}
 	total := int64(len(cfg.MatMul.Sizes)*perSize + len(cfg.Contention.Sessions)*cfg.Contention.Rounds)
+	// The serving path runs on this machine's cores whatever device the
+	// profile measures, so a GPU profile, meant to be imported by the
+	// machines that schedule for its GPU, leaves it out.
+	serving := len(cfg.Serving.BatchSizes) > 0 && tg.provider == ort.CPU
+	if serving {
+		total += int64(len(cfg.Serving.BatchSizes))
+	}
 	for _, name := range cfg.Models {
 		total += int64(len(cfg.Precisions) * len(cfg.BatchSizesOf(name)) * len(cfg.Threads))
 	}
@@ -196,6 +203,14 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 		if err := contention((i + 1) * cfg.Contention.Rounds / len(cfg.Models)); err != nil {
 			return nil, nil, err
 		}
+	}
+	if serving {
+		rows, err := measureServing(ctx, cfg.Serving, seed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("measure the serving path: %w", err)
+		}
+		samples = append(samples, rows...)
+		step(len(cfg.Serving.BatchSizes))
 	}
 	for _, n := range cfg.MatMul.Sizes {
 		if gonumMatMul {

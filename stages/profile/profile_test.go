@@ -44,6 +44,10 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"gpu named cpu", func(c *Config) { c.Provider, c.Device = ProviderCUDA, "cpu" }, "profile.device: names this machine's cores"},
 		{"gpu name not an identifier", func(c *Config) { c.Provider, c.Device = ProviderCUDA, "a|b" }, `profile.device: "a|b" is not a valid name`},
 		{"negative gpu", func(c *Config) { c.Provider, c.GPU = ProviderCUDA, -1 }, "profile.gpu: must be in [0, 255], got -1"},
+		{"serving batch 0", func(c *Config) { c.Serving.BatchSizes = []int{1, 0} }, "profile.serving.batch_sizes[1]: must be in [1, 1024], got 0"},
+		{"serving batch past placementnet's", func(c *Config) { c.Serving.BatchSizes = []int{2048} }, "profile.serving.batch_sizes[0]: must be in [1, 1024], got 2048"},
+		{"serving batch twice", func(c *Config) { c.Serving.BatchSizes = []int{1, 8, 8} }, "profile.serving.batch_sizes: lists 8 twice"},
+		{"serving without calls", func(c *Config) { c.Serving.Calls = 0 }, "profile.serving.calls: must be in [1, 1000000] while serving.batch_sizes lists a size, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +60,11 @@ func TestValidateNamesKeys(t *testing.T) {
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Errorf("default: %v", err)
+	}
+	off := DefaultConfig()
+	off.Serving = Serving{}
+	if err := off.Validate(); err != nil {
+		t.Errorf("serving off (no batch sizes, no calls): %v", err)
 	}
 }
 
@@ -248,6 +257,10 @@ func TestImport(t *testing.T) {
 		{"nan latency", header + "inference,x,p,d,m,fp32,1,1,1,NaN\n", "row 1, column latency_s"},
 		{"latency 1e300", header + "inference,x,p,d,m,fp32,1,1,1,1e300\n", "row 1, column latency_s: must be from 1e-09 s to 3600 s"},
 		{"device with a pipe", good + "inference,x,p,a|b,m,fp32,1,1,1,0.1\n", `row 2, column device: "a|b" is not a valid name`},
+		{"serving row of another model", good + "serving,onnxruntime,CPUExecutionProvider,cpu,mlp,fp32,1,1,1,6e-6\n",
+			`row 2, column model: a serving row times the placement network, want "placement", got "mlp"`},
+		{"serving row on two threads", good + "serving,onnxruntime,CPUExecutionProvider,cpu,placement,fp32,4,2,1,9e-6\n",
+			"row 2, column threads: a serving row times the serving path's one intra-op thread, got 2"},
 		{"empty", "", "empty file"},
 		{"no rows", header, "no rows"},
 	}
@@ -285,6 +298,13 @@ func TestImport(t *testing.T) {
 	parquetio.WriteFile(bad, []partial{{"inference"}}, nil)
 	if _, err := readImport(bad); err == nil || !strings.Contains(err.Error(), `lacks column "backend"`) {
 		t.Errorf("Parquet lacking columns: err = %v", err)
+	}
+	// Serving rows measured on another machine come in as any row does.
+	serving, err := readImport(writeCSV(t, dir, header+
+		"serving,onnxruntime,CPUExecutionProvider,host-b,placement,fp32,1,1,1,5.5e-6\n"+
+		"serving,onnxruntime,CPUExecutionProvider,host-b,placement,fp32,32,1,1,2.1e-5\n"))
+	if err != nil || len(serving) != 2 || serving[0].Kind != KindServing || serving[1].Batch != 32 || serving[1].Source != "import:gpu.csv" {
+		t.Errorf("serving rows imported = %+v, %v", serving, err)
 	}
 	garbage := filepath.Join(dir, "garbage.parquet")
 	os.WriteFile(garbage, []byte("PAR1 this is not parquet PAR1"), 0o644)
@@ -375,8 +395,8 @@ func TestProfileOnCUDA(t *testing.T) {
 			t.Fatalf("row %+v: want device gpu0 on %s through onnxruntime", s, ort.CUDA)
 		}
 	}
-	if kinds[KindInference] == 0 || kinds[KindMatMul] == 0 || kinds[KindContention] == 0 {
-		t.Errorf("rows per kind %v: want inference, matmul and contention rows", kinds)
+	if kinds[KindInference] == 0 || kinds[KindMatMul] == 0 || kinds[KindContention] == 0 || kinds[KindServing] != 0 {
+		t.Errorf("rows per kind %v: want inference, matmul and contention rows, and no serving rows (the host's cores are not the GPU)", kinds)
 	}
 	sums, err := parquetio.ReadAll[Summary](filepath.Join(dir, SummaryFile))
 	if err != nil {
@@ -413,6 +433,7 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	cfg.MinTime, cfg.MaxRepeats = 10*time.Millisecond, 40
 	cfg.MatMul = MatMul{Sizes: []int{64, 256}, Repeats: 3}
 	cfg.Contention = Contention{Models: []string{"mlp"}, Batch: 1, Sessions: []int{1, 2}, Repeats: 5, Rounds: 2}
+	cfg.Serving = Serving{BatchSizes: []int{1, 32}, Calls: 300}
 	dir := t.TempDir()
 	notes := map[string]string{}
 	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
@@ -471,6 +492,24 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	if gpuRows == 0 || matmul != 4 || contention != 2 {
 		t.Errorf("summary has %d GPU-absent rows, %d matmul, %d contention rows", gpuRows, matmul, contention)
 	}
+	// The serving path: every call a valid row, and 32 decisions in one
+	// call take longer than one, if far less than 32 times as long.
+	served := map[int32]*Summary{}
+	for i, s := range sums {
+		if s.Kind == KindServing {
+			served[s.Batch] = &sums[i]
+		}
+	}
+	for _, s := range samples {
+		if err := s.Validate(); s.Kind == KindServing && err != nil {
+			t.Errorf("serving row %+v: %v", s, err)
+		}
+	}
+	if one, many := served[1], served[32]; one == nil || many == nil || len(served) != 2 || one.Count != 300 || many.Count != 300 {
+		t.Errorf("serving summary rows %v: want batches 1 and 32, 300 calls each", served)
+	} else if !(many.P50S > one.P50S && many.P50S < 32*one.P50S) {
+		t.Errorf("serving: a call of 32 decisions took %.2f µs at the median, one %.2f µs: want more, and less than 32 times as much", 1e6*many.P50S, 1e6*one.P50S)
+	}
 	// Two rounds of 1 and 2 sessions, 5 runs each: every session's runs
 	// kept, each (sessions, repeat) once.
 	runs := map[[2]int32]int{}
@@ -494,8 +533,9 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 		}
 	}
 	// 2 models × 2 batches × 3 repeats and the mlp's 2 × 40, 2 sizes × 2
-	// backends × 3, 2 rounds of 5 runs of 1 + 2 sessions.
-	if len(samples) != 2*2*3+2*40+2*2*3+2*5*(1+2) {
+	// backends × 3, 2 rounds of 5 runs of 1 + 2 sessions, 2 serving sizes
+	// × 300 calls.
+	if len(samples) != 2*2*3+2*40+2*2*3+2*5*(1+2)+2*300 {
 		t.Errorf("%d samples, want every timed run kept", len(samples))
 	}
 	for _, k := range []string{"cpu", "cores", "onnxruntime", "go", "memory"} {

@@ -9,6 +9,7 @@ type (
 	Config     = profilespec.Config
 	MatMul     = profilespec.MatMul
 	Contention = profilespec.Contention
+	Serving    = profilespec.Serving
 	Sample     = profilespec.Sample
 	Summary    = profilespec.Summary
 )
@@ -26,6 +27,8 @@ const (
 	KindInference  = profilespec.KindInference
 	KindMatMul     = profilespec.KindMatMul
 	KindContention = profilespec.KindContention
+	KindServing    = profilespec.KindServing
+	ServingModel   = profilespec.ServingModel
 	KindProvider   = profilespec.KindProvider
 	SourceMeasured = profilespec.SourceMeasured
 	SamplesFile    = profilespec.SamplesFile

@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/placementnet"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/schedule/placementnet"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )

@@ -379,7 +379,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	if mig != nil {
-		if err := writeServing(dir, meta, u, stats, mig, b.DecisionCost(1)); err != nil {
+		if err := writeServing(dir, meta, u, stats, mig, b.DecisionCost); err != nil {
 			return fmt.Errorf("schedule: policy %s: %w", name, err)
 		}
 		if note != nil {
@@ -409,11 +409,14 @@ func noteServing(note func(k, v string), run string, st *servingStats) {
 	}
 }
 
-// writeServing writes a learned simulation's ServingFile into dir.
-func writeServing(dir string, meta map[string]string, u Unit, stats sim.Stats, m *netMigrator, cost float64) error {
+// writeServing writes a learned simulation's ServingFile into dir, with
+// what cost charged a decision: its median and P99 for a batch of one,
+// and its source.
+func writeServing(dir string, meta map[string]string, u Unit, stats sim.Stats, m *netMigrator, cost cluster.Charge) error {
 	st := m.stats
 	row := ServingRow{Policy: u.Spec, Replication: int32(u.Replication), Decisions: st.Decisions, Batches: stats.DecisionBatches,
-		Migrations: stats.Migrations, CacheHits: st.Hits, CacheChanged: st.Changed, Evaluated: st.Evaluated, Calls: st.Calls, CostS: cost}
+		Migrations: stats.Migrations, CacheHits: st.Hits, CacheChanged: st.Changed, Evaluated: st.Evaluated, Calls: st.Calls,
+		CostS: cost.Quantile(1, 0.5), CostP99S: cost.Quantile(1, 0.99), CostSource: cost.Source}
 	if stats.DecisionBatches > 0 {
 		row.MeanBatch = float64(st.Decisions) / float64(stats.DecisionBatches)
 	}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/placementnet"
 	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/schedule/placementnet"
 )
 
 // learnedSpecs lists the policy specs whose migrations the network makes.

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 	"github.com/mlsched/mlsched/stages/train/placement"
 )
 
@@ -117,6 +120,55 @@ func TestLearnedPolicy(t *testing.T) {
 	}
 }
 
+// TestLearnedCostSources: with the profile's timing of the serving path,
+// schedule.learned.cost: profile charges each batch of decisions a draw
+// from it, and serving.parquet says so, with the median and P99 of a
+// decision's charge; the same seed twice writes the same files, byte for
+// byte; a profile without serving rows falls back to the tight-loop mlp's
+// mean, and serving.parquet says that instead.
+func TestLearnedCostSources(t *testing.T) {
+	lib, src := orttest.Library(t)
+	jobs := generateJobs(t, mlpWorkload(2000), 3)
+	network := constantNetwork(t, 10)
+	served := append(learnedProfile(), samples(profilespec.KindServing, "cpu", profilespec.ServingModel, profilespec.FP32, 1, 1, 1, 0.5, 0.6, 0.7, 0.8, 5)...)
+	served = append(served, samples(profilespec.KindServing, "cpu", profilespec.ServingModel, profilespec.FP32, 8, 1, 1, 1, 1.2, 1.4, 1.6, 8)...)
+	run := func(prof []profilespec.Sample) (string, ServingRow) {
+		cfg := testConfig()
+		cfg.Policies = []string{"learned"}
+		cfg.Learned.Cost = schedulespec.CostProfile
+		dir := t.TempDir()
+		in := Inputs{Samples: writeSamples(t, prof), Jobs: jobs, Placement: network, ORTLib: lib, ORTSource: src}
+		if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, "learned", ServingFile))
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("serving.parquet: %v, %d rows", err, len(rows))
+		}
+		return dir, rows[0]
+	}
+	dir, row := run(served)
+	// The Hazen quantiles of the five calls of one decision: the middle
+	// one, and the slowest.
+	if row.CostSource != schedulespec.CostServing || math.Abs(row.CostS-0.7e-3) > 1e-12 || row.CostP99S != 5e-3 {
+		t.Errorf("with serving rows: charged %v s at the median and %v s at P99 from %q, want 0.7 ms and 5 ms from %q",
+			row.CostS, row.CostP99S, row.CostSource, schedulespec.CostServing)
+	}
+	again, _ := run(served)
+	for _, f := range []string{filepath.Join("learned", ServingFile), filepath.Join("learned", TraceFile), filepath.Join("learned", DevicesFile)} {
+		a, errA := os.ReadFile(filepath.Join(dir, f))
+		b, errB := os.ReadFile(filepath.Join(again, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs of the same seed and profile (%v, %v)", f, errA, errB)
+		}
+	}
+	_, row = run(learnedProfile())
+	if row.CostSource != schedulespec.CostTightLoop || math.Abs(row.CostS-1.05e-3) > 1e-12 || row.CostP99S != row.CostS {
+		t.Errorf("without serving rows: charged %v s at the median and %v s at P99 from %q, want the mlp's mean at batch 1, 1.05 ms, from %q",
+			row.CostS, row.CostP99S, row.CostSource, schedulespec.CostTightLoop)
+	}
+}
+
 // TestStudies runs both studies on a small workload: the rows a policy
 // that reads predictions, a learned one and one that predicts nothing
 // get, how far each row's predictions were from the means, and the cost of
@@ -180,10 +232,11 @@ func TestStudies(t *testing.T) {
 	if a, b := got[key{StudyPredictionError, "greedy", PredictorTable, "", 0}], got[key{StudyPredictionError, "greedy", PredictorTable, "", 0.5}]; a.MeanE2ES == b.MeanE2ES {
 		t.Errorf("greedy runs the same with exact predictions and ±50%%: mean %v", a.MeanE2ES)
 	}
-	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "5ms", 0}]; r.DecisionCostS != 0.005 {
-		t.Errorf("5ms row costs %v s", r.DecisionCostS)
+	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "5ms", 0}]; r.DecisionCostS != 0.005 || r.DecisionCostSource != schedulespec.CostConfigured {
+		t.Errorf("5ms row costs %v s from %q", r.DecisionCostS, r.DecisionCostSource)
 	}
-	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "profile", 0}]; math.Abs(r.DecisionCostS-0.00105) > 0.0001 {
-		t.Errorf("a decision at the profile's cost takes %v s, want the profile's mlp at batch 1, about 1.05 ms", r.DecisionCostS)
+	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "profile", 0}]; math.Abs(r.DecisionCostS-0.00105) > 0.0001 || r.DecisionCostSource != schedulespec.CostTightLoop {
+		t.Errorf("a decision at the profile's cost takes %v s from %q, want the profile's mlp at batch 1, about 1.05 ms, from %q (no serving rows)",
+			r.DecisionCostS, r.DecisionCostSource, schedulespec.CostTightLoop)
 	}
 }

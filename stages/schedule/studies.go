@@ -118,7 +118,7 @@ func (s *sweeper) runStudies(ctx context.Context, g *errgroup.Group, ss []*study
 				if err != nil {
 					return err
 				}
-				st.row.DecisionCostS = cost(1)
+				st.row.DecisionCostS, st.row.DecisionCostSource = cost.Quantile(1, 0.5), cost.Source
 			}
 			return nil
 		})

@@ -5,7 +5,10 @@
 // same options, with the Threshold rule and with no migration, paired as
 // the baselines are (it is a section.Comparer: section.Analysis.Paired);
 // shows each learned run's serving.parquet and the wall-clock figures the
-// schedule manifest notes; and, from studies.parquet, how each policy
+// schedule manifest notes, and says what the simulated clock charged a
+// decision and from what (a draw from the profile's timing of the serving
+// path, the tight-loop fallback, or a configured duration) beside them;
+// and, from studies.parquet, how each policy
 // degrades with prediction error and what dearer decisions do.
 //
 // The model (read.go: the serving files, notes and studies read and

@@ -14,8 +14,10 @@ import (
 
 // learnedFixture is a small schedule artifact's learned part, numbers
 // chosen by hand: two learned specs (learned with both its counterparts
-// simulated, learned+batch with neither), their serving files, the
-// notes' wall-clock figures and both studies.
+// simulated, learned+batch with neither), their serving files (learned's
+// decisions charged draws from the profile's timing of the serving path,
+// learned+batch's the tight-loop fallback), the notes' wall-clock figures
+// and both studies.
 type learnedFixture struct {
 	policies []string
 	serving  []schedulespec.ServingRow
@@ -27,11 +29,11 @@ func newLearnedFixture() learnedFixture {
 	f := learnedFixture{policies: []string{"fifo", "edf", "edf+migrate", "learned", "learned+batch"}}
 	f.serving = []schedulespec.ServingRow{
 		{Policy: "learned", Replication: 1, Decisions: 4000, Batches: 2500, MeanBatch: 1.6, Migrations: 310, CacheHits: 1000,
-			HitRate: 0.25, CacheChanged: 12, Evaluated: 4000, Calls: 2400, CostS: 0.00011},
+			HitRate: 0.25, CacheChanged: 12, Evaluated: 4000, Calls: 2400, CostS: 8e-6, CostP99S: 70e-6, CostSource: schedulespec.CostServing},
 		// Without the audit the hits are not evaluated: cache_changed
 		// says nothing.
 		{Policy: "learned+batch", Replication: 1, Decisions: 3000, Batches: 1000, MeanBatch: 3, Migrations: 200, CacheHits: 600,
-			HitRate: 0.2, Evaluated: 2400, Calls: 900, CostS: 0.00011},
+			HitRate: 0.2, Evaluated: 2400, Calls: 900, CostS: 0.00011, CostP99S: 0.00011, CostSource: schedulespec.CostTightLoop},
 	}
 	f.notes = map[string]string{
 		"serving:learned:inference_s":           "0.041",
@@ -73,18 +75,18 @@ func newLearnedFixture() learnedFixture {
 	// learned+batch, which batches its decisions, loses attainment but
 	// gains mean latency and keeps its P99.
 	for _, c := range []struct {
-		policy, cost    string
-		s, att, mean, p float64
+		policy, cost, source string
+		s, att, mean, p      float64
 	}{
-		{"learned", "profile", 0.00011, 0.994, 0.0101, 0.1},
-		{"learned", "0s", 0, 0.995, 0.01, 0.1},
-		{"learned", "5ms", 0.005, 0.97, 0.014, 0.13},
-		{"learned+batch", "profile", 0.00011, 0.995, 0.0102, 0.1},
-		{"learned+batch", "0s", 0, 0.996, 0.0101, 0.1},
-		{"learned+batch", "5ms", 0.005, 0.99, 0.0099, 0.1},
+		{"learned", "profile", schedulespec.CostServing, 8e-6, 0.994, 0.0101, 0.1},
+		{"learned", "0s", schedulespec.CostConfigured, 0, 0.995, 0.01, 0.1},
+		{"learned", "5ms", schedulespec.CostConfigured, 0.005, 0.97, 0.014, 0.13},
+		{"learned+batch", "profile", schedulespec.CostTightLoop, 0.00011, 0.995, 0.0102, 0.1},
+		{"learned+batch", "0s", schedulespec.CostConfigured, 0, 0.996, 0.0101, 0.1},
+		{"learned+batch", "5ms", schedulespec.CostConfigured, 0.005, 0.99, 0.0099, 0.1},
 	} {
 		f.studies = append(f.studies, schedulespec.StudyRow{Study: schedulespec.StudyDecisionCost, Policy: c.policy,
-			Predictor: schedulespec.PredictorLearned, DecisionCost: c.cost, DecisionCostS: c.s, Jobs: 5000,
+			Predictor: schedulespec.PredictorLearned, DecisionCost: c.cost, DecisionCostS: c.s, DecisionCostSource: c.source, Jobs: 5000,
 			SLOAttainment: c.att - 0.001, InteractiveSLOAttainment: c.att, MeanE2ES: c.mean, P99E2ES: c.p,
 			ThroughputJobsPerS: 90, GoodputJobsPerS: 89})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // The issue's serving targets: one decision through onnxruntime, a
@@ -105,34 +106,82 @@ func (l *runs) againstRulesText(ev *section.Evaluation) string {
 	return b.String()
 }
 
-// chargedText sets what the simulation charged a decision beside what
-// the serving path took on the wall clock, for each learned spec's first
-// replication with both: the charge is schedule.learned.cost's (by
-// default the profile's mlp, the same 10-64-64-1 network, timed in a
-// tight loop), not a measurement of this serving path, and this says by
-// how much the two differ.
+// chargedText says, for each learned spec's first replication, what the
+// simulation charged a decision and from what (serving.parquet's
+// cost_source): a draw from the profile's timing of the serving path, the
+// tight-loop mlp's mean of a profile without it, or a configured
+// duration; and, where the schedule noted them, sets the charge's median
+// and P99 beside the wall-clock median and P99 of the uncached serving
+// path, so that a charge that flatters the learned policy shows.
 func (l *runs) chargedText() string {
 	var parts []string
 	for _, spec := range l.specs {
 		if len(l.serving[spec]) == 0 {
 			continue
 		}
+		r := l.serving[spec][0]
+		part := report.Escape(spec) + " was charged " + chargeText(r)
 		w, ok := l.wall[runName(spec, 1)]
 		p := w.paths[slices.Index(servingPaths, "uncached")]
-		if !ok || !p.taken || !(p.p50 > 0) {
-			continue
+		if ok && p.taken && p.p50 > 0 {
+			p99 := chargeP99(r)
+			if r.CostSource == schedulespec.CostServing {
+				part += fmt.Sprintf(": %.2f× and %.2f× the median (%s) and P99 (%s) that the uncached serving path took on the wall clock in this run",
+					r.CostS/p.p50, p99/p.p99, report.Secs(p.p50), report.Secs(p.p99))
+			} else {
+				part += fmt.Sprintf(", %.2f× the uncached serving path's median on the wall clock in this run (%s) and %.2f× its P99 (%s)",
+					r.CostS/p.p50, report.Secs(p.p50), p99/p.p99, report.Secs(p.p99))
+			}
 		}
-		cost := l.serving[spec][0].CostS
-		parts = append(parts, fmt.Sprintf("%s was charged %s a decision, %.2f× the uncached serving path's median (%s) and %.2f× its P99 (%s)",
-			report.Escape(spec), report.Secs(cost), cost/p.p50, report.Secs(p.p50), cost/p.p99, report.Secs(p.p99)))
+		parts = append(parts, part)
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\n**Charged against served.** The simulated clock charges each batch of decisions what schedule.learned.cost says: "+
-		"by default the profile's mean for its mlp, the same 10-64-64-1 network, at the batch's size, a tight loop's figure, not this serving path's. "+
+	return fmt.Sprintf("\n**Charged against served.** The simulated clock charges each batch of decisions what schedule.learned.cost says, and serving.parquet "+
+		"records what that was: with profile, by default, a draw per batch from the profile's timing of the serving path at the batch's size "+
+		"(profile.serving: the same placementnet calls, on a network of the same shape, each call timed on the wall clock), keyed to the replication's seed and "+
+		"the batch's ordinal; a profile without that timing falls back to its mean for the zoo's mlp, the same 10-64-64-1 network timed in a tight loop. "+
 		"In the first replication, %s. A charge below the served time flatters the learned policy by that much; the learned~free ablation above bounds "+
 		"what all of the charge is worth.\n", strings.Join(parts, "; "))
+}
+
+// chargeText says what a serving row's decisions were charged, and from
+// what.
+func chargeText(r schedulespec.ServingRow) string {
+	switch r.CostSource {
+	case schedulespec.CostServing:
+		return fmt.Sprintf("draws from the serving path's measured distribution, %s at the median and %s at P99 for a batch of one decision",
+			report.Secs(r.CostS), report.Secs(r.CostP99S))
+	case schedulespec.CostTightLoop:
+		return fmt.Sprintf("the tight-loop fallback, %s a decision (the profile's mean for its mlp, a tight loop's figure rather than this serving path's: "+
+			"the profile has no timing of the serving path, being measured before profile.serving or imported without it)", report.Secs(r.CostS))
+	case schedulespec.CostConfigured:
+		return fmt.Sprintf("the configured %s a decision (schedule.learned.cost)", report.Secs(r.CostS))
+	}
+	return fmt.Sprintf("%s a decision (the schedule artifact does not say from what: it was made before serving.parquet recorded it)", report.Secs(r.CostS))
+}
+
+// chargeP99 is a serving row's P99 charge for one decision: cost_p99_s,
+// or cost_s where the row predates it (a fixed charge).
+func chargeP99(r schedulespec.ServingRow) float64 {
+	if r.CostSource == "" {
+		return r.CostS
+	}
+	return r.CostP99S
+}
+
+// sourceText names a decision cost's source in a table cell.
+func sourceText(src string) string {
+	switch src {
+	case schedulespec.CostServing:
+		return "serving path (profile)"
+	case schedulespec.CostTightLoop:
+		return "tight-loop mlp (profile)"
+	case schedulespec.CostConfigured:
+		return "configured"
+	}
+	return "–"
 }
 
 // judged says what a comparison found, plainly: "learned is better on
@@ -161,8 +210,8 @@ func (l *runs) servingText() string {
 	b.WriteString("\n### Serving\n\nWhat serving the network's decisions did in each learned simulation (serving.parquet): the decisions it asked, " +
 		"the migrations it made, how many decisions were answered together on average, the onnxruntime runs, the share of decisions the " +
 		"decision cache answered and how many of those hits it got wrong against an exact evaluation (counted when schedule.learned.cache.audit " +
-		"is on), and the time each decision was charged on the simulated clock.\n\n")
-	t := report.NewTable("run", ">decisions", ">migrations", ">mean batch", ">onnxruntime calls", ">hit rate", ">changed by the cache", ">cost per decision")
+		"is on), and what a decision was charged on the simulated clock (for a batch of one: the median, and the P99 where the charge is drawn) and from what.\n\n")
+	t := report.NewTable("run", ">decisions", ">migrations", ">mean batch", ">onnxruntime calls", ">hit rate", ">changed by the cache", ">charged a decision", "charged from")
 	for _, spec := range l.specs {
 		for k, s := range l.serving[spec] {
 			changed := fmt.Sprintf("%d (%s of hits)", s.CacheChanged, report.Pct(float64(s.CacheChanged)/float64(s.CacheHits)))
@@ -172,8 +221,12 @@ func (l *runs) servingText() string {
 			case s.Evaluated < s.Decisions:
 				changed = "– (not audited)" // the hits were not evaluated
 			}
+			charged := report.Secs(s.CostS)
+			if s.CostSource == schedulespec.CostServing {
+				charged = fmt.Sprintf("%s (P99 %s)", report.Secs(s.CostS), report.Secs(s.CostP99S))
+			}
 			t.Add(report.Escape(runName(spec, k+1)), fmt.Sprint(s.Decisions), fmt.Sprint(s.Migrations), fmt.Sprintf("%.2f", s.MeanBatch), fmt.Sprint(s.Calls),
-				report.Pct(s.HitRate), changed, report.Secs(s.CostS))
+				report.Pct(s.HitRate), changed, charged, sourceText(s.CostSource))
 		}
 	}
 	b.WriteString(t.String())

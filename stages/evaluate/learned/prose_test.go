@@ -37,8 +37,8 @@ func TestLearnedSection(t *testing.T) {
 		"edf+batch (no migration, with learned+batch's options; add edf+batch to schedule.policies to compare)",
 		"learned\\~threshold (the Threshold rule asked exactly as the network is, about the same candidates, in the same batches and window, each batch of answers costing the same: only the network differs, with learned's options; set schedule.learned.ablations: true to compare)",
 		// Serving, from serving.parquet.
-		"| learned | 4000 | 310 | 1.60 | 2400 | 25.0% | 12 (1.2% of hits) | 110 µs |",
-		"| learned+batch | 3000 | 200 | 3.00 | 900 | 20.0% | – (not audited) | 110 µs |",
+		"| learned | 4000 | 310 | 1.60 | 2400 | 25.0% | 12 (1.2% of hits) | 8 µs (P99 70 µs) | serving path (profile) |",
+		"| learned+batch | 3000 | 200 | 3.00 | 900 | 20.0% | – (not audited) | 110 µs | tight-loop mlp (profile) |",
 		// The wall clock, from the notes, against the targets.
 		"| learned | uncached: one decision | 1900 | 9.21 µs | 66.1 µs | P50 ≤ 20 µs: met; P99 ≤ 100 µs: met |",
 		"| learned | batched: per decision | 1100 | 5.12 µs | 35 µs | ≤ 2 µs at batch 32 (benchmark); batches here average 1.60 decisions |",
@@ -47,13 +47,19 @@ func TestLearnedSection(t *testing.T) {
 		"They come from this run's notes",
 		"Time in onnxruntime in all: learned 41 ms, learned+batch 20 ms.",
 		// What the clock charged, beside what serving took.
-		"learned was charged 110 µs a decision, 11.94× the uncached serving path's median (9.21 µs) and 1.66× its P99 (66.1 µs)",
+		"learned was charged draws from the serving path's measured distribution, 8 µs at the median and 70 µs at P99 for a batch of one decision: " +
+			"0.87× and 1.06× the median (9.21 µs) and P99 (66.1 µs) that the uncached serving path took on the wall clock in this run",
+		"learned+batch was charged the tight-loop fallback, 110 µs a decision (the profile's mean for its mlp, a tight loop's figure rather than this serving path's: " +
+			"the profile has no timing of the serving path, being measured before profile.serving or imported without it), " +
+			"9.17× the uncached serving path's median on the wall clock in this run (12 µs) and 0.79× its P99 (140 µs)",
 		// The prediction-error study: fifo degrades most.
 		"| *prediction MAPE* | *0.0%* | *5.0%* | *25.0%* | *12.0%* |",
 		"From exact predictions to ±50% (MAPE 25.0%), **fifo** loses the most interactive SLO attainment: 99.5% → 94.5% (-5.0 pp); at the other end, **learned+batch**: 99.5% → 98.5% (-1.0 pp).",
 		"From exact predictions to ±50% (MAPE 25.0%), **fifo**'s mean end-to-end latency grows the most: 10 ms → 15 ms (+50.0%); at the other end, **learned+batch**: 10 ms → 11 ms (+10.0%).",
 		// The decision-cost study.
-		"| learned | 5ms | 5 ms | 96.9% | 97.0% | 14 ms | 130 ms |",
+		"| learned | 5ms | 5 ms | configured | 96.9% | 97.0% | 14 ms | 130 ms |",
+		"| learned | profile | 8 µs | serving path (profile) | 99.3% | 99.4% | 10.1 ms | 100 ms |",
+		"| learned+batch | profile | 110 µs | tight-loop mlp (profile) | 99.4% | 99.5% | 10.2 ms | 100 ms |",
 		"With the dearest decisions, learned is worse on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency.",
 		"With the dearest decisions, learned+batch is better on mean end-to-end latency; worse on interactive SLO attainment; unchanged in P99 end-to-end latency.",
 	} {
@@ -96,8 +102,18 @@ func TestLearnedSectionParts(t *testing.T) {
 			f.studies = slices.DeleteFunc(f.studies, func(r schedulespec.StudyRow) bool { return r.Study == schedulespec.StudyDecisionCost })
 		}, has: []string{"### Sensitivity to prediction error"}, lacks: []string{"### The cost of a decision"}},
 		{name: "no notes", mutate: func(f *learnedFixture) { f.notes = nil },
-			has:   []string{"The schedule artifact's manifest notes no wall-clock serving figures for learned and learned+batch."},
-			lacks: []string{"| learned | uncached: one decision |", "Time in onnxruntime"}},
+			// What was charged is still said, with nothing to set it against.
+			has: []string{"The schedule artifact's manifest notes no wall-clock serving figures for learned and learned+batch.",
+				"learned was charged draws from the serving path's measured distribution, 8 µs at the median and 70 µs at P99 for a batch of one decision;"},
+			lacks: []string{"| learned | uncached: one decision |", "Time in onnxruntime", "took on the wall clock in this run"}},
+		{name: "a configured cost", mutate: func(f *learnedFixture) {
+			f.serving[0].CostS, f.serving[0].CostP99S, f.serving[0].CostSource = 0.005, 0.005, schedulespec.CostConfigured
+		}, has: []string{"learned was charged the configured 5 ms a decision (schedule.learned.cost), 542.89× the uncached serving path's median",
+			"| 5 ms | configured |"}},
+		{name: "a schedule that did not record the source", mutate: func(f *learnedFixture) {
+			f.serving[0].CostP99S, f.serving[0].CostSource = 0, ""
+		}, has: []string{"learned was charged 8 µs a decision (the schedule artifact does not say from what: it was made before serving.parquet recorded it), 0.87× the uncached serving path's median",
+			"| 8 µs | – |"}},
 		{name: "no interactive jobs", mutate: func(f *learnedFixture) {
 			for i := range f.studies {
 				f.studies[i].InteractiveSLOAttainment = math.NaN()

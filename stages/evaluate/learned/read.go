@@ -175,6 +175,10 @@ func readServing(dir, spec string, k int) (schedulespec.ServingRow, error) {
 		bad = fmt.Sprintf("cache_hits %d and cache_changed %d of %d decisions", r.CacheHits, r.CacheChanged, r.Decisions)
 	case !(r.CostS >= 0) || math.IsInf(r.CostS, 1):
 		bad = fmt.Sprintf("cost_s = %g, want a finite time of 0 or more", r.CostS)
+	case !knownCostSource(r.CostSource):
+		bad = fmt.Sprintf("cost_source = %q, want %s, %s or %s", r.CostSource, schedulespec.CostServing, schedulespec.CostTightLoop, schedulespec.CostConfigured)
+	case r.CostSource != "" && (!(r.CostP99S >= r.CostS) || math.IsInf(r.CostP99S, 1)):
+		bad = fmt.Sprintf("cost_p99_s = %g, want a finite time of at least cost_s = %g", r.CostP99S, r.CostS)
 	case math.IsNaN(r.MeanBatch) || math.IsInf(r.MeanBatch, 0) || math.IsNaN(r.HitRate) || r.HitRate < 0 || r.HitRate > 1:
 		bad = fmt.Sprintf("mean_batch %g, hit_rate %g", r.MeanBatch, r.HitRate)
 	}
@@ -182,6 +186,17 @@ func readServing(dir, spec string, k int) (schedulespec.ServingRow, error) {
 		return r, fmt.Errorf("read %s: %s", name, bad)
 	}
 	return r, nil
+}
+
+// knownCostSource reports whether src is a decision cost's source the
+// report knows, or empty: a schedule artifact made before serving.parquet
+// and studies.parquet named it, which the report says does not say.
+func knownCostSource(src string) bool {
+	switch src {
+	case "", schedulespec.CostServing, schedulespec.CostTightLoop, schedulespec.CostConfigured:
+		return true
+	}
+	return false
 }
 
 // wallClockOf reads run's wall-clock figures from the schedule manifest's
@@ -258,6 +273,8 @@ func ReadStudies(dir string, policies []string) ([]schedulespec.StudyRow, error)
 			bad = fmt.Sprintf("decision_cost_s = %g, want a finite time of 0 or more", r.DecisionCostS)
 		case r.Study == schedulespec.StudyDecisionCost && r.DecisionCost == "":
 			bad = "a decision_cost row without its decision_cost"
+		case !knownCostSource(r.DecisionCostSource):
+			bad = fmt.Sprintf("decision_cost_source = %q, want %s, %s or %s", r.DecisionCostSource, schedulespec.CostServing, schedulespec.CostTightLoop, schedulespec.CostConfigured)
 		case r.SLOAttainment < 0 || r.SLOAttainment > 1 || r.InteractiveSLOAttainment < 0 || r.InteractiveSLOAttainment > 1:
 			bad = fmt.Sprintf("slo_attainment %g, interactive_slo_attainment %g, want shares", r.SLOAttainment, r.InteractiveSLOAttainment)
 		}

@@ -37,6 +37,12 @@ func TestReadLearnedErrors(t *testing.T) {
 		}, want: []string{"learned/serving.parquet", "policy learned+batch replication 2, want learned replication 1"}},
 		{name: "more hits than decisions", mutate: func(f *learnedFixture) { f.serving[1].CacheHits = 5000 },
 			want: []string{"learned+batch/serving.parquet", "cache_hits 5000"}},
+		{name: "unknown cost source", mutate: func(f *learnedFixture) { f.serving[0].CostSource = "guess" },
+			want: []string{"learned/serving.parquet", `cost_source = "guess", want serving, tight_loop or configured`}},
+		{name: "P99 charge below the median", mutate: func(f *learnedFixture) { f.serving[0].CostP99S = 1e-6 },
+			want: []string{"learned/serving.parquet", "cost_p99_s = 1e-06, want a finite time of at least cost_s = 8e-06"}},
+		{name: "study of an unknown cost source", mutate: func(f *learnedFixture) { f.studies[len(f.studies)-1].DecisionCostSource = "guess" },
+			want: []string{schedulespec.StudiesFile, "row 26", `decision_cost_source = "guess"`}},
 		{name: "note not a number", mutate: func(f *learnedFixture) { f.notes["serving:learned:cached_p99_us"] = "fast" },
 			want: []string{"schedule manifest: note serving:learned:cached_p99_us = \"fast\""}},
 		{name: "a path half noted", mutate: func(f *learnedFixture) { delete(f.notes, "serving:learned:batched_p99_us") },
@@ -94,6 +100,12 @@ func TestLearnedRows(t *testing.T) {
 	}
 	if r := find("learned+batch", "", "mean_batch"); r != nil && r.Value != 3 {
 		t.Errorf("mean_batch %v, want 3", r.Value)
+	}
+	if r := find("learned", "", "cost_p99_s"); r != nil && r.Value != 70e-6 {
+		t.Errorf("learned's cost_p99_s %v, want the drawn charge's P99, 70e-6", r.Value)
+	}
+	if r := find("learned+batch", "", "cost_p99_s"); r != nil && r.Value != 0.00011 {
+		t.Errorf("learned+batch's cost_p99_s %v, want the fixed charge, 0.00011", r.Value)
 	}
 	for _, base := range []string{"edf+migrate", "edf"} {
 		want := fixtureDiffs(base)[0]

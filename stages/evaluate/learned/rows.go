@@ -20,7 +20,7 @@ func metricRows(l *runs) []section.MetricRow {
 		}{{"decisions", float64(s.Decisions)}, {"batches", float64(s.Batches)}, {"mean_batch", s.MeanBatch},
 			{"migrations", float64(s.Migrations)}, {"cache_hits", float64(s.CacheHits)}, {"hit_rate", s.HitRate},
 			{"cache_changed", float64(s.CacheChanged)}, {"evaluated", float64(s.Evaluated)}, {"calls", float64(s.Calls)},
-			{"cost_s", s.CostS}} {
+			{"cost_s", s.CostS}, {"cost_p99_s", chargeP99(s)}} {
 			rows = append(rows, section.MetricRow{Scope: section.ScopeLearned, Policy: spec, Metric: m.name, Value: m.v})
 		}
 		for _, c := range l.comparisons {

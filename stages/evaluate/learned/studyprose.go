@@ -230,11 +230,12 @@ func (l *runs) decisionCostText() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### The cost of a decision\n\nThe decision-cost study (schedule.studies) simulated each learned policy on the first %d eval jobs "+
 		"at schedule.load with its decisions costing schedule.learned.cost and each of schedule.studies.decision_costs on the simulated "+
-		"clock. Per decision is what a batch of one decision costs: a duration is what any batch costs, and profile charges a batch the profiled "+
-		"network's latency at its size.\n\n", rows[0].Jobs)
-	t := report.NewTable("policy", "cost", ">per decision", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
+		"clock. Per decision is a batch of one decision's median charge: a duration is what any batch costs, and profile charges a batch a draw "+
+		"from the profile's timing of the serving path at its size, or, for a profile without that timing, its tight-loop mlp's mean (charged from).\n\n", rows[0].Jobs)
+	t := report.NewTable("policy", "cost", ">per decision", "charged from", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
 	for _, r := range rows {
-		t.Add(report.Escape(r.Policy), report.Escape(r.DecisionCost), report.Secs(r.DecisionCostS), report.Pct(r.SLOAttainment), report.Pct(r.InteractiveSLOAttainment), report.Secs(r.MeanE2ES), report.Secs(r.P99E2ES))
+		t.Add(report.Escape(r.Policy), report.Escape(r.DecisionCost), report.Secs(r.DecisionCostS), sourceText(r.DecisionCostSource),
+			report.Pct(r.SLOAttainment), report.Pct(r.InteractiveSLOAttainment), report.Secs(r.MeanE2ES), report.Secs(r.P99E2ES))
 	}
 	b.WriteString(t.String())
 	for _, spec := range l.specs {

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/mlsched/mlsched/stages/lib/policy"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
@@ -16,10 +18,28 @@ type Serving struct {
 	// NewMigrator makes one simulation's migrator: the network behind its
 	// batching and cache. Nil: no simulation may run the learned policy.
 	NewMigrator func() (sim.Migrator, error)
-	// Cost is a batch of n decisions' time on the simulated clock
+	// Cost is what a batch of decisions takes on the simulated clock
 	// (schedule.learned.cost; see DecisionCost).
-	Cost func(n int) float64
+	Cost Charge
 }
+
+// Charge is what the simulated clock charges a batch of the learned
+// policy's decisions, and where that comes from.
+type Charge struct {
+	// Latency is a batch of n decisions' time in seconds at the batch's
+	// uniform variate u (sim.Migration.Latency); a fixed charge ignores
+	// u.
+	Latency func(n int, u float64) float64
+	// Source says what Latency charges: schedulespec.CostServing (a
+	// draw from the profile's timing of the serving path),
+	// CostTightLoop (the profile's tight-loop mlp, for a profile without
+	// serving rows) or CostConfigured (schedule.learned.cost's duration).
+	Source string
+}
+
+// Quantile is the charge of a batch of n decisions at quantile level q:
+// what a batch is charged at the median (q = 0.5) or in its tail.
+func (ch Charge) Quantile(n int, q float64) float64 { return ch.Latency(n, q) }
 
 // Serve sets how the learned policy's decisions are served. Call it before
 // any simulation is built.
@@ -61,9 +81,9 @@ type Built struct {
 	// nil for other policies. The caller reads its figures after the run,
 	// and releases it.
 	Migrator sim.Migrator
-	// DecisionCost is a batch of n decisions' time on the simulated clock,
-	// nil without a learned policy.
-	DecisionCost func(n int) float64
+	// DecisionCost is what a batch of decisions takes on the simulated
+	// clock; its Latency is nil without a learned policy.
+	DecisionCost Charge
 }
 
 // Build configures the simulation s on the cluster: the one place where a
@@ -116,7 +136,7 @@ func (c *Cluster) Build(s Simulation) (Built, error) {
 			return m, err
 		}
 		l := cfg.Learned
-		st.Serving = policy.Serving{Latency: b.DecisionCost, Batch: l.Batch, Window: l.Window.Seconds()}
+		st.Serving = policy.Serving{Latency: b.DecisionCost.Latency, Batch: l.Batch, Window: l.Window.Seconds()}
 	}
 	if s.Machine != nil {
 		st.Serving.Latency = nil
@@ -128,31 +148,54 @@ func (c *Cluster) Build(s Simulation) (Built, error) {
 	return b, nil
 }
 
-// DecisionCost is a batch of n decisions' cost for a value of
-// schedule.learned.cost: a fixed duration, or the profile's mlp
-// (schedulespec.CostProfile).
-func (c *Cluster) DecisionCost(cost string) (func(n int) float64, error) {
+// DecisionCost is what a batch of decisions is charged for a value of
+// schedule.learned.cost: a fixed duration (CostConfigured), or, for
+// schedulespec.CostProfile, the profile's timing of the serving path
+// (CostServing), else its tight-loop mlp (CostTightLoop; see
+// profiledDecisionCost).
+func (c *Cluster) DecisionCost(cost string) (Charge, error) {
 	d, fromProfile, err := (schedulespec.Learned{Cost: cost}).LearnedCost()
 	if err != nil {
-		return nil, err
+		return Charge{}, err
 	}
 	if !fromProfile {
 		s := d.Seconds()
-		return func(int) float64 { return s }, nil
+		return Charge{Latency: func(int, float64) float64 { return s }, Source: schedulespec.CostConfigured}, nil
 	}
 	if c.profileCost == nil {
-		if c.profileCost, err = c.profiledDecisionCost(); err != nil {
-			return nil, err
+		ch, err := c.profiledDecisionCost()
+		if err != nil {
+			return Charge{}, err
 		}
+		c.profileCost = &ch
 	}
-	return c.profileCost, nil
+	return *c.profileCost, nil
 }
 
-// profiledDecisionCost is a batch's cost as the profile measured the zoo's
-// mlp (the placement network's shape, 10-64-64-1) at its size: the mean
-// latency on the first measured device's profile device at one thread,
-// interpolated between the measured batch sizes as any curve is.
-func (c *Cluster) profiledDecisionCost() (func(n int) float64, error) {
+// servingDevice is the profile device the serving path is timed on: the
+// schedule stage serves its decisions on this machine's cores, which the
+// profile names cpu (profile.device must be cpu for provider cpu).
+const servingDevice = "cpu"
+
+// profiledDecisionCost is what schedule.learned.cost: profile charges a
+// batch of n decisions at variate u. With the profile's serving rows
+// (profile.serving), it is a draw from what the serving path took, the
+// code the schedule stage serves the decisions with, timed call by call:
+// the curve's quantile u at n decisions (interpolated between the
+// measured sizes as any curve is), so the charges have the path's median
+// and its tail. A profile without them (measured before the profile timed
+// the serving path, or imported) falls back to the profile's mean latency
+// of the zoo's mlp, the same 10-64-64-1 network timed in a tight loop, on
+// the first measured device's profile device at one thread: a fixed
+// charge per size, and the Source says it is that.
+func (c *Cluster) profiledDecisionCost() (Charge, error) {
+	serving, err := c.table.Serving(servingDevice)
+	switch {
+	case err == nil:
+		return Charge{Latency: serving.Quantile, Source: schedulespec.CostServing}, nil
+	case !errors.Is(err, servicetime.ErrNotMeasured):
+		return Charge{}, fmt.Errorf("%s: %w", schedulespec.CostProfile, err)
+	}
 	dev := "cpu"
 	for _, d := range c.cfg {
 		if d.Kind == schedulespec.KindMeasured {
@@ -162,7 +205,7 @@ func (c *Cluster) profiledDecisionCost() (func(n int) float64, error) {
 	}
 	curve, err := c.table.Curve(dev, "mlp", precisionNames[precFP32], 1)
 	if err != nil {
-		return nil, fmt.Errorf("%s: a decision's cost is the profile's mlp at one thread on device %s, which it lacks (measure the mlp, or give a duration): %w",
+		return Charge{}, fmt.Errorf("%s: the profile has no timing of the serving path (profile.serving), and a decision's cost is then the profile's mlp at one thread on device %s, which it lacks too (measure either, or give a duration): %w",
 			schedulespec.CostProfile, dev, err)
 	}
 	// Tabulated for the batches a decision batch can have.
@@ -170,10 +213,10 @@ func (c *Cluster) profiledDecisionCost() (func(n int) float64, error) {
 	for n := 1; n < len(costs); n++ {
 		costs[n] = curve.Mean(n)
 	}
-	return func(n int) float64 {
+	return Charge{Latency: func(n int, _ float64) float64 {
 		if n < len(costs) {
 			return costs[n]
 		}
 		return curve.Mean(n)
-	}, nil
+	}, Source: schedulespec.CostTightLoop}, nil
 }

@@ -54,7 +54,7 @@ type Cluster struct {
 	// serving is how the learned policy's decisions are served; its
 	// NewMigrator is nil without a learned policy.
 	serving     Serving
-	profileCost func(n int) float64 // the profiled mlp's, once asked for
+	profileCost *Charge // schedule.learned.cost: profile's, once asked for
 }
 
 var _ sim.Service = (*Cluster)(nil)

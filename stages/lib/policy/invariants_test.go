@@ -51,7 +51,7 @@ var invSettings = Settings{
 	// its decisions served in batches that take time, so that the
 	// invariants hold with decisions in flight too.
 	Learned: func() (sim.Migrator, error) { return Threshold{}, nil },
-	Serving: Serving{Latency: func(n int) float64 { return 0.001 * float64(n) }, Batch: 4, Window: 0.002},
+	Serving: Serving{Latency: func(n int, _ float64) float64 { return 0.001 * float64(n) }, Batch: 4, Window: 0.002},
 }
 
 // specs lists every policy alone, with each option it supports, and with

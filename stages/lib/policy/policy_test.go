@@ -423,7 +423,7 @@ func TestReads(t *testing.T) {
 			s.Learned = func() (sim.Migrator, error) { return Threshold{MinGain: 7}, nil }
 		}},
 		{"Serving", func(r Reads) bool { return r.Serving }, func(s *Settings, _ *Options) {
-			s.Serving = Serving{Latency: func(n int) float64 { return 0.5 * float64(n) }, Batch: 2, Window: 0.1}
+			s.Serving = Serving{Latency: func(n int, u float64) float64 { return 0.5 * float64(n) * (1 + u) }, Batch: 2, Window: 0.1}
 		}},
 		{"Weights", func(r Reads) bool { return r.Weights }, func(_ *Settings, o *Options) { o.Weights.Urgency = 9 }},
 	}
@@ -441,7 +441,7 @@ func TestReads(t *testing.T) {
 		m := cfg.Migration
 		latency := "none"
 		if m.Latency != nil {
-			latency = fmt.Sprint(m.Latency(1))
+			latency = fmt.Sprint(m.Latency(1, 0.5))
 		}
 		return cfg.Policy, fmt.Sprintf("batching %+v split %+v decide %#v cost %v latency %s batch %d window %v",
 			cfg.Batching, cfg.Split, m.Decide, m.Cost, latency, m.Batch, m.Window)
@@ -471,7 +471,7 @@ func TestAblationsChangeOneThing(t *testing.T) {
 	st.MinGain = 0.004
 	st.Learned = func() (sim.Migrator, error) { return Threshold{MinGain: st.MinGain}, nil }
 	free := st
-	free.Serving.Latency = func(int) float64 { return 0 }
+	free.Serving.Latency = func(int, float64) float64 { return 0 }
 	ends := func(spec string, st Settings) []float64 {
 		t.Helper()
 		sp, err := ParseSpec(spec)

@@ -187,9 +187,10 @@ type Settings struct {
 
 // Serving is how decisions reach a learned migration rule.
 type Serving struct {
-	// Latency is a batch of n decisions' time to answer; nil answers at
-	// once, inside the event that asks.
-	Latency func(n int) float64
+	// Latency is a batch of n decisions' time to answer at the batch's
+	// uniform variate u (sim.Migration.Latency); nil answers at once,
+	// inside the event that asks.
+	Latency func(n int, u float64) float64
 	Batch   int
 	Window  float64
 }
@@ -312,7 +313,7 @@ func (sp Spec) Configure(cfg *sim.Config, st Settings) error {
 		}
 		v := st.Serving
 		if sp.Ablation == AblateFree && v.Latency != nil {
-			v.Latency = func(int) float64 { return 0 }
+			v.Latency = func(int, float64) float64 { return 0 }
 		}
 		cfg.Migration = sim.Migration{Decide: m, Cost: st.MigrationCost, Latency: v.Latency, Batch: v.Batch, Window: v.Window}
 	}

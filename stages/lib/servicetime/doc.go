@@ -15,7 +15,11 @@
 // Latencies come from kind "inference" rows of concurrency 1, grouped by
 // (device, model, precision, threads) and then by batch size; the samples of
 // all repeats of a batch size are pooled. Contention comes from kind
-// "contention" rows. Every other row is ignored. Rows keep their device
+// "contention" rows. The serving path's curve (Table.Serving: what a call
+// of the learned policy's placement network takes at each decision batch
+// size, which the schedule stage charges each batch of decisions a draw
+// from) comes from kind "serving" rows, grouped by device alone. Every
+// other row is ignored. Rows keep their device
 // name, so an imported GPU profile is simply another device. A
 // configuration whose samples come from two origins (source, backend and
 // execution provider: say this machine and an imported file that both call

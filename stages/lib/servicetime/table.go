@@ -56,8 +56,12 @@ type Table struct {
 	curves map[Key]*Curve
 	// ambiguous holds the configurations whose samples come from more
 	// than one origin, and why; asking for one of them is an error.
-	ambiguous  map[Key]error
-	contention map[string]*Contention
+	ambiguous map[Key]error
+	// serving holds the serving path's curves (kind serving rows), and
+	// servingAmbiguous those from more than one origin, by device.
+	serving          map[string]*Curve
+	servingAmbiguous map[string]error
+	contention       map[string]*Contention
 	// contentionErr holds the devices whose contention rows cannot give
 	// a factor, and why.
 	contentionErr map[string]error
@@ -66,8 +70,9 @@ type Table struct {
 }
 
 // NewTable builds the table from the rows of the profile's samples.parquet.
-// It uses kind "inference" rows of concurrency 1 for latencies and kind
-// "contention" rows for contention, and ignores every other row. Rows may
+// It uses kind "inference" rows of concurrency 1 for latencies, kind
+// "contention" rows for contention and kind "serving" rows for the
+// serving path (Serving), and ignores every other row. Rows may
 // come from several devices and sources. It fails if there is no inference
 // row of concurrency 1, or if a row it uses is not valid
 // (profilespec.Sample.Validate, which the profile stage applies to imported
@@ -83,6 +88,7 @@ func NewTable(samples []profilespec.Sample) (*Table, error) {
 		o   origin
 	}
 	inference := map[group]map[int][]float64{}
+	serving := map[group]map[int][]float64{}
 	// contentionRun identifies one contention measurement: its latencies
 	// are comparable across session counts only within it. Its sessions
 	// may run several models (profile.contention.models), each keyed by
@@ -95,7 +101,8 @@ func NewTable(samples []profilespec.Sample) (*Table, error) {
 	contention := map[contentionRun]map[string]map[int][]float64{}
 	for n, s := range samples {
 		isInference := s.Kind == profilespec.KindInference && s.Concurrency == 1
-		if !isInference && s.Kind != profilespec.KindContention {
+		isServing := s.Kind == profilespec.KindServing
+		if !isInference && !isServing && s.Kind != profilespec.KindContention {
 			continue
 		}
 		if err := s.Validate(); err != nil {
@@ -103,9 +110,13 @@ func NewTable(samples []profilespec.Sample) (*Table, error) {
 				n+1, s.Kind, s.Device, s.Model, s.Precision, s.Batch, s.Threads, s.Concurrency, err)
 		}
 		o := origin{s.Source, s.Backend, s.Provider}
-		if isInference {
+		if isInference || isServing {
 			g := group{Key{s.Device, s.Model, s.Precision, int(s.Threads)}, o}
-			addSample(inference, g, int(s.Batch), s.LatencyS)
+			if isServing {
+				addSample(serving, g, int(s.Batch), s.LatencyS)
+			} else {
+				addSample(inference, g, int(s.Batch), s.LatencyS)
+			}
 			continue
 		}
 		run := contentionRun{s.Device, s.Precision, int(s.Batch), int(s.Threads), o}
@@ -120,10 +131,12 @@ func NewTable(samples []profilespec.Sample) (*Table, error) {
 	}
 
 	t := &Table{
-		curves:        map[Key]*Curve{},
-		ambiguous:     map[Key]error{},
-		contention:    map[string]*Contention{},
-		contentionErr: map[string]error{},
+		curves:           map[Key]*Curve{},
+		ambiguous:        map[Key]error{},
+		serving:          map[string]*Curve{},
+		servingAmbiguous: map[string]error{},
+		contention:       map[string]*Contention{},
+		contentionErr:    map[string]error{},
 	}
 	origins := map[Key][]origin{}
 	for g := range inference {
@@ -139,6 +152,20 @@ func NewTable(samples []profilespec.Sample) (*Table, error) {
 		t.curves[key] = newCurve(key, from[0].source, inference[group{key, from[0]}])
 	}
 	slices.SortFunc(t.keys, compareKeys)
+	// Validate holds a serving row to one model, precision and thread
+	// count, so a device's serving rows are one key.
+	servingFrom := map[Key][]origin{}
+	for g := range serving {
+		servingFrom[g.key] = append(servingFrom[g.key], g.o)
+	}
+	for key, from := range servingFrom {
+		if len(from) > 1 {
+			t.servingAmbiguous[key.Device] = fmt.Errorf("the serving path's samples of device %s come from %d origins (%s): a distribution must come from one measurement; give each its own device name",
+				key.Device, len(from), joinSorted(from))
+			continue
+		}
+		t.serving[key.Device] = newCurve(key, from[0].source, serving[group{key, from[0]}])
+	}
 
 	runs := map[string][]contentionRun{}
 	for run := range contention {
@@ -249,6 +276,27 @@ func (t *Table) Curve(device, model, precision string, threads int) (*Curve, err
 	slices.Sort(names)
 	return nil, fmt.Errorf("service: curve %s: %w; model %s was not profiled; profiled models: %s",
 		key, ErrNotMeasured, model, strings.Join(names, ", "))
+}
+
+// Serving returns the curve of the learned policy's serving path on a
+// device: the latency of one call of a batch of decisions, from the
+// profile's kind serving rows (profile.serving), a draw at any batch size
+// by the same rules as a model's curve. The error wraps ErrNotMeasured
+// when the profile has no serving rows of the device (one measured before
+// it timed the serving path, or imported without it, or a GPU profile);
+// it is also an error if they come from more than one origin.
+func (t *Table) Serving(device string) (*Curve, error) {
+	if c := t.serving[device]; c != nil {
+		return c, nil
+	}
+	if err := t.servingAmbiguous[device]; err != nil {
+		return nil, fmt.Errorf("service: serving path: %w", err)
+	}
+	devices := slices.Sorted(maps.Keys(t.serving))
+	if len(devices) == 0 {
+		return nil, fmt.Errorf("service: serving path on device %s: %w; the profile has no %s rows", device, ErrNotMeasured, profilespec.KindServing)
+	}
+	return nil, fmt.Errorf("service: serving path on device %s: %w; the profile has %s rows of %s", device, ErrNotMeasured, profilespec.KindServing, strings.Join(devices, ", "))
 }
 
 // Contention returns a device's measured contention. A device with

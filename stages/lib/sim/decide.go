@@ -12,7 +12,8 @@ import (
 // asked decisions are sent as one batch when Batch of them are waiting,
 // when Window has passed since the first, or, with no Window, at the end
 // of the event that asked them; the Migrator answers the batch then, and
-// the answers take effect Latency(n) later (a flight). A move answered
+// the answers take effect Latency(n, u) later (a flight), u the variate of
+// the flight's ordinal among the simulation's (DecisionVariate). A move answered
 // for a job that started meanwhile where it waited is dropped. A stay
 // frees the held lane without asking again at once: the next event asks.
 //
@@ -113,7 +114,7 @@ func (s *State) send() {
 		}
 	}
 	s.fseq++
-	f.at, f.seq = s.now+m.Latency(n), s.fseq
+	f.at, f.seq = s.now+m.Latency(n, DecisionVariate(s.cfg.Seed, s.fseq)), s.fseq
 	i, _ := slices.BinarySearchFunc(s.flights, f, func(a, b *flight) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
 	})

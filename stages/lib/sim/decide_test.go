@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,7 +28,7 @@ func (b *batchRecorder) MigrateBatch(fs []MigrationFeatures, out []bool) {
 func TestDecisionsTakeTime(t *testing.T) {
 	two := []Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 3}}
 	svc := linear{Fixed: 1, PerSample: 0.5}
-	latency := func(d float64) func(int) float64 { return func(int) float64 { return d } }
+	latency := func(d float64) func(int, float64) float64 { return func(int, float64) float64 { return d } }
 	tests := []struct {
 		name string
 		mig  Migration
@@ -149,7 +150,7 @@ func TestDecisionsOutliveTheirJobs(t *testing.T) {
 		}
 		seen := map[int64]int{}
 		cfg := Config{Devices: three, Service: jitter{Fixed: 0.01, PerSample: 0.02}, Policy: byParity{}, Seed: 9,
-			Migration: Migration{Decide: coin{}, Cost: 0.005, Latency: func(int) float64 { return tt.latency }, Batch: 4, Window: tt.window}}
+			Migration: Migration{Decide: coin{}, Cost: 0.005, Latency: func(int, float64) float64 { return tt.latency }, Batch: 4, Window: tt.window}}
 		st, err := Run(cfg, next, func(r *Record) error {
 			seen[r.Job.ID]++
 			free = append(free, r.Job)
@@ -166,6 +167,66 @@ func TestDecisionsOutliveTheirJobs(t *testing.T) {
 			if n != 1 {
 				t.Errorf("latency %v: job %d recorded %d times", tt.latency, id, n)
 			}
+		}
+	}
+}
+
+// TestDecisionLatencyDraws: each batch of decisions is charged
+// Latency(n, u) with u the variate of its ordinal, counting from 1
+// (DecisionVariate), so the same seed charges the same times and another
+// seed other ones; and the variates are uniform on [0, 1).
+func TestDecisionLatencyDraws(t *testing.T) {
+	three := []Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 2, Memory: 100, Speed: 3}, {Name: "c", Lanes: 1, Memory: 100, Speed: 2}}
+	run := func(seed uint64) []float64 {
+		var us []float64
+		jobs := forkWorkload(1, 2000)
+		i := 0
+		next := func() (*Job, bool) {
+			if i == len(jobs) {
+				return nil, false
+			}
+			i++
+			return jobs[i-1], true
+		}
+		cfg := Config{Devices: three, Service: jitter{Fixed: 0.01, PerSample: 0.02}, Policy: byParity{}, Seed: seed,
+			Migration: Migration{Decide: coin{}, Cost: 0.005, Batch: 4, Window: 0.01, Latency: func(n int, u float64) float64 {
+				us = append(us, u)
+				return 0.001 * float64(n)
+			}}}
+		st, err := Run(cfg, next, func(*Record) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(us)) != st.DecisionBatches || len(us) < 100 {
+			t.Fatalf("seed %d: Latency called %d times for %d batches, want one call each, and at least 100", seed, len(us), st.DecisionBatches)
+		}
+		return us
+	}
+	a, again, other := run(5), run(5), run(6)
+	for k, u := range a {
+		if want := DecisionVariate(5, uint64(k+1)); u != want {
+			t.Fatalf("batch %d: u = %v, want DecisionVariate(5, %d) = %v", k+1, u, k+1, want)
+		}
+	}
+	if !slices.Equal(a, again) {
+		t.Error("the same seed drew other variates")
+	}
+	if slices.Equal(a[:min(len(a), len(other))], other[:min(len(a), len(other))]) {
+		t.Error("seeds 5 and 6 drew the same variates")
+	}
+	// Uniform: each tenth of [0, 1) holds about a tenth of 20,000 draws
+	// (a binomial's standard deviation is 42; 200 is over 4.7 of them).
+	var tenths [10]int
+	for k := range 20_000 {
+		u := DecisionVariate(11, uint64(k+1))
+		if !(u >= 0 && u < 1) {
+			t.Fatalf("DecisionVariate(11, %d) = %v, want [0, 1)", k+1, u)
+		}
+		tenths[int(u*10)]++
+	}
+	for i, n := range tenths {
+		if n < 1800 || n > 2200 {
+			t.Errorf("DecisionVariate: %d of 20,000 draws in [%.1f, %.1f), want 2,000 ± 200", n, float64(i)/10, float64(i+1)/10)
 		}
 	}
 }

@@ -57,7 +57,8 @@
 // decision takes time, as serving a model does: it is asked with the
 // features of that moment, sent to the Migrator with the others asked in
 // the same event (or within Window), up to Batch at once, and answered
-// Latency(n) after a batch of n is sent; meanwhile the destination holds a
+// Latency(n, u) after a batch of n is sent, u keyed to the seed and the
+// batch's ordinal (DecisionVariate); meanwhile the destination holds a
 // lane and the memory for the job, and a move answered for a job that has
 // started where it waited is dropped. A BatchMigrator answers a batch in
 // one call.

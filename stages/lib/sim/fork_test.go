@@ -216,7 +216,7 @@ func TestForkCopiesEveryJob(t *testing.T) {
 			cfg := Config{Devices: two, Service: jitter{Fixed: 0.01, PerSample: 0.02}, Policy: tt.policy, Seed: 9,
 				Batching: Batching{MaxBatch: 4, Window: 0.01}, Split: Split{MinBatch: 3}, Migration: Migration{Decide: gainOver(0), Cost: 0.005}}
 			if tt.latency > 0 {
-				cfg.Migration.Latency = func(n int) float64 { return tt.latency * float64(n) }
+				cfg.Migration.Latency = func(n int, _ float64) float64 { return tt.latency * float64(n) }
 				cfg.Migration.Batch, cfg.Migration.Window = 3, 0.002
 			}
 			jobs := forkWorkload(1, 3000)

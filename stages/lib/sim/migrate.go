@@ -10,12 +10,15 @@ type Migration struct {
 	Cost float64
 	// Latency, if not nil, makes deciding take time, as serving a model
 	// does: a decision is asked for, sent to Decide with the others asked
-	// before it in a batch (Batch, Window), and answered Latency(n)
-	// seconds after a batch of n is sent. Until the answer, the
-	// destination holds a lane and the memory for the job, and the job
-	// waits where it is, where it may start (the answer is then moot).
-	// With Latency nil, Decide answers at once, inside the event.
-	Latency func(n int) float64
+	// before it in a batch (Batch, Window), and answered Latency(n, u)
+	// seconds after a batch of n is sent, u the batch's uniform variate
+	// in [0, 1), keyed to Config.Seed and the batch's ordinal
+	// (DecisionVariate), so that a Latency that draws from a measured
+	// distribution replays exactly. Until the answer, the destination
+	// holds a lane and the memory for the job, and the job waits where it
+	// is, where it may start (the answer is then moot). With Latency nil,
+	// Decide answers at once, inside the event.
+	Latency func(n int, u float64) float64
 	// Batch is the most decisions sent at once (at least 1).
 	Batch int
 	// Window is how long a batch waits for more decisions after the first

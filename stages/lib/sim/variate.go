@@ -20,6 +20,19 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// DecisionVariate is the uniform variate in [0, 1) of the time the
+// ordinal'th batch of migration decisions takes to answer
+// (Migration.Latency), counting from 1: a hash of seed and the ordinal
+// apart from Variate's and PredictionVariate's. Batches are counted in the
+// order they are sent, which the simulation fixes, so the same inputs
+// charge the same times; and two policies asking their decisions alike
+// (the learned policy and its ablations) draw the same quantile for
+// their n'th batch.
+func DecisionVariate(seed, ordinal uint64) float64 {
+	x := splitmix64(seed ^ splitmix64(ordinal^0x2545f4914f6cdd1d) ^ 0x632be59bd9b4e019)
+	return float64(x>>11) * 0x1p-53
+}
+
 // PredictionVariate is the uniform variate in [0, 1) of job id's
 // prediction error (Config.PredictionError): a hash of seed and id apart
 // from Variate's, so that how wrong a prediction is says nothing of the

@@ -50,6 +50,8 @@ type Config struct {
 	MatMul MatMul `koanf:"matmul"`
 	// Contention measures k sessions running at once on the cores.
 	Contention Contention `koanf:"contention"`
+	// Serving times the learned policy's serving path.
+	Serving Serving `koanf:"serving"`
 	// Provider is the onnxruntime execution provider the models run on:
 	// ProviderCPU (this machine's cores) or ProviderCUDA (an NVIDIA GPU,
 	// through onnxruntime's CUDA provider library, which must sit beside
@@ -103,6 +105,25 @@ func (c Contention) ModelOf(r, i int) string {
 	n := len(c.Models)
 	return c.Models[(r+i*(1+r/n))%n]
 }
+
+// Serving configures the timing of the schedule stage's serving path for
+// the learned policy's decisions: package placementnet's Network.Eval,
+// one onnxruntime call on the caller's thread, on a network of the
+// placement network's shape (placementnet.Synthetic), at each of
+// BatchSizes decisions a call. Each size is called Calls times, every
+// call timed on its own on the wall clock, the sizes taking turns, so
+// that the rows hold the distribution (its tail too), not a tight loop's
+// mean: schedule.learned.cost: profile charges each batch of decisions a
+// draw from it. Empty BatchSizes turns it off; a CUDA profile skips it
+// (the serving path runs on the host's cores, not on the GPU it names).
+type Serving struct {
+	BatchSizes []int `koanf:"batch_sizes"`
+	Calls      int   `koanf:"calls"`
+}
+
+// MaxServingBatch bounds profile.serving.batch_sizes: placementnet's
+// largest batch.
+const MaxServingBatch = 1024
 
 // Bounds of an imported profile (profile.import): a profile holds
 // thousands of samples, and these allow a thousand times more while
@@ -160,6 +181,9 @@ func DefaultConfig() Config {
 		MaxTime:         time.Second,
 		MatMul:          MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
 		Contention:      Contention{Models: []string{"resnet18", "resnet50", "vit"}, Batch: 2, Sessions: []int{1, 2, 4}, Repeats: 4, Rounds: 9},
+		// schedule.learned.batch's default is 32: every size a batch of
+		// decisions can have is measured or between two that are.
+		Serving: Serving{BatchSizes: []int{1, 2, 4, 8, 16, 32}, Calls: 10_000},
 	}
 }
 
@@ -221,6 +245,17 @@ func (c Config) Validate() error {
 	positive("threads", c.Threads, 1024)
 	positive("matmul.sizes", c.MatMul.Sizes, 8192)
 	positive("contention.sessions", c.Contention.Sessions, 256)
+	for i, b := range c.Serving.BatchSizes {
+		if b < 1 || b > MaxServingBatch {
+			bad(fmt.Sprintf("serving.batch_sizes[%d]", i), "must be in [1, %d], got %d", MaxServingBatch, b)
+		}
+	}
+	if dup := duplicate(c.Serving.BatchSizes); dup != 0 {
+		bad("serving.batch_sizes", "lists %d twice", dup)
+	}
+	if len(c.Serving.BatchSizes) > 0 && (c.Serving.Calls < 1 || c.Serving.Calls > 1_000_000) {
+		bad("serving.calls", "must be in [1, 1000000] while serving.batch_sizes lists a size, got %d", c.Serving.Calls)
+	}
 	if c.Warmup < 0 || c.Warmup > MaxWarmup {
 		bad("warmup", "must be in [0, %d], got %d", MaxWarmup, c.Warmup)
 	}

@@ -21,7 +21,7 @@ const (
 // profile measured is kept, so later stages draw service times from the
 // measured distribution rather than from a summary of it.
 type Sample struct {
-	// Kind is KindInference, KindMatMul or KindContention.
+	// Kind is KindInference, KindMatMul, KindContention or KindServing.
 	Kind string `parquet:"kind,dict"`
 	// Backend is what executed the run: "onnxruntime" or "gonum".
 	Backend string `parquet:"backend,dict"`
@@ -29,11 +29,12 @@ type Sample struct {
 	Provider string `parquet:"provider,dict"`
 	// Device is the hardware: "cpu" here; imported rows name their own.
 	Device string `parquet:"device,dict"`
-	// Model is a catalog model, or "matmul".
+	// Model is a catalog model, "matmul", or ServingModel.
 	Model string `parquet:"model,dict"`
 	// Precision is "fp32" or "fp16".
 	Precision string `parquet:"precision,dict"`
-	// Batch is the batch size (for matmul, the matrix size n).
+	// Batch is the batch size (for matmul, the matrix size n; for
+	// serving, the decisions in one call).
 	Batch int32 `parquet:"batch"`
 	// Threads is the intra-op thread count of the run.
 	Threads int32 `parquet:"threads"`
@@ -48,19 +49,22 @@ type Sample struct {
 }
 
 // Validate reports the first value of s that no later stage can use: a
-// kind other than inference, matmul or contention; an empty backend,
-// provider, device or model; a precision other than fp32 or fp16; a batch,
-// thread count or concurrency below 1; a device name outside package
-// ident's rule; or a latency that is not a number of seconds in
-// [MinLatencyS, MaxLatencyS]. The error starts with the samples.parquet
-// column at fault ("column batch: ..."); the caller adds the file and row.
+// kind other than inference, matmul, contention or serving; an empty
+// backend, provider, device or model; a precision other than fp32 or fp16;
+// a batch, thread count or concurrency below 1; a device name outside
+// package ident's rule; a latency that is not a number of seconds in
+// [MinLatencyS, MaxLatencyS]; or a serving row that is not one call of
+// the placement network as the schedule stage serves it (model
+// ServingModel, fp32, one thread, concurrency 1). The error starts with
+// the samples.parquet column at fault ("column batch: ..."); the caller
+// adds the file and row.
 //
 // The profile stage checks imported rows with it, and the schedule stage's
 // service model the rows it reads, so a file one accepts the other does.
 func (s Sample) Validate() error {
 	switch {
-	case s.Kind != KindInference && s.Kind != KindMatMul && s.Kind != KindContention:
-		return fmt.Errorf("column kind: want %s, %s or %s, got %q", KindInference, KindMatMul, KindContention, s.Kind)
+	case s.Kind != KindInference && s.Kind != KindMatMul && s.Kind != KindContention && s.Kind != KindServing:
+		return fmt.Errorf("column kind: want %s, %s, %s or %s, got %q", KindInference, KindMatMul, KindContention, KindServing, s.Kind)
 	case s.Backend == "":
 		return errors.New("column backend: empty")
 	case s.Provider == "":
@@ -85,6 +89,21 @@ func (s Sample) Validate() error {
 	case s.LatencyS < MinLatencyS || s.LatencyS > MaxLatencyS:
 		return fmt.Errorf("column latency_s: must be from %g s to %g s (one run of one model), got %v", MinLatencyS, MaxLatencyS, s.LatencyS)
 	}
+	if s.Kind == KindServing {
+		// The schedule stage serves one network, in fp32, on one thread
+		// of the caller's: rows of anything else would be charged as if
+		// they were that.
+		switch {
+		case s.Model != ServingModel:
+			return fmt.Errorf("column model: a %s row times the placement network, want %q, got %q", KindServing, ServingModel, s.Model)
+		case s.Precision != FP32:
+			return fmt.Errorf("column precision: a %s row times the placement network in %s, got %q", KindServing, FP32, s.Precision)
+		case s.Threads != 1:
+			return fmt.Errorf("column threads: a %s row times the serving path's one intra-op thread, got %d", KindServing, s.Threads)
+		case s.Concurrency != 1:
+			return fmt.Errorf("column concurrency: a %s row times one call alone, got %d", KindServing, s.Concurrency)
+		}
+	}
 	return nil
 }
 
@@ -93,9 +112,17 @@ const (
 	KindInference  = "inference"
 	KindMatMul     = "matmul"
 	KindContention = "contention"
+	// KindServing rows time the learned policy's serving path, one call
+	// of Batch decisions each (profile.serving): the distribution
+	// schedule.learned.cost: profile charges a batch of decisions from.
+	KindServing = "serving"
 	// KindProvider rows of the summary say which execution providers exist.
 	KindProvider = "provider"
 )
+
+// ServingModel is the model column of KindServing rows: the train stage's
+// placement network, served by package placementnet.
+const ServingModel = "placement"
 
 // SourceMeasured marks rows measured by this stage on this machine.
 const SourceMeasured = "measured"

@@ -173,9 +173,14 @@ type Sweep struct {
 // would have them, each batch charged its time on the simulated clock.
 type Learned struct {
 	// Cost is a batch of decisions' time on the simulated clock:
-	// CostProfile (the profile's mean latency of the zoo's mlp, the same
-	// 10-64-64-1 network, at the batch's size, on the first measured
-	// device at one thread), or a duration ("0s" decides at once).
+	// CostProfile, a draw from the profile's timing of the serving path
+	// (profile.serving: placementnet's calls at the batch's size, keyed
+	// to the replication's seed and the batch's ordinal), or, for a
+	// profile without it, the profile's mean latency of the zoo's mlp
+	// (the same 10-64-64-1 network timed in a tight loop) at the batch's
+	// size on the first measured device at one thread; or a duration
+	// ("0s" decides at once). ServingRow.CostSource says which was
+	// charged.
 	Cost string `koanf:"cost"`
 	// Batch is the most decisions evaluated in one onnxruntime call.
 	Batch int `koanf:"batch"`

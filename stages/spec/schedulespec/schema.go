@@ -368,10 +368,31 @@ type ServingRow struct {
 	// Evaluated points went through onnxruntime in Calls runs.
 	Evaluated int64 `parquet:"evaluated"`
 	Calls     int64 `parquet:"calls"`
-	// CostS is the simulated time charged per batch of one decision
-	// (schedule.learned.cost), seconds.
-	CostS float64 `parquet:"cost_s"`
+	// CostS and CostP99S are the median and 99th percentile of the
+	// simulated time charged a batch of one decision, seconds: equal for
+	// a fixed charge. CostSource says what was charged (CostServing,
+	// CostTightLoop or CostConfigured; schedule.learned.cost).
+	CostS      float64 `parquet:"cost_s"`
+	CostP99S   float64 `parquet:"cost_p99_s"`
+	CostSource string  `parquet:"cost_source,dict"`
 }
+
+// The sources of what the simulated clock charges a batch of the learned
+// policy's decisions (ServingRow.CostSource).
+const (
+	// CostServing is a draw from the profile's timing of the serving
+	// path (samples of kind serving) at the batch's size, keyed to the
+	// replication's seed and the batch's ordinal: schedule.learned.cost:
+	// profile.
+	CostServing = "serving"
+	// CostTightLoop is the profile's mean latency of the zoo's mlp, the
+	// placement network's shape timed in a tight loop, at the batch's
+	// size: schedule.learned.cost: profile with a profile that has no
+	// serving rows (an older or imported one).
+	CostTightLoop = "tight_loop"
+	// CostConfigured is the fixed duration schedule.learned.cost gives.
+	CostConfigured = "configured"
+)
 
 // StudyRow is one row of studies.parquet: one simulation of a study
 // (schedule.studies), the first Jobs eval jobs at schedule.load,
@@ -390,10 +411,12 @@ type StudyRow struct {
 	PredictionError float64 `parquet:"prediction_error"`
 	PredictionMAPE  float64 `parquet:"prediction_mape"`
 	// DecisionCost is a learned policy's schedule.learned.cost value,
-	// DecisionCostS a single decision's cost in seconds; empty and 0 for
-	// other policies.
-	DecisionCost  string  `parquet:"decision_cost,dict"`
-	DecisionCostS float64 `parquet:"decision_cost_s"`
+	// DecisionCostS the median charge of a batch of one decision in
+	// seconds, and DecisionCostSource what was charged (as
+	// ServingRow.CostSource); empty and 0 for other policies.
+	DecisionCost       string  `parquet:"decision_cost,dict"`
+	DecisionCostS      float64 `parquet:"decision_cost_s"`
+	DecisionCostSource string  `parquet:"decision_cost_source,dict"`
 	// The rest are as in SweepRow.
 	Jobs                     int64   `parquet:"jobs"`
 	SLOAttainment            float64 `parquet:"slo_attainment"`

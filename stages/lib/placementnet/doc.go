@@ -5,6 +5,10 @@
 // scheduler's hot path: no allocation per decision, one C call per batch,
 // and the same answers for the same sequence of calls.
 //
+// It is a library rather than the schedule stage's own package so that
+// the profile stage can time this serving path, the code that serves the
+// decisions, rather than a stand-in for it (Synthetic).
+//
 // # Network
 //
 // Load takes the ONNX bytes stages/train/placement exports (input
@@ -61,12 +65,21 @@
 // same calls give the same answers and counts (CacheStats: hits, misses,
 // evictions). A point with a NaN feature has no cell.
 //
+// # A network to time
+//
+// Synthetic builds a network of the trained one's shape, node for node,
+// with seeded random weights: the profile stage runs before any network
+// is trained, and times Eval on it at each decision batch size, so that
+// the schedule stage charges each batch of decisions a draw from what
+// this serving path took (schedule.learned.cost: profile). A call's cost
+// depends on the graph and the batch, not on the weights.
+//
 // # Costs
 //
 // The package's benchmarks time each path a decision takes (an uncached
 // decision, a batch of 32, a cache hit, Standardize and Key):
 //
-//	go test -run '^$' -bench . -count 5 ./stages/schedule/placementnet
+//	go test -run '^$' -bench . -count 5 ./stages/lib/placementnet
 //
 // The targets are 20 µs p50 and 100 µs p99 for an uncached decision, 2 µs
 // a decision in batches of 32, and 200 ns a hit; docs/benchmarks.md has

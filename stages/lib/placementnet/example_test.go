@@ -3,8 +3,8 @@ package placementnet_test
 import (
 	"fmt"
 
+	"github.com/mlsched/mlsched/stages/lib/placementnet"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/schedule/placementnet"
 )
 
 // A decision is looked up by its cell in standardized space before the
