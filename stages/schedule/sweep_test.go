@@ -341,7 +341,7 @@ func TestSweepConfigErrors(t *testing.T) {
 		{"descending", func(s *Sweep) { s.Loads = []float64{0.5, 0.4} }, "schedule.sweep.loads[1]: loads must ascend, got 0.4 after 0.5"},
 		{"zero load", func(s *Sweep) { s.Loads = []float64{0} }, "schedule.sweep.loads[0]: must be a fraction of the cluster's capacity in [0.01, 16], got 0"},
 		{"huge load", func(s *Sweep) { s.Loads = []float64{40} }, fmt.Sprintf("schedule.sweep.loads[0]: must be a fraction of the cluster's capacity in [0.01, %d], got 40", MaxSweepLoad)},
-		{"negative jobs", func(s *Sweep) { s.Jobs = -1 }, "schedule.sweep.jobs: must be at least 0"},
+		{"negative jobs", func(s *Sweep) { s.Jobs = -1 }, "schedule.sweep.jobs: must be in [0, 2^40]"},
 		{"target", func(s *Sweep) { s.Target = 1.5 }, "schedule.sweep.target: must be an SLO attainment in [0.5, 1], got 1.5"},
 		{"tolerance", func(s *Sweep) { s.Tolerance = -0.01 }, "schedule.sweep.tolerance: must be 0 (no capacity search) or a fraction of capacity in [0.001, 0.5], got -0.01"},
 	}
