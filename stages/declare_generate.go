@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
@@ -14,24 +15,27 @@ var generateStage = declare(Generate, func(c *Config) *generatespec.Config { ret
 func declareGenerate(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	// An imported workload's content enters the key, under its key.
 	extern := map[string]string{}
-	for _, w := range []struct {
-		name string
-		w    generatespec.Workload
-	}{{generatespec.WorkloadTrain, cfg.Generate.Train}, {generatespec.WorkloadEval, cfg.Generate.Eval}} {
-		if w.w.Import == "" {
+	gc := cfg.Generate
+	var keys []string
+	for _, w := range gc.Workloads() {
+		if w.W.Import == "" {
 			continue
 		}
-		key := "generate." + w.name + ".import"
-		path := rt.Path(w.w.Import)
-		digest, err := fileDigest(path, -1) // streamed: any size
+		key := "generate." + w.Name + ".import"
+		digest, err := fileDigest(rt.Path(w.W.Import), -1) // streamed: any size
 		if err != nil {
-			return pipeline.Stage{}, fmt.Errorf("%s: %w", key, err)
+			return pipeline.Stage{}, &config.Error{Key: key, Msg: err.Error(), Err: errors.Join(config.ErrInvalidValue, err)}
+		}
+		// Two workloads of the same jobs: the learned models would be
+		// judged on what they learned from.
+		for _, k := range keys {
+			if extern[k] == digest {
+				return pipeline.Stage{}, &config.Error{Key: key, Err: config.ErrInvalidValue,
+					Msg: fmt.Sprintf("holds the same jobs as %s: the learned models would be judged on the jobs they learned from; import a separate workload", k)}
+			}
 		}
 		extern[key] = digest
-	}
-	if t, e := extern["generate.train.import"], extern["generate.eval.import"]; t != "" && t == e {
-		return pipeline.Stage{}, errors.New("generate.train.import and generate.eval.import hold the same jobs: " +
-			"the learned models would be judged on the jobs they learned from; import a separate eval workload")
+		keys = append(keys, key)
 	}
 	return pipeline.Stage{
 		Name: Generate,

@@ -1,10 +1,11 @@
 package stages
 
 import (
-	"fmt"
+	"errors"
 	"path/filepath"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/config"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
@@ -18,7 +19,7 @@ func declareProfile(cfg Config, rt Runtime) (pipeline.Stage, error) {
 		importPath := rt.Path(pc.Import)
 		digest, err := fileDigest(importPath, profilespec.MaxImportBytes)
 		if err != nil {
-			return pipeline.Stage{}, fmt.Errorf("profile.import: %w", err)
+			return pipeline.Stage{}, &config.Error{Key: "profile.import", Msg: err.Error(), Err: errors.Join(config.ErrInvalidValue, err)}
 		}
 		extern[filepath.Base(importPath)] = digest
 	}

@@ -39,10 +39,11 @@ var _ pipeline.OutputEstimator = generateEstimate{}
 func (e generateEstimate) EstimateOutput(map[string]*pipeline.Manifest) (int64, string) {
 	var b float64
 	var parts []string
-	for _, w := range []struct {
-		name string
-		w    generatespec.Workload
-	}{{generatespec.WorkloadTrain, e.cfg.Train}, {generatespec.WorkloadEval, e.cfg.Eval}} {
+	for _, nw := range e.cfg.Workloads() {
+		w := struct {
+			name string
+			w    generatespec.Workload
+		}{nw.Name, *nw.W}
 		if w.w.Import != "" {
 			fi, err := os.Stat(e.path(w.w.Import))
 			if err == nil {

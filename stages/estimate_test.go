@@ -18,14 +18,14 @@ func TestGenerateEstimate(t *testing.T) {
 	}
 	rt := Runtime{ConfigDir: dir}
 	cfg := generatespec.DefaultConfig()
-	cfg.Train.Jobs, cfg.Eval.Jobs = 1000, 1e12
+	cfg.Train.Jobs, cfg.Eval.Jobs, cfg.Holdout.Jobs = 1000, 1e12, 100
 	got, why := generateEstimate{cfg: cfg, path: rt.Path}.EstimateOutput(nil)
-	if want := int64((1000+1e12)*jobRowBytes + 3*fileOverheadByte); got != want || !strings.Contains(why, "generate.eval.jobs = 1000000000000 jobs") {
+	if want := int64((1000+1e12+100)*jobRowBytes + 3*fileOverheadByte); got != want || !strings.Contains(why, "generate.eval.jobs = 1000000000000 jobs") {
 		t.Errorf("synthetic: %d bytes (%s), want %d", got, why, want)
 	}
 	cfg.Eval.Import = "w.csv"
 	got, why = generateEstimate{cfg: cfg, path: rt.Path}.EstimateOutput(nil)
-	if want := int64(1000*jobRowBytes + 5000 + 3*fileOverheadByte); got != want || !strings.Contains(why, "generate.eval.import's size") {
+	if want := int64((1000+100)*jobRowBytes + 5000 + 3*fileOverheadByte); got != want || !strings.Contains(why, "generate.eval.import's size") {
 		t.Errorf("imported: %d bytes (%s), want %d", got, why, want)
 	}
 }

@@ -212,16 +212,17 @@ func fileDigest(path string, limit int64) (string, error) {
 // and is refused, naming its key.
 func ExternFiles(cfg Config, rt Runtime) (map[string]string, error) {
 	out := map[string]string{}
-	for _, f := range []struct{ key, path string }{
-		{"profile.import", cfg.Profile.Import},
-		{"generate.train.import", cfg.Generate.Train.Import},
-		{"generate.eval.import", cfg.Generate.Eval.Import},
-	} {
+	files := []struct{ key, path string }{{"profile.import", cfg.Profile.Import}}
+	for _, w := range cfg.Generate.Workloads() {
+		files = append(files, struct{ key, path string }{"generate." + w.Name + ".import", w.W.Import})
+	}
+	for _, f := range files {
 		if f.path == "" {
 			continue
 		}
 		if !filepath.IsLocal(f.path) {
-			return nil, fmt.Errorf("%s: %s is not a path inside the config's directory, so it cannot travel to another machine's worker: put the file beside the config and name it relatively", f.key, f.path)
+			return nil, &config.Error{Key: f.key, Err: config.ErrInvalidValue,
+				Msg: fmt.Sprintf("%s is not a path inside the config's directory, so it cannot travel to another machine's worker: put the file beside the config and name it relatively", f.path)}
 		}
 		out[filepath.Clean(f.path)] = rt.Path(f.path)
 	}

@@ -42,8 +42,23 @@ func TestGenerateImportEntersTheKey(t *testing.T) {
 		t.Errorf("two imports: Extern = %v, %v", both, err)
 	}
 	write("train.csv", "arrival_s,model,batch_size,class\n0,mlp,2,batch\n")
-	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.train.import and generate.eval.import hold the same jobs") {
+	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.eval.import: holds the same jobs as generate.train.import") {
 		t.Errorf("train and eval the same jobs: %v", err)
+	}
+	// The holdout workload is one of them: its import enters the key,
+	// and may not be the train workload's jobs either.
+	write("holdout.csv", "arrival_s,model,batch_size,class\n0,resnet18,1,batch\n")
+	cfg = DefaultConfig()
+	cfg.Generate.Holdout.Import = "holdout.csv"
+	if h, err := extern(cfg); err != nil || len(h["generate.holdout.import"]) != 64 {
+		t.Errorf("a holdout import: Extern = %v, %v; want its digest", h, err)
+	}
+	cfg.Generate.Train.Import = "holdout.csv"
+	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.holdout.import: holds the same jobs as generate.train.import") {
+		t.Errorf("train and holdout the same jobs: %v", err)
+	}
+	if files, err := ExternFiles(cfg, rt); err != nil || files["holdout.csv"] == "" {
+		t.Errorf("ExternFiles = %v, %v; want the holdout import among the files that travel", files, err)
 	}
 
 	if err := syscall.Mkfifo(filepath.Join(dir, "p.csv"), 0o644); err != nil {

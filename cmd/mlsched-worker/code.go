@@ -86,9 +86,9 @@ func serve(ctx context.Context, r io.Reader, w io.Writer) error {
 func generateCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 	gc := cfg.Generate
 	// Imported workloads' paths are relative to the config's directory.
-	for _, w := range []*generate.Workload{&gc.Train, &gc.Eval} {
-		if w.Import != "" {
-			w.Import = rt.Path(w.Import)
+	for _, w := range gc.Workloads() {
+		if w.W.Import != "" {
+			w.W.Import = rt.Path(w.W.Import)
 		}
 	}
 	return func(ctx context.Context, env *pipeline.Env) error {

@@ -211,7 +211,8 @@ func (a *app) load() (*loaded, error) {
 	}
 	reg, err := stages.Registry(cfg, rt)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", a.configPath, err)}
+		// An error naming a key names the input that set it.
+		return nil, usageError{config.Attribute(err, &origins, a.configPath)}
 	}
 	g, err := reg.Graph()
 	if err != nil {

@@ -78,4 +78,28 @@ func TestImportedWorkload(t *testing.T) {
 			t.Errorf("status with generate.eval.import=%s: exit %d after %v\n%s", tt.path, code, time.Since(start), errs)
 		}
 	}
+
+	// The holdout workload imports as the others do: its content is in
+	// generate's key, and it may not be another workload's jobs.
+	holdout := filepath.Join(p.dir, "holdout.csv")
+	if err := os.WriteFile(holdout, example, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hset := []string{"--set", "generate.holdout.import=holdout.csv"}
+	if got := outcomes(p.mustCLI(append([]string{"run", "generate"}, hset...)...)); got["generate"] != "ran" {
+		t.Fatalf("run generate with an imported holdout workload: %v", got)
+	}
+	if show := p.mustCLI("show", "generate"); !strings.Contains(show, "jobs-holdout.parquet") {
+		t.Errorf("show generate lacks the holdout workload:\n%s", show)
+	}
+	if err := os.WriteFile(holdout, append(example, []byte("9.5,mlp,1,interactive,fp32\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.mustCLI(append([]string{"status"}, hset...)...); !strings.Contains(st, "stale") {
+		t.Errorf("status after editing the imported holdout file:\n%s", st)
+	}
+	_, errs, code = p.cli(append([]string{"status", "--set", "generate.train.import=holdout.csv"}, hset...)...)
+	if code != 2 || !strings.Contains(errs, "--set generate.holdout.import=holdout.csv: generate.holdout.import: holds the same jobs as generate.train.import") {
+		t.Errorf("a holdout of the train workload's jobs: exit %d\n%s", code, errs)
+	}
 }

@@ -42,6 +42,11 @@ type Error struct {
 	// indices as "stages[2]"); empty when the input never named a key, as
 	// with a YAML syntax error.
 	Key string
+	// Also are the other keys a problem of several rests on (a limit on
+	// jobs/rate names the rate and the jobs): Attribute names whichever of
+	// Key and Also the user set last, so that the message points at the
+	// input they changed.
+	Also []string
 	// Msg says what is wrong, and for an unknown key which key was probably
 	// meant.
 	Msg string

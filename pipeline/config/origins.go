@@ -43,9 +43,12 @@ func (o *Origins) record(key, src string) {
 // set key itself, a key above it (a list or map given whole) or a key below
 // it (one entry of a map), the one applied last. It returns "" when no
 // input set any of those: key has its default.
-func (o *Origins) Source(key string) string {
+func (o *Origins) Source(key string) string { return o.sourceOf(key).src }
+
+// sourceOf is Source's input with its place in the order of inputs.
+func (o *Origins) sourceOf(key string) origin {
 	if o == nil || len(o.set) == 0 {
-		return ""
+		return origin{}
 	}
 	best := origin{}
 	consider := func(k string) {
@@ -71,7 +74,20 @@ func (o *Origins) Source(key string) string {
 			consider(o.sorted[i])
 		}
 	}
-	return best.src
+	return best
+}
+
+// latest is, of keys, the one whose value the last input decided, and
+// that input; the first key and "" when none was set.
+func (o *Origins) latest(keys []string) (key, src string) {
+	key = keys[0]
+	best := 0
+	for _, k := range keys {
+		if g := o.sourceOf(k); g.seq > best {
+			key, src, best = k, g.src, g.seq
+		}
+	}
+	return key, src
 }
 
 // parentKey is the key above k: "a.b" for "a.b.c" and for "a.b[2]"; "" at
@@ -101,7 +117,7 @@ func Attribute(err error, o *Origins, fallback string) error {
 		case *Error:
 			c := *e
 			if c.Source == "" {
-				c.Source = o.Source(c.Key)
+				c.Key, c.Source = o.latest(append([]string{c.Key}, c.Also...))
 				if c.Source == "" {
 					c.Source = fallback
 				}

@@ -35,6 +35,12 @@ func TestAttribute(t *testing.T) {
 		invalid("generate.lanes.gpu", "too few"),
 		invalid("name", "must go with seed"), // a default: the fallback
 		errors.New("something without a key"),
+		// A problem of several keys names the one set last: the
+		// environment's max_jobs after the file's seed, the --set ratio
+		// after both, and the first key when none was set.
+		&Error{Key: "seed", Also: []string{"max_jobs"}, Msg: "seed and max_jobs clash", Err: ErrInvalidValue},
+		&Error{Key: "seed", Also: []string{"ratio", "max_jobs"}, Msg: "all three clash", Err: ErrInvalidValue},
+		&Error{Key: "name", Also: []string{"other"}, Msg: "neither was set", Err: ErrInvalidValue},
 	)
 	got := Attribute(verr, &origins, "pipeline.yaml")
 	want := []string{
@@ -49,6 +55,9 @@ func TestAttribute(t *testing.T) {
 		"--set generate.lanes.gpu.speed=-2: generate.lanes.gpu: too few",
 		"pipeline.yaml: name: must go with seed",
 		"pipeline.yaml: something without a key",
+		"env MLSCHED_MAX_JOBS: max_jobs: seed and max_jobs clash",
+		"--set ratio=1e-300: ratio: all three clash",
+		"pipeline.yaml: name: neither was set",
 	}
 	es, ok := got.(Errors)
 	if !ok || len(es) != len(want) {

@@ -219,6 +219,21 @@ func DefaultConfig() Config {
 	}
 }
 
+// NamedWorkload is one workload of the config with its name (the
+// workload's key under generate: train, eval, holdout).
+type NamedWorkload struct {
+	Name string
+	W    *Workload
+}
+
+// Workloads are c's workloads, in order: train, eval, holdout. Every
+// place that handles a workload's settings (its import's path, its
+// content in the stage's key, the files that travel to a worker) walks
+// this one list, so that no workload is left out of any.
+func (c *Config) Workloads() []NamedWorkload {
+	return []NamedWorkload{{WorkloadTrain, &c.Train}, {WorkloadEval, &c.Eval}, {WorkloadHoldout, &c.Holdout}}
+}
+
 // Validate reports every invalid setting at once, each error starting with
 // the setting's full key, e.g. "generate.eval.jobs: must be at least 1, got 0".
 // All sections are checked, including those the chosen processes ignore, so a
@@ -235,10 +250,11 @@ func (c Config) Validate() error {
 		}
 	}
 
-	for _, w := range []struct {
-		name string
-		w    Workload
-	}{{WorkloadTrain, c.Train}, {WorkloadEval, c.Eval}, {WorkloadHoldout, c.Holdout}} {
+	for _, nw := range c.Workloads() {
+		w := struct {
+			name string
+			w    Workload
+		}{nw.Name, *nw.W}
 		p := w.name + "."
 		if w.w.Import != "" {
 			if err := CheckImportName(w.w.Import); err != nil {
@@ -260,8 +276,9 @@ func (c Config) Validate() error {
 		if !(a.Rate >= MinRate && a.Rate <= MaxRate) {
 			bad(p+"rate", "must be in [0.001, 1e9] jobs per second, got %v", a.Rate)
 		} else if span := float64(w.w.Jobs) / a.Rate; w.w.Jobs >= 1 && w.w.Jobs <= MaxJobs && span > MaxSpanS {
-			bad(p+"rate", "%d jobs at %v per second would span %.3g s of arrivals, more than the 1e8 s (about 3 years) within which times resolve a latency; raise the rate or lower generate.%sjobs",
-				w.w.Jobs, a.Rate, span, w.name+".")
+			errs = append(errs, &config.Error{Key: "generate." + p + "rate", Also: []string{"generate." + w.name + ".jobs"}, Err: config.ErrInvalidValue,
+				Msg: fmt.Sprintf("%d jobs at %v per second would span %.3g s of arrivals, more than the 1e8 s (about 3 years) within which times resolve a latency; raise generate.%s.arrival.rate or lower generate.%s.jobs",
+					w.w.Jobs, a.Rate, span, w.name, w.name)})
 		}
 		switch a.Bursty.Model {
 		case BurstyGamma, BurstyMMPP:

@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 		{"huge rate", func(c *Config) { c.Train.Arrival.Rate = 1e300 },
 			[]string{"generate.train.arrival.rate: must be in [0.001, 1e9] jobs per second, got 1e+300"}},
 		{"span beyond what times resolve", func(c *Config) { c.Eval.Arrival.Rate, c.Eval.Jobs = 0.001, 200_000 },
-			[]string{"generate.eval.arrival.rate: 200000 jobs at 0.001 per second would span 2e+08 s of arrivals, more than the 1e8 s (about 3 years) within which times resolve a latency; raise the rate or lower generate.eval.jobs"}},
+			[]string{"generate.eval.arrival.rate: 200000 jobs at 0.001 per second would span 2e+08 s of arrivals, more than the 1e8 s (about 3 years) within which times resolve a latency; raise generate.eval.arrival.rate or lower generate.eval.jobs"}},
 		{"unknown bursty model", func(c *Config) { c.Eval.Arrival.Bursty.Model = "pareto" },
 			[]string{`generate.eval.arrival.bursty.model: unknown model "pareto"`}},
 		{"cv zero and too large", func(c *Config) { c.Eval.Arrival.Bursty.CV = 0; c.Train.Arrival.Bursty.CV = 11 },

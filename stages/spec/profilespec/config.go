@@ -262,7 +262,9 @@ func (c Config) Validate() error {
 	if c.Repeats < 1 || c.Repeats > MaxRepeats {
 		bad("repeats", "must be in [1, %d], got %d", MaxRepeats, c.Repeats)
 	}
-	if c.MaxRepeats < c.Repeats || c.MaxRepeats > MaxRepeats {
+	// max_repeats is held to repeats only once repeats is valid: a bad
+	// repeats is one error, not two.
+	if c.MaxRepeats > MaxRepeats || c.Repeats >= 1 && c.Repeats <= MaxRepeats && c.MaxRepeats < c.Repeats {
 		bad("max_repeats", "must be in [repeats=%d, %d], got %d", c.Repeats, MaxRepeats, c.MaxRepeats)
 	}
 	if c.MinTime < 0 || c.MinTime > MaxSeriesTime {
