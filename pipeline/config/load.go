@@ -230,6 +230,38 @@ func hasEmpty(segs []string) bool {
 // userinfo matches the user and password of a URL (scheme://user:pass@).
 var userinfo = regexp.MustCompile(`(://)[^/@\s]*@`)
 
-// redactUserinfo hides the credentials a URL in an argument carries, so
-// that a message naming the argument never shows them.
-func redactUserinfo(arg string) string { return userinfo.ReplaceAllString(arg, "${1}…@") }
+// queryParam matches a URL query parameter, its name and "=" in group 1
+// and its value in group 2.
+var queryParam = regexp.MustCompile(`([?&]([^=&\s]*)=)([^&\s]*)`)
+
+// credentialWords are what a parameter's name holds when its value is a
+// credential (CredentialName).
+var credentialWords = []string{"secret", "password", "passwd", "token", "credential", "accesskey", "session", "apikey"}
+
+// CredentialName reports whether a parameter's name (of a URL's query,
+// say) says that its value is a credential: secret_access_key,
+// X-Amz-Security-Token, password and the like, case and separators
+// aside.
+func CredentialName(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	for _, w := range credentialWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactUserinfo hides the credentials a URL in an argument carries (its
+// userinfo, and the value of a query parameter whose name says it is a
+// credential), so that a message naming the argument never shows them.
+func redactUserinfo(arg string) string {
+	arg = userinfo.ReplaceAllString(arg, "${1}…@")
+	return queryParam.ReplaceAllStringFunc(arg, func(m string) string {
+		g := queryParam.FindStringSubmatch(m)
+		if CredentialName(g[2]) {
+			return g[1] + "…"
+		}
+		return m
+	})
+}

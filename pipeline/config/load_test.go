@@ -345,6 +345,8 @@ func TestSetSourceHidesCredentials(t *testing.T) {
 		"remote=s3://bucket/x?a=b":         "remote=s3://bucket/x?a=b",
 		"a=https://u@h/p and ftp://x:y@z":  "a=https://…@h/p and ftp://…@z",
 		"schedule.load=0.5":                "schedule.load=0.5",
+		"remote=s3://b/x?region=r&secret_access_key=SECRET&X-Amz-Security-Token=T": "remote=s3://b/x?region=r&secret_access_key=…&X-Amz-Security-Token=…",
+		"remote=s3://b/x?password=p&endpoint=http://u:p@h":                         "remote=s3://b/x?password=…&endpoint=http://…@h",
 	} {
 		if got := redactUserinfo(in); got != want {
 			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
