@@ -487,6 +487,22 @@ func (c Config) Validate() error {
 			bad(key, "policy %q is already listed at policies[%d]", p, j)
 		}
 	}
+	// The placement network learns when to move a job between devices:
+	// on a cluster of one there is none to learn, and train would label
+	// no decision at all.
+	if len(c.Cluster) == 1 {
+		for _, l := range []struct {
+			key   string
+			specs []string
+		}{{"policies", c.Policies}, {"real.policies", r.Policies}} {
+			for i, p := range l.specs {
+				if sp, err := policy.ParseSpec(p); err == nil && sp.Served() {
+					bad(fmt.Sprintf("%s[%d]", l.key, i), "%s needs the placement network, which learns when to move a job between devices, and schedule.cluster has one device (%s): add a device or take %s out",
+						p, c.Cluster[0].Name, p)
+				}
+			}
+		}
+	}
 
 	if c.Replications < 1 || c.Replications > MaxReplications {
 		bad("replications", "must be from 1 to %d, got %d", MaxReplications, c.Replications)

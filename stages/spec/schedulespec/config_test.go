@@ -127,3 +127,46 @@ func TestValidateReportsAll(t *testing.T) {
 		}
 	}
 }
+
+// TestOneDeviceHasNoLearnedPolicy: a cluster of one device has nowhere to
+// move a job, so a learned policy there, simulated or real, is a config
+// error naming the policy and the device; the other policies run.
+func TestOneDeviceHasNoLearnedPolicy(t *testing.T) {
+	one := func(policies, real []string) Config {
+		c := DefaultConfig()
+		c.Cluster = c.Cluster[1:] // accel alone
+		c.Policies, c.Real.Policies = policies, real
+		return c
+	}
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{"heuristics only", one([]string{"fifo", "edf", "edf+migrate"}, []string{"fifo"}), nil},
+		{"learned simulated", one([]string{"fifo", "learned"}, nil),
+			[]string{"schedule.policies[1]: learned needs the placement network, which learns when to move a job between devices, and schedule.cluster has one device (accel)"}},
+		{"learned run for real", one([]string{"fifo"}, []string{"fifo", "learned"}), []string{"schedule.real.policies[1]: learned needs the placement network"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %v, want an error containing %q", err, w)
+				}
+			}
+		})
+	}
+	// Two devices: learned is fine.
+	c := DefaultConfig()
+	c.Policies = []string{"learned"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("two devices, learned: %v", err)
+	}
+}
