@@ -36,8 +36,8 @@ var codeVersions = map[string]string{
 	"stages/spec/profilespec":      "458d0113aacc79efe96d84ece8e25ab8ed5035a8b9c17991183647ab6b1ff2f2",
 	"stages/spec/schedulespec":     "239b317b9976caca5cc39b84da36f4d9d219b23e9d382734044928335fda7a99",
 	"stages/spec/trainspec":        "3cabc15c202541168a244eedea0d31024af1c8c24ac28e5a3c6dc332fae642c4",
-	"stages/train":                 "ad65441a987533d65b8304d563a0e16a5b8f5d9726431d8aa8551818857c77b0",
-	"stages/train/label":           "d8208ecec4120952efcf84e489d36eb24bbb42a730bf131868385153bbdab5a2",
+	"stages/train":                 "d65a25e4f022a8ccc205234d9134a52aad91ce39ef6d2e3cb1f2c54df5580ec4",
+	"stages/train/label":           "9b15e49141fa6db905f91dd31a388a24bf2040bdf7e0ce86987d9ea8efd52bea",
 	"stages/train/placement":       "bbd85bff698726b1da76bf2969cbb370e1a8332333a99ccc15f105511ec8915b",
 	"stages/train/predictorfit":    "172822802057d8e7c9154d4143311c5b72f7c5c9fa05bdab7cdd70ca79950a13",
 }
