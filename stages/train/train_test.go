@@ -197,6 +197,23 @@ func TestHeldOutScores(t *testing.T) {
 	if n, auc := holdout(trainspec.ScorerNetwork, "n"), holdout(trainspec.ScorerNetwork, "auc"); n < 100 || auc < 0.9 {
 		t.Errorf("holdout: the network's AUC %.3f on %v points; want at least 0.9 on at least 100", auc, n)
 	}
+	// The labels' agreement with the other labellings, on the points of
+	// the sample judged every way: each compared point is labelled or a
+	// near tie under each, and the share agreeing lies in its interval.
+	agreement := map[string]float64{}
+	for _, m := range metrics {
+		if m.Model == trainspec.ModelLabels && m.Section == trainspec.SectionAgreement {
+			agreement[m.Candidate+" "+m.Metric] = m.Value
+		}
+	}
+	for _, a := range alternatives(small().Placement) {
+		name := judgementName(a) + " "
+		compared, ties, points, agree := agreement[name+"compared"], agreement[name+"near_ties"], agreement[name+"points"], agreement[name+"agree"]
+		v, lo, hi := agreement[name+"agreement"], agreement[name+"agreement_lo"], agreement[name+"agreement_hi"]
+		if compared < agreementSample/2 || ties+points != compared || agree > points || math.Abs(v-agree/points) > 1e-12 || !(lo <= v && v <= hi && lo < hi) {
+			t.Errorf("agreement with %s: %v of %v points (%v near ties of %v compared), %v in [%v, %v]", name, agree, points, ties, compared, v, lo, hi)
+		}
+	}
 	// What it learned: the held-out points ranked nearly right, and far
 	// more decided right than by always answering the majority label.
 	majority := float64(max(s.Positives, s.N-s.Positives)) / float64(s.N)
