@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":              "7b239c315fd855cb6963105ce302da81ad33b94b59d35d61a7f4fc2790fad845",
+	"stages/evaluate":              "115ed83449bf464e1afc4f620e6ba3b1ecb6689a1fa4bb1310a66df7032c13fa",
 	"stages/evaluate/chart":        "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":     "06112e81c35e5bc54a8fe361665413e83d3a496589ce52186e92fb2d3ca2ebdc",
 	"stages/evaluate/golden":       "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
