@@ -15,7 +15,8 @@ type Judge struct {
 	// decision.
 	Horizon float64
 	// Arrivals judges the jobs that arrive after the decision and no
-	// later than the horizon as well as those in the system at it.
+	// later than the horizon as well as those in the system at it, up
+	// to the moment the branches meet again.
 	Arrivals bool
 }
 
