@@ -194,7 +194,11 @@ func DefaultConfig() Config {
 		Predictor: Predictor{Kind: KindAuto, Folds: 5, Trees: 50},
 		Placement: Placement{
 			Decisions: 50_000,
-			Horizon:   5 * time.Second,
+			// Judged on later arrivals too, a decision's labels hardly
+			// change past a second (docs/learning.md), and each branch
+			// costs about its horizon.
+			Horizon:   time.Second,
+			Arrivals:  true,
 			Objective: ObjectiveLatency,
 			Tie:       0.001,
 			Explore:   0.1,
