@@ -64,6 +64,21 @@ func placementRows(t *trained) []MetricRow {
 			rows = append(rows, row)
 		}
 	}
+	// How often each other labelling agrees with the configured one
+	// (metric label_agreement_<labelling>, as train names it).
+	for _, a := range t.alternatives() {
+		v, ok := t.value(trainspec.ModelLabels, trainspec.SectionAgreement, "", a, "agreement")
+		if !ok {
+			continue
+		}
+		row := MetricRow{Scope: section.ScopePlacement, Metric: "label_agreement_" + a, Value: v}
+		lo, okLo := t.value(trainspec.ModelLabels, trainspec.SectionAgreement, "", a, "agreement_lo")
+		hi, okHi := t.value(trainspec.ModelLabels, trainspec.SectionAgreement, "", a, "agreement_hi")
+		if okLo && okHi {
+			row.Lo, row.Hi = new(lo), new(hi)
+		}
+		rows = append(rows, row)
+	}
 	return rows
 }
 
@@ -153,6 +168,7 @@ func renderPlacement(t *trained) (report.Section, error) {
 	}
 	md.WriteString(".\n\n")
 	md.WriteString(labelsText(t))
+	md.WriteString(agreementText(t))
 
 	// The training curve.
 	eps := t.epochs()
@@ -247,6 +263,85 @@ func labelsText(t *trained) string {
 	if len(counts) > 0 {
 		fmt.Fprintf(&b, "\nThe labeller's counts: %s.\n", strings.Join(counts, ", "))
 	}
+	return b.String()
+}
+
+// alternatives are the labellings train measured the configured one
+// against, in its order.
+func (t *trained) alternatives() []string {
+	return t.distinct(func(r trainspec.MetricRow) bool {
+		return r.Model == trainspec.ModelLabels && r.Section == trainspec.SectionAgreement && r.Candidate != trainspec.CandidateConfigured
+	}, func(r trainspec.MetricRow) string { return r.Candidate })
+}
+
+// agreementText says how much the labels depend on how a fork is judged:
+// for each other labelling train judged a sample of the points by, how
+// many it labels as the configured labelling does, with the interval;
+// empty without train's agreement rows.
+func agreementText(t *trained) string {
+	alts := t.alternatives()
+	if len(alts) == 0 {
+		return ""
+	}
+	at := func(candidate, metric string) float64 {
+		if v, ok := t.value(trainspec.ModelLabels, trainspec.SectionAgreement, "", candidate, metric); ok {
+			return v
+		}
+		return math.NaN()
+	}
+	judged := func(arrivals float64) string {
+		if arrivals == 1 {
+			return "the jobs present and later arrivals"
+		}
+		return "the jobs present"
+	}
+	ch, ca := at(trainspec.CandidateConfigured, "horizon_s"), at(trainspec.CandidateConfigured, "arrivals")
+	configured := "the jobs in the system at the decision"
+	if ca == 1 {
+		configured += " and those arriving after it, before the horizon"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**How much the judgement matters.** Each point's label judges its fork on %s (train.placement.arrivals: %v), "+
+		"over %s (train.placement.horizon). A seeded sample of %s of the points was also judged the ways below, "+
+		"from the same forks; each row counts the points that way labels (its near ties left out) and how many of them it labels as the configured way does.\n\n",
+		configured, ca == 1, report.Secs(ch), count(at(alts[0], "compared")))
+	tb := report.NewTable("judged on", ">horizon", ">points", ">near ties", ">migrate: configured, this way", ">agree", ">share agreeing")
+	worst, wilson := "", false
+	for _, a := range alts {
+		h, pts, agree := at(a, "horizon_s"), at(a, "points"), at(a, "agree")
+		horizon := report.Secs(h)
+		switch h {
+		case ch / 2:
+			horizon += " (half)"
+		case 2 * ch:
+			horizon += " (twice)"
+		}
+		share := fmt.Sprintf("%s (%s … %s)", report.Pct(at(a, "agreement")), report.Pct(at(a, "agreement_lo")), report.Pct(at(a, "agreement_hi")))
+		if pts > 0 && (agree == pts || agree == 0) {
+			share += "*"
+			wilson = true
+		}
+		tb.Add(judged(at(a, "arrivals")), horizon, count(pts), count(at(a, "near_ties")),
+			fmt.Sprintf("%s, %s", report.Pct(at(a, "configured_migrate")/pts), report.Pct(at(a, "migrate")/pts)), count(agree), share)
+		if worst == "" || at(a, "agreement") < at(worst, "agreement") {
+			worst = a
+		}
+	}
+	b.WriteString(tb.String())
+	lo, hi := at(worst, "agreement_lo"), at(worst, "agreement_hi")
+	fmt.Fprintf(&b, "\nThe labels differ most judged on %s over %s: they agree with the configured labelling on %s of %s points (%s, 95%% interval %s … %s), ",
+		judged(at(worst, "arrivals")), report.Secs(at(worst, "horizon_s")), count(at(worst, "agree")), count(at(worst, "points")),
+		report.Pct(at(worst, "agreement")), report.Pct(lo), report.Pct(hi))
+	if hi < 1 {
+		fmt.Fprintf(&b, "so that choice changes %s to %s of the labels.", report.Pct(1-hi), report.Pct(1-lo))
+	} else {
+		fmt.Fprintf(&b, "so that choice changes at most %s of the labels.", report.Pct(1-lo))
+	}
+	fmt.Fprintf(&b, " The intervals are the block bootstrap's over the sample's %s blocks of the workload", count(at(worst, "blocks")))
+	if wilson {
+		b.WriteString("; * where every point agrees (or none does), no resample differs, and the interval is Wilson's with the blocks as the draws")
+	}
+	b.WriteString(".\n")
 	return b.String()
 }
 

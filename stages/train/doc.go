@@ -36,6 +36,15 @@
 // +migrate (gain above schedule.migration.min_gain) and the best single
 // feature threshold chosen on the training points.
 //
+// How a fork is judged is a choice (train.placement.horizon, and
+// train.placement.arrivals: whether the jobs arriving after the decision
+// count), and the labels are only as good as it. So a seeded sample of
+// about 400 points is judged other ways too, from the same forks: with the
+// other choice of arrivals, and at half and twice the horizon; the
+// agreement rows of metrics.parquet say on how many of them each way
+// labels as the configured one does, with a block-bootstrap interval, and
+// the report's Placement network section shows them.
+//
 // # Determinism
 //
 // Every file is a function of the configuration, the seed and the inputs.

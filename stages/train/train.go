@@ -101,9 +101,10 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	}
 	pc := cfg.Placement
 	start := time.Now()
+	alts := alternatives(pc)
 	points, st, err := label.Run(ctx, label.Source{Jobs: w.Jobs, SimConfig: w.SimConfig}, label.Options{
-		Decisions: pc.Decisions, Horizon: pc.Horizon.Seconds(), Objective: pc.Objective, Tie: pc.Tie,
-		Explore: pc.Explore, Seed: derive(seed, 2),
+		Decisions: pc.Decisions, Horizon: pc.Horizon.Seconds(), Arrivals: pc.Arrivals, Objective: pc.Objective, Tie: pc.Tie,
+		Explore: pc.Explore, Seed: derive(seed, 2), Alternatives: alts, Compare: min(agreementSample, pc.Decisions),
 		// Labelling may play out more decisions than it keeps (it
 		// subsamples them to Decisions): the bar stops short of the
 		// network's step rather than run past 100%.
@@ -170,7 +171,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 			return fmt.Errorf("train: holdout: %w", err)
 		}
 		hpoints, hst, err := label.Run(ctx, label.Source{Jobs: hw.Jobs, SimConfig: hw.SimConfig}, label.Options{
-			Decisions: holdoutDecisions(pc.Decisions), Horizon: pc.Horizon.Seconds(), Objective: pc.Objective, Tie: pc.Tie,
+			Decisions: holdoutDecisions(pc.Decisions), Horizon: pc.Horizon.Seconds(), Arrivals: pc.Arrivals, Objective: pc.Objective, Tie: pc.Tie,
 			Explore: pc.Explore, Seed: derive(seed, 6),
 		})
 		if err != nil {
@@ -192,6 +193,11 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	}
 	rows = append(rows, curveRows(curve)...)
 	rows = append(rows, labelRows(points, split, st)...)
+	agreement, err := agreementRows(pc, alts, points, derive(seed, 8))
+	if err != nil {
+		return fmt.Errorf("train: label agreement: %w", err)
+	}
+	rows = append(rows, agreement...)
 	progress(total)
 
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.DecisionsFile), decisionRows(points, split), featureMeta(out.Metadata)); err != nil {

@@ -194,15 +194,43 @@ func TestHeldOutScores(t *testing.T) {
 			}
 		}
 	}
-	if n, auc := holdout(trainspec.ScorerNetwork, "n"), holdout(trainspec.ScorerNetwork, "auc"); n < 100 || auc < 0.9 {
-		t.Errorf("holdout: the network's AUC %.3f on %v points; want at least 0.9 on at least 100", auc, n)
+	// The labels count the jobs that arrive after a decision, which no
+	// input shows, so no scorer ranks the points nearly right; the
+	// network must rank them far better than either rule does.
+	for _, on := range []struct {
+		split string
+		score func(scorer, metric string) float64
+	}{{trainspec.SplitTest, score}, {trainspec.SplitHoldout, holdout}} {
+		n, auc := on.score(trainspec.ScorerNetwork, "n"), on.score(trainspec.ScorerNetwork, "auc")
+		rules := max(on.score(trainspec.ScorerThreshold, "auc"), on.score(trainspec.ScorerBestFeature, "auc"))
+		if n < 100 || auc < 0.8 || auc < rules+0.1 {
+			t.Errorf("%s: the network's AUC %.3f on %v points, the rules' best %.3f; want at least 0.8 and 0.1 above the rules, on at least 100",
+				on.split, auc, n, rules)
+		}
 	}
-	// What it learned: the held-out points ranked nearly right, and far
-	// more decided right than by always answering the majority label.
+	// The labels' agreement with the other labellings, on the points of
+	// the sample judged every way: each compared point is labelled or a
+	// near tie under each, and the share agreeing lies in its interval.
+	agreement := map[string]float64{}
+	for _, m := range metrics {
+		if m.Model == trainspec.ModelLabels && m.Section == trainspec.SectionAgreement {
+			agreement[m.Candidate+" "+m.Metric] = m.Value
+		}
+	}
+	for _, a := range alternatives(small().Placement) {
+		name := judgementName(a) + " "
+		compared, ties, points, agree := agreement[name+"compared"], agreement[name+"near_ties"], agreement[name+"points"], agreement[name+"agree"]
+		v, lo, hi := agreement[name+"agreement"], agreement[name+"agreement_lo"], agreement[name+"agreement_hi"]
+		if compared < agreementSample/2 || ties+points != compared || agree > points || math.Abs(v-agree/points) > 1e-12 || !(lo <= v && v <= hi && lo < hi) {
+			t.Errorf("agreement with %s: %v of %v points (%v near ties of %v compared), %v in [%v, %v]", name, agree, points, ties, compared, v, lo, hi)
+		}
+	}
+	// What it learned: far more of the held-out points decided right
+	// than by always answering the majority label.
 	majority := float64(max(s.Positives, s.N-s.Positives)) / float64(s.N)
-	if s.AUC < 0.95 || s.Accuracy < majority+0.5*(1-majority) {
-		t.Errorf("held-out network: AUC %.3f, accuracy %.3f (majority label %.3f); want AUC ≥ 0.95 and half the majority's errors at most",
-			s.AUC, s.Accuracy, majority)
+	if s.Accuracy < majority+0.4*(1-majority) {
+		t.Errorf("held-out network: accuracy %.3f (majority label %.3f, AUC %.3f); want 40%% of the majority's errors put right at least",
+			s.Accuracy, majority, s.AUC)
 	}
 	// The predictor file loads and predicts a configuration the profile
 	// did not measure.

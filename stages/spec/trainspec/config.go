@@ -54,8 +54,9 @@ var Kinds = []string{KindAuto, KindTable, KindCART, KindForest, KindLogLinear, K
 // The objectives a rollout's branches are compared on, the values of
 // train.placement.objective.
 const (
-	// ObjectiveLatency is the summed end-to-end latency of the jobs in the
-	// system at the decision.
+	// ObjectiveLatency is the summed end-to-end latency of the jobs judged:
+	// those in the system at the decision, and with
+	// train.placement.arrivals those arriving before the horizon.
 	ObjectiveLatency = "latency"
 	// ObjectiveSLO is the number of those jobs that miss their SLO.
 	ObjectiveSLO = "slo"
@@ -148,6 +149,10 @@ type Placement struct {
 	// Horizon bounds each branch of a rollout, in simulated time from
 	// the decision.
 	Horizon time.Duration `koanf:"horizon"`
+	// Arrivals judges the branches on the jobs that arrive after the
+	// decision and no later than the horizon as well as on those in the
+	// system at it (package label's doc).
+	Arrivals bool `koanf:"arrivals"`
 	// Objective is what the branches are compared on.
 	Objective string `koanf:"objective"`
 	// Tie is the relative difference between the branches' objectives
@@ -189,7 +194,11 @@ func DefaultConfig() Config {
 		Predictor: Predictor{Kind: KindAuto, Folds: 5, Trees: 50},
 		Placement: Placement{
 			Decisions: 50_000,
-			Horizon:   5 * time.Second,
+			// Judged on later arrivals too, a decision's labels hardly
+			// change past a second (docs/learning.md), and each branch
+			// costs about its horizon.
+			Horizon:   time.Second,
+			Arrivals:  true,
 			Objective: ObjectiveLatency,
 			Tie:       0.001,
 			Explore:   0.1,
@@ -256,6 +265,16 @@ func (c Config) Validate() error {
 		bad("placement.network.patience", "must be from 1 to 10000 epochs, got %d", n.Patience)
 	}
 	return errors.Join(errs...)
+}
+
+// JudgementName names a way of labelling in metrics.parquet's agreement
+// rows: its horizon, and "+arrivals" where the jobs arriving before it
+// are judged too ("5s", "5s+arrivals").
+func JudgementName(horizon time.Duration, arrivals bool) string {
+	if arrivals {
+		return horizon.String() + "+arrivals"
+	}
+	return horizon.String()
 }
 
 // RegretMetric is the regret's metric name under objective.

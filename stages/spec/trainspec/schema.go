@@ -11,8 +11,9 @@ type MetricRow struct {
 	// Split is the predictor's split (grouped_kfold, leave_one_batch_out,
 	// leave_one_model_out), or the placement split scored (test).
 	Split string `parquet:"split,dict"`
-	// Candidate is the predictor's candidate, or the placement scorer
-	// (network, threshold, best_feature).
+	// Candidate is the predictor's candidate, the placement scorer
+	// (network, threshold, best_feature), or the way of labelling an
+	// agreement row is about.
 	Candidate string `parquet:"candidate,dict"`
 	// Feature is the input an importance is of, prefixed by its level
 	// (query: or feature:).
@@ -42,7 +43,16 @@ const (
 	SectionCalibration = "calibration" // lo, hi, count, mean_predicted, observed per bin
 	SectionROC         = "roc"         // fpr, tpr per point
 	SectionCounts      = "counts"
+	// SectionAgreement (model labels) holds, for each other way of
+	// labelling (candidate: JudgementName), how often its labels agree
+	// with the configured labelling's on the points judged both ways;
+	// candidate CandidateConfigured describes the configured one.
+	SectionAgreement = "agreement"
 )
+
+// CandidateConfigured names the configured labelling in the agreement
+// rows.
+const CandidateConfigured = "configured"
 
 // The placement scorers.
 const (
@@ -81,8 +91,10 @@ type DecisionRow struct {
 	Features []float32 `parquet:"features,list"`
 	// GainS is the Threshold rule's predicted gain.
 	GainS float64 `parquet:"gain_s"`
-	// Judged is how many jobs were in the system at the decision; Stay
-	// and Move the branches' objectives over them.
+	// Judged is how many jobs the branches were judged on (those in the
+	// system at the decision, and with train.placement.arrivals those
+	// arriving before the horizon); Stay and Move the branches'
+	// objectives over them.
 	Judged int32   `parquet:"judged"`
 	Stay   float64 `parquet:"stay"`
 	Move   float64 `parquet:"move"`

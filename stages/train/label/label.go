@@ -43,16 +43,52 @@
 //
 // # The objective
 //
-// The jobs in the system at the decision (arrived and not done) are the
-// ones it is judged on. ObjectiveLatency sums their end-to-end latency from
-// the decision on: the time from the decision to each one's end, a job
-// still in the system at the horizon counting the whole horizon.
-// ObjectiveSLO counts those that miss their deadline: done late, or not
-// done by a deadline that the horizon passed. A branch ends once every
-// judged job is done, or at the horizon. A point whose branches differ by
-// no more than Options.Tie of the larger objective is a near tie, and is
-// dropped, not weighted: its label would be noise (an exact tie is common:
-// a move often changes nothing the judged jobs see).
+// By default the jobs in the system at the decision (arrived and not
+// done) are the ones it is judged on. ObjectiveLatency sums their
+// end-to-end latency from the decision on: the time from the decision to
+// each one's end, a job still in the system at the horizon counting the
+// whole horizon. ObjectiveSLO counts those that miss their deadline: done
+// late, or not done by a deadline that the horizon passed. A branch ends
+// once every judged job is done, or at the horizon.
+//
+// Judged so, a move is neither charged nor credited for what it does to
+// the jobs that come after it: the lane it takes may be one a later
+// arrival would have had, and the queue it shortens is one later arrivals
+// join. With Options.Arrivals the jobs that arrive after the decision and
+// no later than the horizon are judged too, each from its arrival: its
+// latency term runs from its arrival to the earlier of its end and the
+// horizon, and under ObjectiveSLO it counts if it misses its deadline by
+// the same rule. Both branches are handed the same arrivals and the same
+// service times, so they judge the same jobs.
+//
+// The branches then run in step, the one behind in simulated time first,
+// to the horizon, or until no judged job is left and no job can still
+// arrive before the horizon, or until they meet again: the first moment
+// both clusters are empty with the same job to arrive next. From there
+// they run alike (the same jobs, the same service times, and rules that
+// decide by the state alone), so every later arrival would add the same
+// term to both objectives: it is left out. That changes no label; it
+// measures a near tie against the jobs the decision could still touch,
+// not every job the horizon holds, and it keeps the branches short. An empty branch is not run on to its next arrival while the
+// other is behind it, so the moment is not stepped over.
+//
+// A point whose branches differ by no more than Options.Tie of the larger
+// objective is a near tie, and is dropped, not weighted: its label would
+// be noise (an exact tie is common: a move often changes nothing the
+// judged jobs see).
+//
+// # How much the judgement matters
+//
+// Whether a horizon or the arrivals change the labels is measured, not
+// assumed: Options.Alternatives are other judgements (Judge: a horizon,
+// arrivals or not) of the same forks, and a seeded sample of about
+// Options.Compare of the points is judged under each of them as well
+// (Point.Alternatives). The branches are the same simulations whatever
+// judges them, since the rule after the decision does not depend on the
+// judgement, so every judgement of a point comes from one pair of branches,
+// run until the longest of them is done; each judgement comes out as it
+// would alone. A sampled point is chosen by its subsample key, before it
+// is played out, and the subsample keeps it.
 //
 // The points are in the order of their trajectories (pass, then segment)
 // and of their decisions, whatever round played them. When more points
@@ -118,6 +154,16 @@ type Options struct {
 	// Horizon bounds each branch, seconds of simulated time after the
 	// decision.
 	Horizon float64
+	// Arrivals judges the jobs that arrive after the decision and no
+	// later than the horizon too (see the package doc).
+	Arrivals bool
+	// Alternatives are other judgements of the forks, each applied to a
+	// sample of the points (Point.Alternatives), to measure how much the
+	// labels depend on the judgement.
+	Alternatives []Judge
+	// Compare is about how many of the points the sample holds: each
+	// point is in it with probability Compare/Decisions.
+	Compare int
 	// Objective is ObjectiveLatency or ObjectiveSLO.
 	Objective string
 	// Tie is the relative difference under which a point is dropped.
@@ -147,12 +193,18 @@ type Point struct {
 	Features [sim.NumFeatures]float32
 	// Gain is the Threshold rule's predicted gain, seconds.
 	Gain float64
-	// Judged is how many jobs were in the system at the decision.
+	// Judged is how many jobs the branches were judged on: those in the
+	// system at the decision, and with Options.Arrivals those that
+	// arrived after it, no later than the horizon.
 	Judged int32
 	// Stay and Move are the branches' objectives.
 	Stay, Move float64
 	// Migrate is the label: moving did better.
 	Migrate bool
+	// Alternatives are the point judged under each of
+	// Options.Alternatives, in order, if it is in the compared sample;
+	// nil if not.
+	Alternatives []Verdict
 }
 
 // Stats describe a labelling run.
@@ -190,8 +242,15 @@ func Run(ctx context.Context, src Source, opts Options) ([]Point, Stats, error) 
 		return nil, Stats{}, fmt.Errorf("label: unknown objective %q", opts.Objective)
 	case !(opts.Tie >= 0 && opts.Tie < 1):
 		return nil, Stats{}, fmt.Errorf("label: tie %v: want a share in [0, 1)", opts.Tie)
+	case opts.Compare < 0:
+		return nil, Stats{}, fmt.Errorf("label: want a sample of at least 0 points to compare, got %d", opts.Compare)
 	case len(src.Jobs) == 0:
 		return nil, Stats{}, errors.New("label: no jobs")
+	}
+	for i, j := range opts.Alternatives {
+		if !(j.Horizon > 0) || math.IsInf(j.Horizon, 0) {
+			return nil, Stats{}, fmt.Errorf("label: alternative %d: want a positive horizon, got %v", i+1, j.Horizon)
+		}
 	}
 	var (
 		st    Stats

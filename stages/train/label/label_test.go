@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -174,6 +175,132 @@ func TestScenarioObjectives(t *testing.T) {
 	}
 }
 
+// byModel places jobs of model 0 on device 1 and the rest on device 0.
+type byModel struct{}
+
+func (byModel) Name() string { return "by-model" }
+func (byModel) Place(j *sim.Job, _ *sim.State) int {
+	if j.Model == 0 {
+		return 1
+	}
+	return 0
+}
+
+// TestArrivals is a move that helps the jobs in the system at the decision
+// and hurts those that arrive after it. Device a runs job 0 (10 s) from 0
+// to 10; job 1 (3 s) arrives on a at 0.1 and waits, while b idles: the
+// decision is about moving job 1 to b. At 0.2 three jobs of 0.1 s arrive
+// on b. Moved, job 1 runs on b from 0.101 to 3.101 and the three wait
+// behind it, ending at 3.201, 3.301 and 3.401. Left, the three run from
+// 0.2 to 0.5, when b, idle, takes job 1, which ends at 3.501. Job 0 ends
+// at 10 either way. The jobs present at the decision favour the move
+// (job 1 ends 0.4 s sooner); counting the arrivals, staying saves them
+// 2.7 s, and the label flips.
+func TestArrivals(t *testing.T) {
+	devices := []sim.Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 1}}
+	svc := fixed{Work: []float64{0.1, 3, 10}}
+	jobs := []sim.Job{
+		{ID: 0, Arrival: 0, Model: 2, Batch: 1, Deadline: 100},
+		{ID: 1, Arrival: 0.1, Model: 1, Batch: 1, Deadline: 3.3},
+		{ID: 2, Arrival: 0.2, Model: 0, Batch: 1, Deadline: 1.2},
+		{ID: 3, Arrival: 0.2, Model: 0, Batch: 1, Deadline: 1.2},
+		{ID: 4, Arrival: 0.2, Model: 0, Batch: 1, Deadline: 1.2},
+	}
+	src := source(jobs, devices, svc, byModel{}, 0.001)
+	present := (10 - 0.1) // job 0, either way
+	arrived := func(ends ...float64) float64 {
+		s := 0.0
+		for _, e := range ends {
+			s += e - 0.2
+		}
+		return s
+	}
+	tests := []struct {
+		name       string
+		opts       Options
+		move, stay float64
+		judged     int32
+		migrate    bool
+	}{
+		{"latency, present jobs", Options{Horizon: 30, Objective: ObjectiveLatency},
+			present + (3.101 - 0.1), present + (3.501 - 0.1), 2, true},
+		{"latency, with arrivals", Options{Horizon: 30, Objective: ObjectiveLatency, Arrivals: true},
+			present + (3.101 - 0.1) + arrived(3.201, 3.301, 3.401), present + (3.501 - 0.1) + arrived(0.3, 0.4, 0.5), 5, false},
+		// Job 1 must end by 3.3: moved, it does; the three arrivals must
+		// end by 1.2: behind job 1, none does.
+		{"slo, present jobs", Options{Horizon: 30, Objective: ObjectiveSLO}, 0, 1, 2, true},
+		{"slo, with arrivals", Options{Horizon: 30, Objective: ObjectiveSLO, Arrivals: true}, 3, 1, 5, false},
+		// A horizon of 1 s ends at 1.1: job 0 counts 1 s either way, job
+		// 1 too, and the arrivals count to their ends or to 1.1.
+		{"latency, arrivals, short horizon", Options{Horizon: 1, Objective: ObjectiveLatency, Arrivals: true},
+			1 + 1 + arrived(1.1, 1.1, 1.1), 1 + 1 + arrived(0.3, 0.4, 0.5), 5, false},
+		// Arrivals after the horizon are not judged: a horizon of 0.05 s
+		// ends before they come, and job 1 is not done by it either way,
+		// a tie.
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := firstDecision(t, src, tt.opts)
+			if !ok {
+				t.Fatal("the decision is a near tie")
+			}
+			if p.Time != 0.1 || p.JobID != 1 || p.Judged != tt.judged {
+				t.Errorf("decision about job %d at %v judging %d jobs, want job 1 at 0.1 judging %d", p.JobID, p.Time, p.Judged, tt.judged)
+			}
+			if math.Abs(p.Move-tt.move) > 1e-9 || math.Abs(p.Stay-tt.stay) > 1e-9 || p.Migrate != tt.migrate {
+				t.Errorf("move %v, stay %v, migrate %v; want move %v, stay %v, migrate %v", p.Move, p.Stay, p.Migrate, tt.move, tt.stay, tt.migrate)
+			}
+			if p.Alternatives != nil {
+				t.Errorf("alternatives %v, asked for none", p.Alternatives)
+			}
+		})
+	}
+	if _, ok := firstDecision(t, src, Options{Horizon: 0.05, Objective: ObjectiveLatency, Arrivals: true}); ok {
+		t.Error("a horizon before the arrivals: not a tie")
+	}
+	// The same fork judged the configured way and, for the compared
+	// sample (here every point), the other ways: each verdict is what
+	// labelling that way alone gives.
+	opts := Options{Decisions: 1, Compare: 1, Horizon: 30, Objective: ObjectiveLatency, Alternatives: []Judge{{Horizon: 30, Arrivals: true}, {Horizon: 1, Arrivals: true}, {Horizon: 0.05}}}
+	p, ok := firstDecision(t, src, opts)
+	if !ok || len(p.Alternatives) != len(opts.Alternatives) {
+		t.Fatalf("point %+v (labelled %v), want %d alternatives", p, ok, len(opts.Alternatives))
+	}
+	for k, j := range opts.Alternatives {
+		alone, ok := firstDecision(t, src, Options{Horizon: j.Horizon, Arrivals: j.Arrivals, Objective: ObjectiveLatency})
+		got := p.Alternatives[k]
+		if got.Tie == ok || ok && (got.Move != alone.Move || got.Stay != alone.Stay || got.Migrate != alone.Migrate || got.Judged != alone.Judged) {
+			t.Errorf("alternative %+v: %+v; labelled alone: %+v (labelled %v)", j, got, alone, ok)
+		}
+	}
+}
+
+// TestBranchesMeet judges arrivals after the branches have met again. On
+// two devices of the same speed, a runs job 0 (1.2 s) from 0; job 1
+// (0.3 s) arrives on a at 0.1, and the decision is about moving it to b.
+// Moved, it ends at 0.401 and the cluster is empty from 1.2, when job 0
+// ends; left, it runs after job 0, from 1.2 to 1.5. Job 2 arrives at 2,
+// when both branches are empty: it would run alike in both, so it is
+// not judged, and the objectives are those of jobs 0 and 1. The move
+// branch, empty from 1.2, is not run on to job 2's arrival while the
+// other is still busy, so the moment both are empty is found.
+func TestBranchesMeet(t *testing.T) {
+	devices := []sim.Device{{Name: "a", Lanes: 1, Memory: 100, Speed: 1}, {Name: "b", Lanes: 1, Memory: 100, Speed: 1}}
+	jobs := []sim.Job{
+		{ID: 0, Arrival: 0, Model: 0, Batch: 1, Deadline: 100},
+		{ID: 1, Arrival: 0.1, Model: 1, Batch: 1, Deadline: 100},
+		{ID: 2, Arrival: 2, Model: 1, Batch: 1, Deadline: 100},
+	}
+	src := source(jobs, devices, fixed{Work: []float64{1.2, 0.3}}, onFirst{}, 0.001)
+	move, stay := (1.2-0.1)+(0.401-0.1), (1.2-0.1)+(1.5-0.1)
+	for _, arrivals := range []bool{false, true} {
+		p, ok := firstDecision(t, src, Options{Horizon: 30, Arrivals: arrivals, Objective: ObjectiveLatency})
+		if !ok || p.Judged != 2 || math.Abs(p.Move-move) > 1e-9 || math.Abs(p.Stay-stay) > 1e-9 || !p.Migrate {
+			t.Errorf("arrivals %v: point %+v (labelled %v), want 2 judged, move %v, stay %v, migrate", arrivals, p, ok, move, stay)
+		}
+	}
+}
+
 // randomWorkload is n seeded jobs of two models, mixed classes and
 // deadlines, at about rate jobs a second.
 func randomWorkload(seed uint64, n int, rate float64) []sim.Job {
@@ -197,57 +324,99 @@ func randomSource(n int) Source {
 
 // TestBranchesReplayFromScratch plays every labelled point's two branches
 // again without forking: each branch is simulated from the segment's
-// start with a rule that follows the behaviour rule up to the point's
-// decision, forces it, and follows the Threshold rule after; its
-// objective, computed from the records, must be the point's.
+// start to its end with a rule that follows the behaviour rule up to the
+// point's decision, forces it, and follows the Threshold rule after, and
+// its objective is computed from the records, under the configured
+// judgement and under each alternative of the compared sample. Judging
+// the jobs present at the decision, it must be the point's. Judging the
+// arrivals too, the replay counts every one before the horizon, where the
+// labeller stops once the branches meet again: the difference between
+// the branches must be the point's, and the point's objectives no more
+// than the replay's, less where the branches met before the horizon.
 func TestBranchesReplayFromScratch(t *testing.T) {
 	src := randomSource(2400)
-	opts := Options{Decisions: 150, Horizon: 2, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.2, Seed: 5}
-	points, st, err := Run(context.Background(), src, opts)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"present jobs", Options{Decisions: 150, Horizon: 2, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.2, Seed: 5,
+			Compare: 30, Alternatives: []Judge{{Horizon: 1}, {Horizon: 2, Arrivals: true}, {Horizon: 4, Arrivals: true}}}},
+		{"arrivals", Options{Decisions: 150, Horizon: 1, Arrivals: true, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.2, Seed: 5,
+			Compare: 30, Alternatives: []Judge{{Horizon: 1}}}},
 	}
-	if len(points) != opts.Decisions || st.Probes < int64(len(points)) {
-		t.Fatalf("Run = %d points from %d probes, want %d", len(points), st.Probes, opts.Decisions)
-	}
-	seen := map[bool]int{}
-	for i, p := range points[:40] {
-		seen[p.Migrate]++
-		tr := segments(src, opts, p.Pass)[p.Segment]
-		if err := tr.setup(); err != nil {
-			t.Fatal(err)
-		}
-		for _, take := range []bool{true, false} {
-			got := replay(t, tr, p, take)
-			want := p.Stay
-			if take {
-				want = p.Move
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			points, st, err := Run(context.Background(), src, opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if math.Abs(got-want) > 1e-9*max(1, want) {
-				t.Errorf("point %d (pass %d segment %d, job %d at %v), take %v: replayed objective %v, labelled %v",
-					i, p.Pass, p.Segment, p.JobID, p.Time, take, got, want)
+			if len(points) != opts.Decisions || st.Probes < int64(len(points)) {
+				t.Fatalf("Run = %d points from %d probes, want %d", len(points), st.Probes, opts.Decisions)
 			}
-		}
-	}
-	if seen[true] == 0 || seen[false] == 0 {
-		t.Errorf("the replayed points are of one label: %v", seen)
+			seen := map[bool]int{}
+			compared, met := 0, 0
+			for i, p := range points {
+				if p.Alternatives != nil {
+					compared++
+				}
+				if i >= 40 && p.Alternatives == nil {
+					continue
+				}
+				seen[p.Migrate]++
+				tr := segments(src, opts, p.Pass)[p.Segment]
+				if err := tr.setup(); err != nil {
+					t.Fatal(err)
+				}
+				judges := []Judge{{Horizon: opts.Horizon, Arrivals: opts.Arrivals}}
+				want := [][2]float64{{p.Move, p.Stay}}
+				for k, v := range p.Alternatives {
+					judges = append(judges, opts.Alternatives[k])
+					want = append(want, [2]float64{v.Move, v.Stay})
+				}
+				got := [2][]float64{replay(t, tr, p, true, judges), replay(t, tr, p, false, judges)}
+				for k, j := range judges {
+					move, stay := got[0][k], got[1][k]
+					if tol := 1e-9 * max(1, move, stay); !j.Arrivals && (math.Abs(move-want[k][0]) > tol || math.Abs(stay-want[k][1]) > tol) ||
+						j.Arrivals && (math.Abs((move-stay)-(want[k][0]-want[k][1])) > tol || want[k][0] > move+tol || want[k][1] > stay+tol) {
+						t.Errorf("point %d (pass %d segment %d, job %d at %v), judged %+v: replayed move %v, stay %v; labelled move %v, stay %v",
+							i, p.Pass, p.Segment, p.JobID, p.Time, j, move, stay, want[k][0], want[k][1])
+					}
+					if j.Arrivals && want[k][1] < stay-1e-6 {
+						met++
+					}
+				}
+			}
+			if arrivals := opts.Arrivals || slices.ContainsFunc(opts.Alternatives, func(j Judge) bool { return j.Arrivals }); arrivals && met == 0 {
+				t.Error("no branches met before the horizon: the stop is not exercised")
+			}
+			if seen[true] == 0 || seen[false] == 0 {
+				t.Errorf("the replayed points are of one label: %v", seen)
+			}
+			// About Compare points are compared: a binomial draw, here
+			// well inside four standard deviations.
+			if sd := math.Sqrt(float64(opts.Compare)); math.Abs(float64(compared-opts.Compare)) > 4*sd {
+				t.Errorf("%d points compared, want about %d", compared, opts.Compare)
+			}
+		})
 	}
 }
 
-// replay simulates tr's segment from its start, taking or refusing the
-// decision about p.JobID at p.Time, and returns the objective of the jobs
-// in the system then.
-func replay(t *testing.T, tr *trajectory, p Point, take bool) float64 {
+// replay simulates tr's segment from its start to its end, taking or
+// refusing the decision about p.JobID at p.Time, and returns its
+// objective under each judge: its terms summed over the jobs in the
+// system at the decision and, for a judge that counts arrivals, the jobs
+// arriving after it and no later than the horizon.
+func replay(t *testing.T, tr *trajectory, p Point, take bool, judges []Judge) []float64 {
 	t.Helper()
-	type judged struct{ arrival, deadline float64 }
+	type job struct{ arrival, deadline float64 }
 	var (
-		fired  bool
-		in     = map[int64]judged{} // arrived, not done
-		judge  = map[int64]judged{}
-		obj    float64
-		cfg    = tr.cfg
-		at     = p.Time
-		finish = at + tr.opts.Horizon
+		fired   bool
+		in      = map[int64]job{} // arrived, not done
+		present = map[int64]bool{}
+		ends    = map[int64]float64{}
+		cfg     = tr.cfg
+		at      = p.Time
 	)
 	cfg.Migration.Decide = migratorFunc(func(f *sim.MigrationFeatures) bool {
 		switch {
@@ -257,7 +426,7 @@ func replay(t *testing.T, tr *trajectory, p Point, take bool) float64 {
 			fired = true
 			for id, j := range in {
 				if j.arrival <= f.Now {
-					judge[id] = j
+					present[id] = true
 				}
 			}
 			return take
@@ -265,37 +434,45 @@ func replay(t *testing.T, tr *trajectory, p Point, take bool) float64 {
 		return tr.behaviour.Migrate(f)
 	})
 	i := 0
-	var stop bool
 	m, err := sim.New(cfg, func() (*sim.Job, bool) {
 		if i == len(tr.jobs) {
 			return nil, false
 		}
 		j := tr.jobs[i]
 		i++
-		in[j.ID] = judged{j.Arrival, j.Deadline}
+		in[j.ID] = job{j.Arrival, j.Deadline}
 		return &j, true
 	}, func(r *sim.Record) error {
 		delete(in, r.Job.ID)
-		if _, ok := judge[r.Job.ID]; ok && fired {
-			obj += min(r.End, finish) - at
-			delete(judge, r.Job.ID)
-		}
+		ends[r.Job.ID] = r.End
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !stop {
-		more, err := m.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stop = !more || fired && (len(judge) == 0 || m.Now() > finish)
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
 	}
 	if !fired {
 		t.Fatalf("the replay never reached the decision about job %d at %v", p.JobID, at)
 	}
-	return obj + float64(len(judge))*tr.opts.Horizon
+	out := make([]float64, len(judges))
+	for k, jd := range judges {
+		horizon := at + jd.Horizon
+		for _, j := range tr.jobs {
+			if !present[j.ID] && !(jd.Arrivals && j.Arrival > at && j.Arrival <= horizon) {
+				continue
+			}
+			end := min(ends[j.ID], horizon)
+			switch {
+			case tr.opts.Objective == ObjectiveLatency:
+				out[k] += end - max(at, j.Arrival)
+			case end > j.Deadline:
+				out[k]++
+			}
+		}
+	}
+	return out
 }
 
 type migratorFunc func(*sim.MigrationFeatures) bool
@@ -303,11 +480,12 @@ type migratorFunc func(*sim.MigrationFeatures) bool
 func (f migratorFunc) Migrate(m *sim.MigrationFeatures) bool { return f(m) }
 
 // TestDeterministic labels the same source on one core and on two: the
-// points must be the same, bit for bit, and another seed must give other
-// points.
+// points must be the same, bit for bit, their judgements with arrivals
+// and the alternatives too, and another seed must give other points.
 func TestDeterministic(t *testing.T) {
 	src := randomSource(1600)
-	opts := Options{Decisions: 120, Horizon: 2, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.1, Seed: 9}
+	opts := Options{Decisions: 120, Horizon: 2, Arrivals: true, Objective: ObjectiveLatency, Tie: 0.001, Explore: 0.1, Seed: 9,
+		Compare: 40, Alternatives: []Judge{{Horizon: 2}, {Horizon: 4, Arrivals: true}}}
 	run := func(procs int, seed uint64) []Point {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		o := opts
@@ -319,10 +497,10 @@ func TestDeterministic(t *testing.T) {
 		return p
 	}
 	a, b := run(1, 9), run(2, 9)
-	if !slices.Equal(a, b) {
+	if !reflect.DeepEqual(a, b) {
 		t.Error("the points on one core differ from those on two")
 	}
-	if c := run(2, 10); slices.Equal(a, c) {
+	if c := run(2, 10); reflect.DeepEqual(a, c) {
 		t.Error("another seed gives the same points")
 	}
 }
@@ -367,6 +545,8 @@ func TestRejects(t *testing.T) {
 		{"horizon", func(o *Options) { o.Horizon = math.Inf(1) }, "positive horizon"},
 		{"objective", func(o *Options) { o.Objective = "fast" }, `unknown objective "fast"`},
 		{"tie", func(o *Options) { o.Tie = 1 }, "tie 1"},
+		{"compare", func(o *Options) { o.Compare = -1 }, "sample of at least 0 points to compare, got -1"},
+		{"alternative", func(o *Options) { o.Alternatives = []Judge{{Horizon: 1}, {Horizon: 0, Arrivals: true}} }, "alternative 2: want a positive horizon, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

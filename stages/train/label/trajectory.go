@@ -163,7 +163,8 @@ func (t *trajectory) label(ctx context.Context) error {
 				return fmt.Errorf("the run ended at step %d, before the decision scouted at step %d", step, d.step)
 			}
 		}
-		p, ok, err := t.probe(main, d)
+		key := mix(t.seed, 5, uint64(i))
+		p, ok, err := t.probe(main, d, t.compared(key))
 		if err != nil {
 			return err
 		}
@@ -174,9 +175,17 @@ func (t *trajectory) label(ctx context.Context) error {
 		p.Block = t.segment*BlocksPerSegment + block(p.Time, first, last)
 		t.points = append(t.points, p)
 		t.index = append(t.index, i)
-		t.keys = append(t.keys, mix(t.seed, 5, uint64(i)))
+		t.keys = append(t.keys, key)
 	}
 	return nil
+}
+
+// compared says whether the decision whose subsample key is key is judged
+// under Options.Alternatives too: a share Compare/Decisions of the
+// decisions, those with the smallest keys, which the subsample keeps
+// first.
+func (t *trajectory) compared(key uint64) bool {
+	return len(t.opts.Alternatives) > 0 && unit(key) < float64(t.opts.Compare)/float64(t.opts.Decisions)
 }
 
 // block is which of BlocksPerSegment equal spans of [first, last] holds
@@ -199,6 +208,8 @@ type runner struct {
 	live map[int64]tracked
 	// next is the position in the segment of the next job to hand out.
 	next int
+	// fed, if not nil, is told of every job handed out.
+	fed func(id int64, tr tracked)
 }
 
 // feeder hands out copies of the trajectory's jobs from r.next on, noting
@@ -211,7 +222,11 @@ func (t *trajectory) feeder(r *runner) func() (*sim.Job, bool) {
 		j := new(sim.Job)
 		*j = t.jobs[r.next]
 		r.next++
-		r.live[j.ID] = tracked{j.Arrival, j.Deadline}
+		tr := tracked{j.Arrival, j.Deadline}
+		r.live[j.ID] = tr
+		if r.fed != nil {
+			r.fed(j.ID, tr)
+		}
 		return j, true
 	}
 }

@@ -46,16 +46,8 @@ func regret(migrate []bool, o Outcomes, i int) float64 {
 }
 
 // ScoreBlocks scores pr against the labels y with intervals by the block
-// bootstrap: the test points' blocks are resampled with replacement,
-// resamples times, each resample keeping every point of each block it
-// draws, and each interval is the resamples' percentile interval at
-// confidence. Points of one block are decisions of one stretch of one
-// simulation, which depend on each other; blocks, far apart in the
-// workload, are close to independent, so resampling whole blocks keeps
-// the dependence inside them (the cluster bootstrap: Davison and Hinkley,
-// Bootstrap Methods and their Application, 1997, §3.8; Field and Welsh,
-// "Bootstrapping clustered data", JRSS B 69:369–390, 2007). A resample
-// with one class alone has no AUC and is left out of its interval.
+// bootstrap of the test points (BlockBootstrap). A resample with one class
+// alone has no AUC and is left out of its interval.
 func ScoreBlocks(pr Predictions, y []bool, o Outcomes, resamples int, confidence float64, seed uint64) (BlockScores, error) {
 	n := len(y)
 	if len(pr.Migrate) != n || len(pr.Score) != n || len(o.Stay) != n || len(o.Move) != n || len(o.Block) != n {
@@ -65,10 +57,63 @@ func ScoreBlocks(pr Predictions, y []bool, o Outcomes, resamples int, confidence
 	if n == 0 || resamples < 1 || !(confidence > 0 && confidence < 1) {
 		return BlockScores{}, fmt.Errorf("placement: %s: %d points, %d resamples, confidence %g", pr.Scorer, n, resamples, confidence)
 	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(pr.Score[b], pr.Score[a]), cmp.Compare(a, b)) })
+	accuracy := func(w []float64) float64 {
+		var sum, right float64
+		for i := range n {
+			sum += w[i]
+			if pr.Migrate[i] == y[i] {
+				right += w[i]
+			}
+		}
+		return right / sum
+	}
+	auc := func(w []float64) float64 { return weightedAUC(order, pr.Score, y, w) }
+	cost := func(w []float64) float64 {
+		var sum, cost float64
+		for i := range n {
+			sum += w[i]
+			cost += w[i] * regret(pr.Migrate, o, i)
+		}
+		return cost / sum
+	}
+	ivs, nb, err := BlockBootstrap(o.Block, resamples, confidence, seed, accuracy, auc, cost)
+	if err != nil {
+		return BlockScores{}, fmt.Errorf("placement: %s: %w", pr.Scorer, err)
+	}
+	return BlockScores{Accuracy: ivs[0], AUC: ivs[1], Regret: ivs[2], Blocks: nb}, nil
+}
+
+// BlockBootstrap gives each statistic of points drawn in blocks its value
+// and an interval by the block bootstrap: the points' blocks (block[i] is
+// point i's) are resampled with replacement, resamples times, each
+// resample keeping every point of each block it draws, and each interval
+// is the resamples' percentile interval at confidence. A statistic is
+// computed from the points' weights, how many times each is drawn (all 1
+// for its value); one that is undefined on a resample returns NaN there,
+// and the resample is left out of its interval. It also returns how many
+// blocks there are.
+//
+// Points of one block are decisions of one stretch of one simulation,
+// which depend on each other; blocks, far apart in the workload, are close
+// to independent, so resampling whole blocks keeps the dependence inside
+// them (the cluster bootstrap: Davison and Hinkley, Bootstrap Methods and
+// their Application, 1997, §3.8; Field and Welsh, "Bootstrapping clustered
+// data", JRSS B 69:369–390, 2007), where an interval that took the points
+// for independent draws would be too narrow.
+func BlockBootstrap(block []int32, resamples int, confidence float64, seed uint64, stats ...func(w []float64) float64) ([]Interval, int, error) {
+	n := len(block)
+	if n == 0 || resamples < 1 || !(confidence > 0 && confidence < 1) {
+		return nil, 0, fmt.Errorf("block bootstrap of %d points, %d resamples, confidence %g", n, resamples, confidence)
+	}
 	// Each block's index, in order of first appearance.
 	blockOf := make([]int, n)
 	index := map[int32]int{}
-	for i, b := range o.Block {
+	for i, b := range block {
 		k, ok := index[b]
 		if !ok {
 			k = len(index)
@@ -77,32 +122,17 @@ func ScoreBlocks(pr Predictions, y []bool, o Outcomes, resamples int, confidence
 		blockOf[i] = k
 	}
 	nb := len(index)
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(pr.Score[b], pr.Score[a]), cmp.Compare(a, b)) })
 	w := make([]float64, n)
-	stats := func() (acc, auc, reg float64) {
-		var sum, right, cost float64
-		for i := range n {
-			sum += w[i]
-			if pr.Migrate[i] == y[i] {
-				right += w[i]
-			}
-			cost += w[i] * regret(pr.Migrate, o, i)
-		}
-		return right / sum, weightedAUC(order, pr.Score, y, w), cost / sum
-	}
 	for i := range w {
 		w[i] = 1
 	}
-	var out BlockScores
-	out.Blocks = nb
-	out.Accuracy.Value, out.AUC.Value, out.Regret.Value = stats()
+	out := make([]Interval, len(stats))
+	for k, stat := range stats {
+		out[k].Value = stat(w)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x626c6f636b73)) // "blocks"
 	count := make([]float64, nb)
-	var accs, aucs, regs []float64
+	draws := make([][]float64, len(stats))
 	for range resamples {
 		clear(count)
 		for range nb {
@@ -111,16 +141,41 @@ func ScoreBlocks(pr Predictions, y []bool, o Outcomes, resamples int, confidence
 		for i := range w {
 			w[i] = count[blockOf[i]]
 		}
-		acc, auc, reg := stats()
-		accs, regs = append(accs, acc), append(regs, reg)
-		if !math.IsNaN(auc) {
-			aucs = append(aucs, auc)
+		for k, stat := range stats {
+			if v := stat(w); !math.IsNaN(v) {
+				draws[k] = append(draws[k], v)
+			}
 		}
 	}
-	out.Accuracy.Lo, out.Accuracy.Hi = percentiles(accs, confidence)
-	out.AUC.Lo, out.AUC.Hi = percentiles(aucs, confidence)
-	out.Regret.Lo, out.Regret.Hi = percentiles(regs, confidence)
-	return out, nil
+	for k := range out {
+		out[k].Lo, out[k].Hi = percentiles(draws[k], confidence)
+	}
+	return out, nb, nil
+}
+
+// Wilson is Wilson's score interval at confidence for a share of k
+// successes in n independent draws (Wilson, "Probable inference, the law
+// of succession, and statistical inference", JASA 22:209–212, 1927):
+// unlike the normal approximation it has width where k is 0 or n, where
+// a bootstrap has none.
+func Wilson(k, n, confidence float64) (lo, hi float64) {
+	if !(n > 0) {
+		return math.NaN(), math.NaN()
+	}
+	z := math.Sqrt2 * math.Erfinv(confidence)
+	p, z2 := k/n, z*z
+	centre := (p + z2/(2*n)) / (1 + z2/n)
+	half := z / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
+	lo, hi = max(0, centre-half), min(1, centre+half)
+	// At k = 0 or n one end is the share itself; the formula's last
+	// bits may miss it.
+	if k == 0 {
+		lo = 0
+	}
+	if k == n {
+		hi = 1
+	}
+	return lo, hi
 }
 
 // weightedAUC is the Mann–Whitney AUC of the points in order (descending

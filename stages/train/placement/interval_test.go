@@ -97,3 +97,68 @@ func TestScoreBlocks(t *testing.T) {
 		t.Error("five labels for six points: no error")
 	}
 }
+
+// TestWilson checks Wilson's interval against values worked out from its
+// formula, including the shares of 0 and 1, where it keeps its width.
+func TestWilson(t *testing.T) {
+	tests := []struct {
+		k, n, conf float64
+		lo, hi     float64
+	}{
+		{5, 10, 0.95, 0.236593, 0.763407},
+		{0, 10, 0.95, 0, 0.277533},
+		{122, 122, 0.95, 0.969474, 1},
+		{3, 3, 0.95, 0.438503, 1},
+		{81, 100, 0.9, 0.737640, 0.866027},
+	}
+	for _, tt := range tests {
+		lo, hi := Wilson(tt.k, tt.n, tt.conf)
+		// The ends at a share of 0 or 1 are exact: an interval of 1
+		// must hold 1.
+		if math.Abs(lo-tt.lo) > 1e-6 || math.Abs(hi-tt.hi) > 1e-6 || tt.lo == 0 && lo != 0 || tt.hi == 1 && hi != 1 {
+			t.Errorf("Wilson(%v, %v, %v) = [%.6f, %.6f], want [%.6f, %.6f]", tt.k, tt.n, tt.conf, lo, hi, tt.lo, tt.hi)
+		}
+	}
+	if lo, hi := Wilson(0, 0, 0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("Wilson of no draws = [%v, %v], want NaN", lo, hi)
+	}
+}
+
+// TestBlockBootstrap resamples blocks of points that share their value
+// within a block: each resample's mean is a mean of block values, so an
+// interval's ends are multiples of 1/blocks for 0/1 values; a statistic
+// that is NaN on every resample has no interval, and no points is an
+// error.
+func TestBlockBootstrap(t *testing.T) {
+	block := []int32{3, 3, 8, 8, 5, 5, 1, 1}
+	x := []float64{1, 1, 0, 0, 1, 1, 1, 1}
+	mean := func(w []float64) float64 {
+		var s, n float64
+		for i := range w {
+			s, n = s+w[i]*x[i], n+w[i]
+		}
+		return s / n
+	}
+	never := func([]float64) float64 { return math.NaN() }
+	ivs, nb, err := BlockBootstrap(block, 500, 0.95, 3, mean, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nb != 4 || ivs[0].Value != 0.75 {
+		t.Errorf("%d blocks, mean %v; want 4 and 0.75", nb, ivs[0].Value)
+	}
+	for _, v := range []float64{ivs[0].Lo, ivs[0].Hi} {
+		if k := v * 4; math.Abs(k-math.Round(k)) > 1e-12 {
+			t.Errorf("interval end %v is no multiple of 1/4", v)
+		}
+	}
+	if !(ivs[0].Lo < 0.75 && ivs[0].Hi == 1) {
+		t.Errorf("interval [%v, %v] of 0.75 over 4 blocks, one of them 0: want it from below 0.75 to 1", ivs[0].Lo, ivs[0].Hi)
+	}
+	if !math.IsNaN(ivs[1].Lo) || !math.IsNaN(ivs[1].Hi) {
+		t.Errorf("a statistic NaN on every resample has the interval [%v, %v]", ivs[1].Lo, ivs[1].Hi)
+	}
+	if _, _, err := BlockBootstrap(nil, 10, 0.95, 1, mean); err == nil {
+		t.Error("no points: no error")
+	}
+}
