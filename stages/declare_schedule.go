@@ -28,7 +28,7 @@ func declareSchedule(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Deps: []string{Generate, Profile, Train},
 		Reads: map[string][]string{
 			Generate: slices.Compact(generatespec.EvalReplicationFiles(cfg.Generate, cfg.Schedule.Replications)),
-			Train:    {trainspec.PredictorFile, trainspec.PlacementFile},
+			Train:    trainFiles(cfg.Schedule),
 		},
 		Config:   cfg.Schedule,
 		UsesSeed: true,
@@ -41,6 +41,16 @@ func declareSchedule(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		Exclusive: len(cfg.Schedule.Real.Policies) > 0,
 		Estimate:  scheduleEstimate{cfg.Schedule},
 	}, nil
+}
+
+// trainFiles are the train artifact's files schedule reads: the
+// predictor, and the placement network where a policy asks for it (train
+// trains it only then).
+func trainFiles(s schedulespec.Config) []string {
+	if trainspec.SimulationOf(s).Trains() {
+		return []string{trainspec.PredictorFile, trainspec.PlacementFile}
+	}
+	return []string{trainspec.PredictorFile}
 }
 
 // Warnings reports settings that are valid but most likely not meant, as

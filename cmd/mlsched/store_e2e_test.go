@@ -51,7 +51,7 @@ func TestDamageIsNamed(t *testing.T) {
 
 	// A file whose mtime changed is not reported up to date.
 	train := p.onlyVersion(store, "train")
-	ms, _ := filepath.Glob(filepath.Join(store, "train", train, "*.onnx"))
+	ms, _ := filepath.Glob(filepath.Join(store, "train", train, "predictor.json"))
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(ms[0], later, later)
 	if st := p.mustCLI("status", "train"); !strings.Contains(st, "damaged?") {

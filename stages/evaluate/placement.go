@@ -41,7 +41,7 @@ func (s *placementSection) Render(*section.Evaluation) (report.Section, error) {
 // and regret, and the same on the holdout workload's points (metric
 // holdout_<name>).
 func placementRows(t *trained) []MetricRow {
-	if t == nil {
+	if t == nil || t.untrained {
 		return nil
 	}
 	var rows []MetricRow
@@ -129,6 +129,10 @@ func (t *trained) rules() map[string]string {
 func renderPlacement(t *trained) (report.Section, error) {
 	if t == nil {
 		return report.Section{}, nil
+	}
+	if t.untrained {
+		return report.Section{Title: "Placement network", Markdown: "The placement network was not trained: no policy of schedule.policies or schedule.real.policies " +
+			"is served by it (a learned policy is), so train trained the service-time predictor alone.\n"}, nil
 	}
 	var md strings.Builder
 	var charts []report.Chart

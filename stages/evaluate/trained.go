@@ -47,6 +47,10 @@ type trained struct {
 	// features name the placement network's inputs by index, as
 	// decisions.parquet's footer lists them; nil when it lists none.
 	features []string
+	// untrained is true when train trained no placement network, no
+	// policy asking for one (trainspec.SectionTrained): the artifact then
+	// holds no placement scores, curve or decision points.
+	untrained bool
 }
 
 // trainKey names one number of train's metrics.parquet: every field of a
@@ -110,6 +114,9 @@ func readTrained(dir string) (*trained, error) {
 		}
 	}
 
+	if t.untrained {
+		return t, nil
+	}
 	// The decision points' file is read for its footer only: the names of
 	// the network's inputs, which the best single-feature rule refers to
 	// by index.
@@ -166,6 +173,20 @@ func (t *trained) index() error {
 	}
 	if len(t.splits()) == 0 {
 		return fmt.Errorf("no %s %s rows", trainspec.ModelPredictor, trainspec.SectionScore)
+	}
+	v, ok := t.at[trainKey{model: trainspec.ModelPlacement, section: trainspec.SectionTrained, metric: trainspec.MetricTrained}]
+	switch {
+	case ok && v != 0 && v != 1:
+		return fmt.Errorf("%s %s %s = %v, want 0 or 1", trainspec.ModelPlacement, trainspec.SectionTrained, trainspec.MetricTrained, v)
+	case ok && v == 0:
+		// No network: no placement row may claim one.
+		for _, r := range t.rows {
+			if r.Model == trainspec.ModelPlacement && r.Section != trainspec.SectionTrained {
+				return fmt.Errorf("%s says no placement network was trained, yet holds its %s %s rows", trainspec.SectionTrained, r.Section, r.Metric)
+			}
+		}
+		t.untrained = true
+		return nil
 	}
 	if len(t.scorers()) == 0 {
 		return fmt.Errorf("no %s %s rows", trainspec.ModelPlacement, trainspec.SectionScore)

@@ -50,7 +50,11 @@ type Output struct {
 
 // Run trains both models and writes PredictorFile, PlacementFile, CVFile,
 // DecisionsFile and MetricsFile into out.Dir. The files are a pure function
-// of cfg, simulation, seed and the inputs.
+// of cfg, simulation, seed and the inputs. Where no policy asks for the
+// placement network (simulation.Trains), it trains the predictor alone,
+// writes neither PlacementFile nor DecisionsFile, and says so in
+// MetricsFile (trainspec.SectionTrained): on a cluster of one device, say,
+// there is no move to label.
 func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed int64, in Inputs, out Output) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("train: invalid config: %w", err)
@@ -91,6 +95,18 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	note("predictor", res.Model.Kind())
 	note("predictor_timings", timings(res.Timings))
 	progress(1)
+
+	// The placement network, where a policy asks for it.
+	if !simulation.Trains() {
+		note("placement", "not trained: no policy of schedule.policies or schedule.real.policies is served by it")
+		rows = append(rows, trainedRow(false))
+		if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.MetricsFile), rows, out.Metadata); err != nil {
+			return fmt.Errorf("train: write %s: %w", trainspec.MetricsFile, err)
+		}
+		progress(total)
+		return nil
+	}
+	rows = append(rows, trainedRow(true))
 
 	// The placement network: label, split, train, score, export.
 	// The rollouts predict as schedule's simulations will: with the
@@ -207,6 +223,16 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 		return fmt.Errorf("train: write %s: %w", trainspec.MetricsFile, err)
 	}
 	return nil
+}
+
+// trainedRow says whether the placement network was trained
+// (trainspec.SectionTrained).
+func trainedRow(trained bool) trainspec.MetricRow {
+	v := 0.0
+	if trained {
+		v = 1
+	}
+	return trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionTrained, Metric: trainspec.MetricTrained, Value: v}
 }
 
 // warpScales are the network's input warps (placement.Network.Scale): a

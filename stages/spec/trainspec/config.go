@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -96,11 +97,28 @@ type Simulation struct {
 	// schedule stage's will: the migration features then carry the same
 	// predictions in training as in the simulations that serve them.
 	Predictor string `koanf:"predictor"`
+	// Network is the first policy, of schedule.policies and then
+	// schedule.real.policies, that the placement network serves (a
+	// learned one); empty when none asks for the network, and train
+	// then trains the predictor alone. Only whether one does matters:
+	// adding a second learned policy, or any other, retrains nothing.
+	Network string `koanf:"network"`
 }
+
+// Trains reports whether some policy asks for the placement network.
+func (sim Simulation) Trains() bool { return sim.Network != "" }
 
 // SimulationOf is the part of s that the rollouts simulate with.
 func SimulationOf(s schedulespec.Config) Simulation {
-	return Simulation{Cluster: s.Cluster, Memory: s.Memory, Load: s.Load, Utilization: s.Utilization, Migration: s.Migration, Predictor: s.Predictor}
+	network := ""
+	for _, p := range slices.Concat(s.Policies, s.Real.Policies) {
+		if sp, err := policy.ParseSpec(p); err == nil && sp.Served() {
+			network = p
+			break
+		}
+	}
+	return Simulation{Cluster: s.Cluster, Memory: s.Memory, Load: s.Load, Utilization: s.Utilization, Migration: s.Migration, Predictor: s.Predictor,
+		Network: network}
 }
 
 // Schedule is a schedule section with sim's settings and every other key

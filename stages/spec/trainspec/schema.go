@@ -48,7 +48,16 @@ const (
 	// with the configured labelling's on the points judged both ways;
 	// candidate CandidateConfigured describes the configured one.
 	SectionAgreement = "agreement"
+	// SectionTrained (model placement, metric MetricTrained) is 1 when
+	// the network was trained and 0 when no policy asked for it
+	// (Simulation.Network empty): then the artifact has no placement
+	// file, no decision points and no placement scores. An artifact
+	// without the row was trained.
+	SectionTrained = "trained"
 )
+
+// MetricTrained is SectionTrained's one metric.
+const MetricTrained = "trained"
 
 // CandidateConfigured names the configured labelling in the agreement
 // rows.
