@@ -243,7 +243,11 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 	if len(bad) > 0 {
 		return bad, nil
 	}
-	return nil, rewriteManifest(dir, filepath.Join(s.root, tmpDir), m)
+	tmp, err := s.tmpRoot()
+	if err != nil {
+		return nil, err
+	}
+	return nil, rewriteManifest(dir, tmp, m)
 }
 
 // Begin implements StoreWriter: the staging directory is in root/.tmp, on

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// ranOnce is a tiny project that mlsched ran once, shared by the tests
+// that only need a full store to damage: each works on a copy (ran), so
+// that the pipeline runs once for all of them.
+var ranOnce struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// ran returns a new project holding a copy of a tiny project mlsched ran
+// once, mtimes kept, so that a plain run of it finds everything cached.
+func ran(t *testing.T) *project {
+	t.Helper()
+	ranOnce.Do(func() {
+		dir := filepath.Join(filepath.Dir(mlschedBin), "ran-once")
+		ranOnce.dir = dir
+		if ranOnce.err = os.MkdirAll(dir, 0o755); ranOnce.err != nil {
+			return
+		}
+		for from, to := range map[string]string{"tiny.yaml": "pipeline.yaml", "imported-profile.csv": "imported-profile.csv"} {
+			b, err := os.ReadFile(filepath.Join("testdata", from))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, to), b, 0o644)
+			}
+			if err != nil {
+				ranOnce.err = err
+				return
+			}
+		}
+		cmd := exec.Command(mlschedBin, "run")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			ranOnce.err = &exec.ExitError{Stderr: out}
+		}
+	})
+	if ranOnce.err != nil {
+		t.Fatalf("the shared run: %v\n%s", ranOnce.err, errOutput(ranOnce.err))
+	}
+	p := &project{t: t, dir: t.TempDir()}
+	if out, err := exec.Command("cp", "-a", ranOnce.dir+"/.", p.dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy the shared project: %v\n%s", err, out)
+	}
+	return p
+}
+
+func errOutput(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// TestRunTouchesNothingOutsideTheStore: a cached run removes from the
+// store's .tmp only the scratch of dead runs. A .tmp that is a symbolic
+// link is never followed, so the folder it points to keeps its files (a
+// run deleted them); what someone put in a real .tmp stays.
+func TestRunTouchesNothingOutsideTheStore(t *testing.T) {
+	p := ran(t)
+	tmp := filepath.Join(p.dir, "data", ".tmp")
+	outside := filepath.Join(t.TempDir(), "X")
+	if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(outside, "sub", "f"), []byte("mine"), 0o644)
+	os.RemoveAll(tmp)
+	if err := os.Symlink(outside, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomes(p.mustCLI("run")); got["evaluate"] != "cached" {
+		t.Errorf("run with a symlinked .tmp: %v, want everything cached", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "sub", "f")); err != nil || string(b) != "mine" {
+		t.Errorf("a run with .tmp a symlink to %s left its file %q, %v; want it untouched", outside, b, err)
+	}
+	// A run that must write refuses the link, naming it.
+	_, errs, code := p.cli("run", "--force", "generate")
+	if code != 1 || !strings.Contains(errs, tmp) || !strings.Contains(errs, "symbolic link to "+outside) {
+		t.Errorf("run --force generate with a symlinked .tmp: exit %d, want 1 naming %s and its target\n%s", code, tmp, errs)
+	}
+
+	os.Remove(tmp)
+	if err := os.MkdirAll(filepath.Join(tmp, "keepme"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tmp, "keepme", "f"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(tmp, "note.txt"), []byte("mine"), 0o644)
+	p.mustCLI("run", "--force", "generate")
+	for _, f := range []string{filepath.Join("keepme", "f"), "note.txt"} {
+		if _, err := os.Stat(filepath.Join(tmp, f)); err != nil {
+			t.Errorf("a run removed .tmp/%s, which no run made: %v", f, err)
+		}
+	}
+}
