@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mlsched/mlsched/pipeline/digest"
+	"github.com/mlsched/mlsched/pipeline/storefile"
 )
 
 // LocalStore is a Store in a directory of this machine: root/<stage>/<version>/
@@ -183,8 +184,10 @@ func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched 
 	dir := s.Dir(m.Stage, m.Version)
 	var changed []int // files whose mtime differs but size matches
 	for i, f := range m.Files {
-		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		fi, err := storefile.Check(filepath.Join(dir, filepath.FromSlash(f.Path)))
 		switch {
+		case errors.Is(err, storefile.ErrForeign):
+			damaged = append(damaged, f.Path+": "+errors.Unwrap(err).Error())
 		case err != nil:
 			damaged = append(damaged, f.Path+" is missing")
 		case fi.Size() != f.Size:
@@ -229,12 +232,12 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 	for _, i := range touched {
 		f := &m.Files[i]
 		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		d, err := digest.File(path)
+		d, err := digestStored(path)
 		if err != nil || d.SHA256 != f.SHA256 {
 			bad = append(bad, f.Path+" changed since it was written")
 			continue
 		}
-		fi, err := os.Stat(path)
+		fi, err := os.Lstat(path)
 		if err != nil {
 			return nil, err
 		}
@@ -430,10 +433,12 @@ func (s *LocalStore) Verify(ctx context.Context) ([]Problem, int, error) {
 					if err := gctx.Err(); err != nil {
 						return err
 					}
-					d, err := digest.File(filepath.Join(dir, filepath.FromSlash(f.Path)))
+					d, err := digestStored(filepath.Join(dir, filepath.FromSlash(f.Path)))
 					switch {
 					case errors.Is(err, fs.ErrNotExist):
 						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: "missing"})
+					case errors.Is(err, storefile.ErrForeign):
+						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: errors.Unwrap(err).Error()})
 					case err != nil && d.SHA256 == "":
 						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: err.Error()})
 					case d.SHA256 != f.SHA256:
@@ -490,7 +495,7 @@ func (s *LocalStore) verifyMemo(ctx context.Context, g *errgroup.Group, report f
 				report(Problem{Stage: st.Name(), Version: e.Name(), Memo: true, What: "not a memo entry (a file)"})
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+			b, err := storefile.ReadFile(filepath.Join(dir, ManifestName))
 			var mm *memoManifest
 			if err == nil {
 				mm, err = parseMemoManifest(b, filepath.Join(dir, ManifestName), st.Name(), e.Name())
@@ -534,4 +539,17 @@ func (s *LocalStore) verifyMemo(ctx context.Context, g *errgroup.Group, report f
 		}
 	}
 	return checked, nil
+}
+
+// digestStored digests a file of the store, which must be a regular file
+// and not a symbolic link: the store never reads through a link, nor
+// opens a named pipe put in a file's place, where the open would block.
+// (The check comes before digest.File's open rather than in it: package
+// digest is part of every stage's code version, and a change there would
+// rerun every stage.)
+func digestStored(path string) (digest.Digest, error) {
+	if _, err := storefile.Check(path); err != nil {
+		return digest.Digest{}, err
+	}
+	return digest.File(path)
 }

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // ranOnce is a tiny project that mlsched ran once, shared by the tests
@@ -101,4 +103,72 @@ func TestRunTouchesNothingOutsideTheStore(t *testing.T) {
 			t.Errorf("a run removed .tmp/%s, which no run made: %v", f, err)
 		}
 	}
+}
+
+// TestNamedPipesInTheStoreAreRefused: a named pipe put in place of a
+// version's file, a version's manifest or a memo entry's manifest is
+// named, with what it is, by every command that meets it, at once: verify
+// hung on one, printing nothing.
+func TestNamedPipesInTheStoreAreRefused(t *testing.T) {
+	const limit = 30 * time.Second
+	mkfifo := func(t *testing.T, path string) {
+		t.Helper()
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("a version's file", func(t *testing.T) {
+		p := ran(t)
+		jobs := filepath.Join(p.dir, "data", "generate", p.onlyVersion(filepath.Join(p.dir, "data"), "generate"), "jobs-eval.parquet")
+		mkfifo(t, jobs)
+		out, errs, code := p.cliWithin(limit, "verify")
+		if code != 1 || !strings.Contains(out, "jobs-eval.parquet") || !strings.Contains(out, "a named pipe (FIFO), not a regular file") {
+			t.Errorf("verify: exit %d, want 1 naming jobs-eval.parquet, a named pipe\n%s%s", code, out, errs)
+		}
+		if st, _, _ := p.cliWithin(limit, "status", "generate"); !strings.Contains(st, "jobs-eval.parquet: a named pipe (FIFO)") {
+			t.Errorf("status:\n%s", st)
+		}
+		p.env = []string{"MLSCHED_REMOTE=file://" + t.TempDir()}
+		if _, errs, code := p.cliWithin(limit, "push", "generate"); code != 1 || !strings.Contains(errs, "jobs-eval.parquet: a named pipe (FIFO)") {
+			t.Errorf("push: exit %d, want 1 naming the pipe\n%s", code, errs)
+		}
+		p.env = nil
+		// The run rebuilds the version, the pipe with it.
+		if got := outcomes(p.mustCLI("run", "generate")); got["generate"] != "ran" {
+			t.Errorf("run after a pipe replaced a version's file: %v, want generate ran", got)
+		}
+		p.mustCLI("verify")
+	})
+	t.Run("a version's manifest", func(t *testing.T) {
+		p := ran(t)
+		train := p.onlyVersion(filepath.Join(p.dir, "data"), "train")
+		manifest := filepath.Join(p.dir, "data", "train", train, "manifest.json")
+		mkfifo(t, manifest)
+		want := manifest + ": a named pipe (FIFO), not a regular file"
+		for _, args := range [][]string{{"verify"}, {"ls", "train"}, {"show", "train@" + train}, {"status", "train"}, {"run"}} {
+			out, errs, _ := p.cliWithin(limit, args...)
+			if !strings.Contains(out+errs, want) {
+				t.Errorf("mlsched %s: want %q\n%s%s", strings.Join(args, " "), want, out, errs)
+			}
+		}
+	})
+	t.Run("a memo entry's manifest", func(t *testing.T) {
+		p := ran(t)
+		entries, _ := filepath.Glob(filepath.Join(p.dir, "data", ".memo", "schedule", "*", "manifest.json"))
+		if len(entries) == 0 {
+			t.Fatal("the tiny run kept no memo entry")
+		}
+		mkfifo(t, entries[0])
+		out, errs, code := p.cliWithin(limit, "verify")
+		if code != 1 || !strings.Contains(out, entries[0]+": a named pipe (FIFO), not a regular file") {
+			t.Errorf("verify: exit %d, want 1 naming %s, a named pipe\n%s%s", code, entries[0], out, errs)
+		}
+		if got := outcomes(p.mustCLI("run", "--force", "schedule")); got["schedule"] != "ran" {
+			t.Errorf("run --force schedule with a pipe for a memo entry's manifest: %v", got)
+		}
+		p.mustCLI("verify")
+	})
 }

@@ -56,6 +56,8 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/remoteurl"
+	"github.com/mlsched/mlsched/pipeline/storefile"
+	"github.com/mlsched/mlsched/pipeline/userfile"
 )
 
 // Object names under the remote's prefix.
@@ -159,7 +161,7 @@ func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *
 	if err != nil {
 		return stats, fmt.Errorf("push %s: %w", name, err)
 	}
-	manifest, err := os.ReadFile(filepath.Join(dir, pipeline.ManifestName))
+	manifest, err := storefile.ReadFile(filepath.Join(dir, pipeline.ManifestName))
 	if err != nil {
 		return stats, fmt.Errorf("push %s: %w", name, err)
 	}
@@ -319,7 +321,10 @@ func (r *Remote) upload(ctx context.Context, files map[string]string) (n int, si
 // write (the object is never created), and the object store checks the
 // MD5 of what it received.
 func (r *Remote) uploadBlob(ctx context.Context, sha, local string) (int64, error) {
-	f, err := os.Open(local)
+	// A file outside the store (an imported profile a distributed run
+	// uploads) may be a link; a named pipe in any file's place must not
+	// block the upload.
+	f, _, err := userfile.Open(local, -1)
 	if err != nil {
 		return 0, err
 	}
