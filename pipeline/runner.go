@@ -343,7 +343,11 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 		return nil, res, false, nil
 	}
 	m, err = p.Store.Manifest(s.Name, res.Version)
+	var foreign *foreignFolderError
 	switch {
+	case errors.As(err, &foreign):
+		// Not the store's to replace (see LocalStore.versionDir).
+		return nil, res, false, err
 	case err == nil:
 		bad, _, err := p.Store.Check(m, true)
 		if err != nil {

@@ -181,7 +181,10 @@ type Problem struct {
 
 func (p Problem) String() string {
 	where := p.Stage + "@" + p.Version
-	if p.Memo {
+	switch {
+	case p.Version == "":
+		where = "stage " + p.Stage
+	case p.Memo:
 		where = fmt.Sprintf("%s memo entry %s", p.Stage, p.Version)
 	}
 	if p.Path == "" {
@@ -206,6 +209,9 @@ func Resolve(st StoreReader, stage, prefix string) (*Manifest, error) {
 	case 0:
 		if bad, err := st.Unreadable(stage); err == nil {
 			for _, p := range bad {
+				if p.Version == "" {
+					return nil, fmt.Errorf("%s@%s: the stage's folder is not readable: %s", stage, prefix, p.What)
+				}
 				if strings.HasPrefix(p.Version, prefix) {
 					return nil, fmt.Errorf("%s@%s: version %s is not readable: %s ('mlsched verify' lists every damaged version)", stage, prefix, p.Version, p.What)
 				}

@@ -172,3 +172,53 @@ func TestNamedPipesInTheStoreAreRefused(t *testing.T) {
 		p.mustCLI("verify")
 	})
 }
+
+// TestALinkedVersionIsRefused: a version folder that is a symbolic link
+// (to a copy outside the store with a byte flipped, its mtime kept) is
+// refused by every command the same way, each naming the link and saying
+// why; it was used as cached while ls left it out, show called it "no
+// such version" and verify "all intact".
+func TestALinkedVersionIsRefused(t *testing.T) {
+	p := ran(t)
+	store := filepath.Join(p.dir, "data")
+	gen := p.onlyVersion(store, "generate")
+	version := filepath.Join(store, "generate", gen)
+	outside := filepath.Join(t.TempDir(), gen)
+	if err := os.Rename(version, outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, version); err != nil {
+		t.Fatal(err)
+	}
+	jobs := filepath.Join(outside, "jobs-eval.parquet")
+	fi, _ := os.Stat(jobs)
+	b, _ := os.ReadFile(jobs)
+	b[len(b)/3] ^= 0xff
+	os.WriteFile(jobs, b, 0o644)
+	os.Chtimes(jobs, fi.ModTime(), fi.ModTime())
+
+	want := version + ": a symbolic link to " + outside
+	why := "never follows a link out of itself"
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"ls", "generate"}, 0},
+		{[]string{"show", "generate@" + gen[:8]}, 1},
+		{[]string{"verify"}, 1},
+		{[]string{"status", "generate"}, 0},
+		{[]string{"run"}, 1},
+		{[]string{"run", "--force", "generate"}, 1},
+	} {
+		out, errs, code := p.cli(tt.args...)
+		if code != tt.code || !strings.Contains(out+errs, want) || !strings.Contains(out+errs, why) {
+			t.Errorf("mlsched %s: exit %d, want %d and %q, %q\n%s%s", strings.Join(tt.args, " "), code, tt.code, want, why, out, errs)
+		}
+	}
+	if fi, err := os.Lstat(version); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	if got, _ := os.ReadFile(jobs); string(got) != string(b) {
+		t.Error("a command changed the file the link points to")
+	}
+}
