@@ -93,6 +93,11 @@ type StoreMaintainer interface {
 	// told once, with the holder's description, if the lock is busy. Run,
 	// pin, unpin and gc write under it.
 	Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error)
+	// ReadLock takes the store's lock shared, for a reader that must not
+	// see a writer's work half done, on a store it may not write (Lock
+	// failed with ErrReadOnly): it waits, as Lock does, while a writer
+	// holds the lock, and removes nothing.
+	ReadLock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error)
 	// Suspect records that files of a version were found damaged (by a
 	// reader), so that the next Check with rehash re-hashes them and
 	// reports them, and the runner rebuilds the version.

@@ -26,38 +26,15 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 	}
 	path := filepath.Join(s.root, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return nil, fmt.Errorf("store %s is %w: %w", s.root, ErrReadOnly, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", s.root, err)
 	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("store %s: lock: %w", s.root, err)
-		}
-		holder, _ := os.ReadFile(path)
-		desc := strings.TrimSpace(string(holder))
-		if desc == "" {
-			desc = "another mlsched process"
-		}
-		if !wait {
-			f.Close()
-			return nil, fmt.Errorf("store %s is in use by %s: %w", s.root, desc, ErrStoreBusy)
-		}
-		if !told && waiting != nil {
-			waiting(desc)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := s.flock(ctx, f, syscall.LOCK_EX, wait, waiting); err != nil {
+		f.Close()
+		return nil, err
 	}
 	unlock = func() {
 		s.release()
@@ -73,6 +50,63 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 		return nil, fmt.Errorf("store %s: clean temporary files: %w", s.root, err)
 	}
 	return unlock, nil
+}
+
+// ReadLock implements StoreMaintainer with a shared flock(2) on
+// root/.lock, opened read-only, so that a store this process may not
+// write (a read-only copy, another user's) serves a run that finds
+// everything cached while no writer works in it. A store without a lock
+// file has never had a writer that took it, and none can make one where
+// this process could not: it is read without a lock.
+func (s *LocalStore) ReadLock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error) {
+	f, err := os.Open(filepath.Join(s.root, lockName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", s.root, err)
+	}
+	if err := s.flock(ctx, f, syscall.LOCK_SH, wait, waiting); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// flock takes how (LOCK_EX or LOCK_SH) on the open lock file f, waiting
+// while another process holds it in a conflicting way (unless wait is
+// false: ErrStoreBusy), and telling waiting, once, who that is.
+func (s *LocalStore) flock(ctx context.Context, f *os.File, how int, wait bool, waiting func(holder string)) error {
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("store %s: lock: %w", s.root, err)
+		}
+		holder, _ := os.ReadFile(f.Name())
+		desc := strings.TrimSpace(string(holder))
+		if desc == "" {
+			desc = "another mlsched process"
+		}
+		if !wait {
+			return fmt.Errorf("store %s is in use by %s: %w", s.root, desc, ErrStoreBusy)
+		}
+		if !told && waiting != nil {
+			waiting(desc)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // ownerPrefix starts the name of a process's scratch directory in

@@ -222,3 +222,48 @@ func TestALinkedVersionIsRefused(t *testing.T) {
 		t.Error("a command changed the file the link points to")
 	}
 }
+
+// readOnly makes the project's store one that mlsched cannot write: its
+// files without write permission, and, for root, whom permissions do not
+// stop, mlsched run as nobody (who may read the project and run mlsched).
+func readOnly(t *testing.T, p *project) {
+	t.Helper()
+	store := filepath.Join(p.dir, "data")
+	if out, err := exec.Command("chmod", "-R", "a-w", store).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chmod", "-R", "u+w", store).Run() })
+	if os.Geteuid() != 0 {
+		return
+	}
+	p.as = &syscall.Credential{Uid: 65534, Gid: 65534}
+	for _, dir := range []string{p.dir, filepath.Dir(p.dir), filepath.Dir(mlschedBin)} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, errs, code := p.cli("version"); code != 0 {
+		t.Skipf("mlsched cannot run as nobody here: %s", errs)
+	}
+}
+
+// TestReadOnlyStoreServesCachedRuns: a store mlsched may not write (a
+// shared read-only copy) serves a run that finds everything cached, which
+// failed opening the store's lock file for writing; a run that would have
+// to write says the store is read-only. ls, status and verify read it.
+func TestReadOnlyStoreServesCachedRuns(t *testing.T) {
+	p := ran(t)
+	p.mustCLI("run") // this project's store path into provenance.json
+	readOnly(t, p)
+	if got := outcomes(p.mustCLI("run")); got["evaluate"] != "cached" || got["generate"] != "cached" {
+		t.Errorf("run on a read-only store: %v, want everything cached", got)
+	}
+	store := filepath.Join(p.dir, "data")
+	_, errs, code := p.cli("run", "--force", "generate")
+	if code != 1 || !strings.Contains(errs, store+" is read-only") || !strings.Contains(errs, "generate") {
+		t.Errorf("run --force generate on a read-only store: exit %d, want 1 saying %s is read-only\n%s", code, store, errs)
+	}
+	for _, args := range [][]string{{"ls"}, {"status"}, {"verify"}} {
+		p.mustCLI(args...)
+	}
+}
