@@ -267,3 +267,25 @@ func TestReadOnlyStoreServesCachedRuns(t *testing.T) {
 		p.mustCLI(args...)
 	}
 }
+
+// TestRemoteApartFromTheStore: a file remote that is the store's folder,
+// or a folder inside it, is refused before anything is read or written,
+// naming both: one was accepted, its push wrote the remote's layout into
+// the store, and verify then reported damaged versions.
+func TestRemoteApartFromTheStore(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	store := filepath.Join(p.dir, "data")
+	for _, remote := range []string{store, filepath.Join(store, "remote"), store + "/"} {
+		for _, cmd := range []string{"status", "push", "pull"} {
+			_, errs, code := p.cli("--set", "remote=file://"+remote, cmd)
+			if code != 2 || !strings.Contains(errs, "file://"+remote) || !strings.Contains(errs, "store "+store) {
+				t.Errorf("%s with remote file://%s: exit %d, want 2 naming the remote and the store %s\n%s", cmd, remote, code, store, errs)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(store); len(ents) != 0 {
+		t.Errorf("the refused commands wrote into the store: %d entries", len(ents))
+	}
+	// A remote beside the store is fine.
+	p.mustCLI("--set", "remote=file://"+filepath.Join(p.dir, "remote"), "status")
+}
