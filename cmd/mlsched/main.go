@@ -124,16 +124,20 @@ type app struct {
 
 // execute runs the command line and returns the process exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string, in *interrupts) int {
-	a := &app{stdout: stdout, stderr: stderr, environ: environ, interrupts: in}
+	// What anyone may have chosen (a path, a value) reaches the terminal
+	// with its control characters escaped (see escapeControl).
+	out := &controlEscaper{w: stdout}
+	defer out.Flush()
+	a := &app{stdout: out, stderr: stderr, environ: environ, interrupts: in}
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "mlsched: %v\n", err)
+	fmt.Fprintf(stderr, "mlsched: %s\n", escapeControl(err.Error()))
 	if sig, ok := in.caught(); ok {
 		return exitSignal + int(sig)
 	}
@@ -201,7 +205,7 @@ func (a *app) load() (*loaded, error) {
 	}
 	if warnings, ok := config.Attribute(cfg.Warnings(), &origins, a.configPath).(config.Errors); ok {
 		for _, w := range warnings {
-			fmt.Fprintf(a.stderr, "mlsched: warning: %v\n", w)
+			fmt.Fprintf(a.stderr, "mlsched: warning: %s\n", escapeControl(fmt.Sprint(w)))
 		}
 	}
 	base := filepath.Dir(a.configPath)
@@ -277,7 +281,7 @@ func (a *app) load() (*loaded, error) {
 // once, on standard error.
 func (a *app) waiting(loc string) func(holder string) {
 	return func(holder string) {
-		fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", loc, holder)
+		fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", escapeControl(loc), escapeControl(holder))
 	}
 }
 

@@ -289,3 +289,59 @@ func TestRemoteApartFromTheStore(t *testing.T) {
 	// A remote beside the store is fine.
 	p.mustCLI("--set", "remote=file://"+filepath.Join(p.dir, "remote"), "status")
 }
+
+// TestControlCharactersAreEscaped: control characters in a path reach the
+// terminal escaped, as a quoted Go string writes them, in output and in
+// errors alike; an escape sequence in a store's path recoloured the
+// terminal.
+func TestControlCharactersAreEscaped(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	store := filepath.Join(p.dir, "st\x1b[31mred\a")
+	config := filepath.Join(p.dir, "x\x1b[2Jy\r.yaml")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", store, "verify"}, `st\x1b[31mred\a`},
+		{[]string{"--config", config, "status"}, `x\x1b[2Jy\r.yaml`},
+		{[]string{"--set", "store=" + store + "/\u009b", "verify"}, `st\x1b[31mred\a/\u009b`},
+		{[]string{"--set", "store=" + store + "/\xff", "verify"}, `st\x1b[31mred\a/\xff`},
+	} {
+		out, errs, _ := p.cli(tt.args...)
+		if strings.ContainsAny(out+errs, "\x1b\a\r\u009b") {
+			t.Errorf("mlsched %q printed control characters raw:\n%q%q", tt.args, out, errs)
+		}
+		if !strings.Contains(out+errs, tt.want) {
+			t.Errorf("mlsched %q: want %s in\n%s%s", tt.args, tt.want, out, errs)
+		}
+	}
+}
+
+func TestEscapeControl(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain/path.parquet", "plain/path.parquet"},
+		{"lines\nand\ttabs", "lines\nand\ttabs"},
+		{"é ü 日本 ✓", "é ü 日本 ✓"},
+		{"st\x1b[31mred", `st\x1b[31mred`},
+		{"bell\a back\b ff\f cr\r vt\v nul\x00 del\x7f", `bell\a back\b ff\f cr\r vt\v nul\x00 del\x7f`},
+		{"c1 \u0085 \u009b", `c1 \u0085 \u009b`},
+		{"bad \xff utf8", `bad \xff utf8`},
+	}
+	for _, tt := range tests {
+		if got := escapeControl(tt.in); got != tt.want {
+			t.Errorf("escapeControl(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// A character split between two writes is written whole.
+	var b strings.Builder
+	e := &controlEscaper{w: &b}
+	s := "日\x1b本"
+	for i := range len(s) {
+		e.Write([]byte{s[i]})
+	}
+	e.Write([]byte{0xe6})
+	e.Flush()
+	if want := `日\x1b本\xe6`; b.String() != want {
+		t.Errorf("controlEscaper wrote %q byte by byte, want %q", b.String(), want)
+	}
+}
