@@ -56,8 +56,8 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 // root/.lock, opened read-only, so that a store this process may not
 // write (a read-only copy, another user's) serves a run that finds
 // everything cached while no writer works in it. A store without a lock
-// file has never had a writer that took it, and none can make one where
-// this process could not: it is read without a lock.
+// file, which this process cannot make, is read without a lock: no writer
+// has taken one yet, and one that starts meanwhile is not waited for.
 func (s *LocalStore) ReadLock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error) {
 	f, err := os.Open(filepath.Join(s.root, lockName))
 	if errors.Is(err, fs.ErrNotExist) {
