@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -241,7 +242,12 @@ func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched 
 		return nil, 0, err
 	}
 	var changed []int // files whose mtime differs but size matches
+	folders := map[string]error{".": nil}
 	for i, f := range m.Files {
+		if err := checkFolders(dir, path.Dir(f.Path), folders); err != nil {
+			damaged = append(damaged, err.Error())
+			continue
+		}
 		fi, err := storefile.Check(filepath.Join(dir, filepath.FromSlash(f.Path)))
 		switch {
 		case errors.Is(err, storefile.ErrForeign):
@@ -259,6 +265,24 @@ func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched 
 	}
 	damaged, err = s.revalidate(m, changed)
 	return damaged, 0, err
+}
+
+// checkFolders returns an error when rel, a folder of the version in dir
+// (slash-separated), or one above it in the version, is not a directory of
+// the store itself (a symbolic link to a folder outside, say), naming it;
+// seen remembers each folder's verdict, so that each is looked at once.
+func checkFolders(dir, rel string, seen map[string]error) error {
+	if err, ok := seen[rel]; ok {
+		return err
+	}
+	err := checkFolders(dir, path.Dir(rel), seen)
+	if err == nil {
+		if ferr := storefile.Dir(filepath.Join(dir, filepath.FromSlash(rel))); errors.Is(ferr, storefile.ErrForeign) {
+			err = fmt.Errorf("%s: %w", rel, errors.Unwrap(ferr))
+		}
+	}
+	seen[rel] = err
+	return err
 }
 
 // Suspect implements StoreMaintainer: the files' recorded mtimes are

@@ -183,3 +183,38 @@ func moveAndLink(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestALinkedFolderInsideAVersionIsDamage: a folder inside a version that
+// is a symbolic link (to a copy outside the store) is damage, named by
+// Check, and a run rebuilds the version without touching the copy; it
+// was trusted, since each file under it still matched by size and mtime.
+func TestALinkedFolderInsideAVersionIsDamage(t *testing.T) {
+	a := &fake{name: "a", cfg: fakeConfig{N: 1}}
+	a.run = func(ctx context.Context, env *Env) error {
+		if err := os.MkdirAll(filepath.Join(env.Dir, "sub", "deeper"), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(env.Dir, "sub", "deeper", "out.txt"), []byte("out"), 0o644)
+	}
+	h := newHarness(t, a)
+	h.mustRun(RunOptions{})
+	p := h.pipeline()
+	st := p.Store.(*LocalStore)
+	m, err := p.Current("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "sub")
+	moveAndLink(t, filepath.Join(st.Dir("a", m.Version), "sub"), outside)
+	bad, _, err := st.Check(m, true)
+	if err != nil || len(bad) != 1 || !strings.Contains(bad[0], "sub: a symbolic link to "+outside) {
+		t.Errorf("Check = %q, %v; want sub named as a symbolic link", bad, err)
+	}
+	wantOutcomes(t, h.mustRun(RunOptions{}), map[string]Outcome{"a": Ran})
+	if b, err := os.ReadFile(filepath.Join(outside, "deeper", "out.txt")); err != nil || string(b) != "out" {
+		t.Errorf("the rebuild changed what the link pointed to: %q, %v", b, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(st.Dir("a", m.Version), "sub")); err != nil || !fi.IsDir() {
+		t.Errorf("the rebuilt version's sub is %v, %v; want a directory", fi, err)
+	}
+}
