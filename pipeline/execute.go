@@ -117,7 +117,7 @@ func (p *Pipeline) diagnoseInputs(env *Env, runErr error) error {
 		for _, f := range in.Files {
 			// A file whose bytes are the recorded ones is intact, even if
 			// it does not decode.
-			if d, _ := digest.File(in.Path(f.Path)); d.SHA256 != f.SHA256 {
+			if d, _ := digestStored(in.Path(f.Path)); d.SHA256 != f.SHA256 {
 				bad = append(bad, f.Path)
 			}
 		}
@@ -209,11 +209,11 @@ func collect(ctx context.Context, dir string) ([]File, error) {
 			if err := syncPath(path); err != nil {
 				return fmt.Errorf("sync output %s: %w", rel, err)
 			}
-			d, err := digest.File(path)
+			d, err := digestStored(path)
 			if err != nil {
 				return fmt.Errorf("digest output %s: %w", rel, err)
 			}
-			fi, err := os.Stat(path)
+			fi, err := os.Lstat(path)
 			if err != nil {
 				return err
 			}

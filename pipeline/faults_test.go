@@ -57,9 +57,10 @@ func TestCleanupSparesALiveRunsStaging(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(staging, "out.txt"), []byte("half"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// What dead runs left: an owner directory nobody holds, and a
-	// staging directory of an mlsched that kept none.
-	dead := filepath.Join(root, tmpDir, ownerPrefix+"1-dead")
+	// What a dead run left: an owner directory nobody holds. A staging
+	// directory of an mlsched that kept none cannot be proved dead, and
+	// stays (TestLockRemovesOnlyDeadRunsScratch).
+	dead := filepath.Join(root, tmpDir, ownerPrefix+"1-12345")
 	legacy := filepath.Join(root, tmpDir, "b-0123456789abcdef-42")
 	for _, d := range []string{dead, legacy} {
 		if err := os.MkdirAll(filepath.Join(d, "x"), 0o755); err != nil {
@@ -82,10 +83,8 @@ func TestCleanupSparesALiveRunsStaging(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(staging, "out.txt")); err != nil {
 		t.Errorf("the second writer removed the live run's staging directory: %v", err)
 	}
-	for _, d := range []string{dead, legacy} {
-		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s was left behind: %v", filepath.Base(d), err)
-		}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was left behind: %v", filepath.Base(dead), err)
 	}
 	// The first run still commits.
 	m := &Manifest{Schema: manifestSchema, Stage: "a", Version: "0123456789abcdef"}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mlsched/mlsched/pipeline/digest"
+	"github.com/mlsched/mlsched/pipeline/storefile"
 )
 
 // LocalStore is a Store in a directory of this machine: root/<stage>/<version>/
@@ -100,15 +102,51 @@ func (s *LocalStore) Dir(stage, version string) string { return filepath.Join(s.
 
 // Open implements StoreReader: a local version is already in place.
 func (s *LocalStore) Open(stage, version string) (string, error) {
-	return s.Dir(stage, version), nil
+	return s.versionDir(stage, version)
 }
 
 // Manifest implements StoreReader.
 func (s *LocalStore) Manifest(stage, version string) (*Manifest, error) {
-	return readManifest(s.Dir(stage, version), stage, version)
+	dir, err := s.versionDir(stage, version)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s@%s: %w", stage, version, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return readManifest(dir, stage, version)
 }
 
-// Stages implements StoreReader.
+// versionDir returns the directory of a version after checking that it
+// and its stage's directory are directories of the store itself. A
+// symbolic link there is refused (a foreignFolderError): the store never
+// follows a link out of itself, since what the link points to was not
+// written by a run, can change without the store seeing it, and would be
+// deleted by gc; so no command lists, reads, checks or replaces a
+// version through one, and each says so, naming the link.
+func (s *LocalStore) versionDir(stage, version string) (string, error) {
+	for _, dir := range []string{filepath.Join(s.root, stage), s.Dir(stage, version)} {
+		if err := storefile.Dir(dir); errors.Is(err, storefile.ErrForeign) {
+			return "", &foreignFolderError{err}
+		} else if err != nil {
+			return "", err
+		}
+	}
+	return s.Dir(stage, version), nil
+}
+
+// foreignFolderError reports a stage's or a version's folder that is not
+// a directory of the store: a symbolic link, or a file in a folder's
+// place. A run refuses it rather than replace it (the store removes only
+// what it made).
+type foreignFolderError struct{ err error }
+
+func (e *foreignFolderError) Error() string { return e.err.Error() }
+func (e *foreignFolderError) Unwrap() error { return e.err }
+
+// Stages implements StoreReader: every entry of the store's root that may
+// be a stage's folder, a symbolic link included, so that Verify and
+// Unreadable name a linked one.
 func (s *LocalStore) Stages() ([]string, error) {
 	ents, err := os.ReadDir(s.root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -119,28 +157,48 @@ func (s *LocalStore) Stages() ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if (e.IsDir() || e.Type()&fs.ModeSymlink != 0) && !strings.HasPrefix(e.Name(), ".") {
 			out = append(out, e.Name())
 		}
 	}
 	return out, nil
 }
 
-// Versions implements StoreReader. A directory without a readable
-// manifest is not a version and is skipped (Verify reports it).
-func (s *LocalStore) Versions(stage string) ([]*Manifest, error) {
-	ents, err := os.ReadDir(filepath.Join(s.root, stage))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// stageEntries lists the entries of a stage's folder that may be
+// versions: its directories and symbolic links. A stage folder that is
+// not a directory of the store itself is a problem, returned as such.
+func (s *LocalStore) stageEntries(stage string) ([]fs.DirEntry, *Problem, error) {
+	dir := filepath.Join(s.root, stage)
+	if err := storefile.Dir(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	} else if errors.Is(err, storefile.ErrForeign) {
+		return nil, &Problem{Stage: stage, What: err.Error()}, nil
+	} else if err != nil {
+		return nil, nil, err
 	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := ents[:0]
+	for _, e := range ents {
+		if e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
+			out = append(out, e)
+		}
+	}
+	return out, nil, nil
+}
+
+// Versions implements StoreReader. A directory without a readable
+// manifest is not a version and is skipped (Unreadable and Verify report
+// it), as is a symbolic link.
+func (s *LocalStore) Versions(stage string) ([]*Manifest, error) {
+	ents, _, err := s.stageEntries(stage)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Manifest
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
 		if m, err := s.Manifest(stage, e.Name()); err == nil {
 			out = append(out, m)
 		}
@@ -151,20 +209,19 @@ func (s *LocalStore) Versions(stage string) ([]*Manifest, error) {
 	return out, nil
 }
 
-// Unreadable implements StoreReader.
+// Unreadable implements StoreReader: versions without a readable
+// manifest, versions that are symbolic links, and a stage folder that is
+// one (a Problem without a Version).
 func (s *LocalStore) Unreadable(stage string) ([]Problem, error) {
-	ents, err := os.ReadDir(filepath.Join(s.root, stage))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, bad, err := s.stageEntries(stage)
 	if err != nil {
 		return nil, err
 	}
+	if bad != nil {
+		return []Problem{*bad}, nil
+	}
 	var out []Problem
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
 		if _, err := s.Manifest(stage, e.Name()); err != nil {
 			what := err.Error()
 			if errors.Is(err, ErrNotFound) {
@@ -180,11 +237,21 @@ func (s *LocalStore) Unreadable(stage string) ([]Problem, error) {
 // size: only files whose mtime changed are ever read, and only with
 // rehash.
 func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched int, err error) {
-	dir := s.Dir(m.Stage, m.Version)
+	dir, err := s.versionDir(m.Stage, m.Version)
+	if err != nil {
+		return nil, 0, err
+	}
 	var changed []int // files whose mtime differs but size matches
+	folders := map[string]error{".": nil}
 	for i, f := range m.Files {
-		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if err := checkFolders(dir, path.Dir(f.Path), folders); err != nil {
+			damaged = append(damaged, err.Error())
+			continue
+		}
+		fi, err := storefile.Check(filepath.Join(dir, filepath.FromSlash(f.Path)))
 		switch {
+		case errors.Is(err, storefile.ErrForeign):
+			damaged = append(damaged, f.Path+": "+errors.Unwrap(err).Error())
 		case err != nil:
 			damaged = append(damaged, f.Path+" is missing")
 		case fi.Size() != f.Size:
@@ -198,6 +265,24 @@ func (s *LocalStore) Check(m *Manifest, rehash bool) (damaged []string, touched 
 	}
 	damaged, err = s.revalidate(m, changed)
 	return damaged, 0, err
+}
+
+// checkFolders returns an error when rel, a folder of the version in dir
+// (slash-separated), or one above it in the version, is not a directory of
+// the store itself (a symbolic link to a folder outside, say), naming it;
+// seen remembers each folder's verdict, so that each is looked at once.
+func checkFolders(dir, rel string, seen map[string]error) error {
+	if err, ok := seen[rel]; ok {
+		return err
+	}
+	err := checkFolders(dir, path.Dir(rel), seen)
+	if err == nil {
+		if ferr := storefile.Dir(filepath.Join(dir, filepath.FromSlash(rel))); errors.Is(ferr, storefile.ErrForeign) {
+			err = fmt.Errorf("%s: %w", rel, errors.Unwrap(ferr))
+		}
+	}
+	seen[rel] = err
+	return err
 }
 
 // Suspect implements StoreMaintainer: the files' recorded mtimes are
@@ -229,12 +314,12 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 	for _, i := range touched {
 		f := &m.Files[i]
 		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		d, err := digest.File(path)
+		d, err := digestStored(path)
 		if err != nil || d.SHA256 != f.SHA256 {
 			bad = append(bad, f.Path+" changed since it was written")
 			continue
 		}
-		fi, err := os.Stat(path)
+		fi, err := os.Lstat(path)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +328,11 @@ func (s *LocalStore) revalidate(m *Manifest, touched []int) ([]string, error) {
 	if len(bad) > 0 {
 		return bad, nil
 	}
-	return nil, rewriteManifest(dir, filepath.Join(s.root, tmpDir), m)
+	tmp, err := s.tmpRoot()
+	if err != nil {
+		return nil, err
+	}
+	return nil, rewriteManifest(dir, tmp, m)
 }
 
 // Begin implements StoreWriter: the staging directory is in root/.tmp, on
@@ -255,8 +344,14 @@ func (s *LocalStore) Begin(stage, version string) (string, error) {
 
 // Commit implements StoreWriter. An existing version with the same name
 // (a forced rerun, or a damaged version being replaced) is swapped out
-// atomically where the kernel allows.
+// atomically where the kernel allows; a symbolic link in its place is
+// refused, not replaced.
 func (s *LocalStore) Commit(staging, stage, version string) error {
+	// A link in the version's or the stage's place is not replaced, nor
+	// committed through (see versionDir).
+	if _, err := s.versionDir(stage, version); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	parent := filepath.Join(s.root, stage)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -400,14 +495,15 @@ func (s *LocalStore) Verify(ctx context.Context) ([]Problem, int, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, st := range stages {
-		ents, err := os.ReadDir(filepath.Join(s.root, st))
+		ents, bad, err := s.stageEntries(st)
 		if err != nil {
 			return nil, 0, err
 		}
+		if bad != nil {
+			report(*bad)
+			continue
+		}
 		for _, e := range ents {
-			if !e.IsDir() {
-				continue
-			}
 			m, err := s.Manifest(st, e.Name())
 			if err != nil {
 				what := err.Error()
@@ -426,10 +522,12 @@ func (s *LocalStore) Verify(ctx context.Context) ([]Problem, int, error) {
 					if err := gctx.Err(); err != nil {
 						return err
 					}
-					d, err := digest.File(filepath.Join(dir, filepath.FromSlash(f.Path)))
+					d, err := digestStored(filepath.Join(dir, filepath.FromSlash(f.Path)))
 					switch {
 					case errors.Is(err, fs.ErrNotExist):
 						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: "missing"})
+					case errors.Is(err, storefile.ErrForeign):
+						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: errors.Unwrap(err).Error()})
 					case err != nil && d.SHA256 == "":
 						report(Problem{Stage: st, Version: m.Version, Path: f.Path, What: err.Error()})
 					case d.SHA256 != f.SHA256:
@@ -486,7 +584,7 @@ func (s *LocalStore) verifyMemo(ctx context.Context, g *errgroup.Group, report f
 				report(Problem{Stage: st.Name(), Version: e.Name(), Memo: true, What: "not a memo entry (a file)"})
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+			b, err := storefile.ReadFile(filepath.Join(dir, ManifestName))
 			var mm *memoManifest
 			if err == nil {
 				mm, err = parseMemoManifest(b, filepath.Join(dir, ManifestName), st.Name(), e.Name())
@@ -530,4 +628,17 @@ func (s *LocalStore) verifyMemo(ctx context.Context, g *errgroup.Group, report f
 		}
 	}
 	return checked, nil
+}
+
+// digestStored digests a file of the store, which must be a regular file
+// and not a symbolic link: the store never reads through a link, nor
+// opens a named pipe put in a file's place, where the open would block.
+// (The check comes before digest.File's open rather than in it: package
+// digest is part of every stage's code version, and a change there would
+// rerun every stage.)
+func digestStored(path string) (digest.Digest, error) {
+	if _, err := storefile.Check(path); err != nil {
+		return digest.Digest{}, err
+	}
+	return digest.File(path)
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mlsched/mlsched/pipeline/storefile"
 )
 
 // ManifestName is the file, inside every version directory, that describes
@@ -111,7 +113,7 @@ func OutputDigest(files []File) ID {
 // stage and version.
 func readManifest(dir, stage, version string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
+	b, err := storefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s@%s: %w", stage, version, ErrNotFound)
 	}

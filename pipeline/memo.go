@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mlsched/mlsched/pipeline/digest"
+	"github.com/mlsched/mlsched/pipeline/storefile"
 )
 
 // memoDir holds every stage's memo entries: root/.memo/<stage>/<key>/. It
@@ -270,9 +270,12 @@ func parseMemoManifest(b []byte, path, stage, key string) (*memoManifest, error)
 // failure to look, not for damage.
 func checkMemoEntry(dir, stage, key string, quick bool) (why string, err error) {
 	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
+	b, err := storefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "no manifest.json (an entry of an earlier mlsched, or damaged)", nil
+	}
+	if errors.Is(err, storefile.ErrForeign) {
+		return err.Error(), nil
 	}
 	if err != nil {
 		return "", err
@@ -284,8 +287,11 @@ func checkMemoEntry(dir, stage, key string, quick bool) (why string, err error) 
 	var bad []string
 	for _, f := range mm.Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		fi, err := os.Stat(p)
+		fi, err := storefile.Check(p)
 		switch {
+		case errors.Is(err, storefile.ErrForeign):
+			bad = append(bad, f.Path+": "+errors.Unwrap(err).Error())
+			continue
 		case err != nil:
 			bad = append(bad, f.Path+" is missing")
 			continue
@@ -295,7 +301,7 @@ func checkMemoEntry(dir, stage, key string, quick bool) (why string, err error) 
 		case quick && fi.ModTime().UnixNano() == f.ModTime:
 			continue
 		}
-		if d, err := digest.File(p); d.SHA256 != f.SHA256 {
+		if d, err := digestStored(p); d.SHA256 != f.SHA256 {
 			if err != nil && d.SHA256 == "" {
 				bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
 			} else {
@@ -351,7 +357,7 @@ func (m *Memo) Used() []string {
 func (m *Memo) Entry(key string) (dir string, files []File, manifest []byte, err error) {
 	dir = filepath.Join(m.root, key)
 	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
+	b, err := storefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, nil, fmt.Errorf("memo entry %s/%.16s: %w", m.stage, key, ErrNotFound)
 	}

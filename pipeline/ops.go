@@ -61,6 +61,11 @@ func (p *Pipeline) current(stage string, lock *LockFile) (*Manifest, error) {
 		if err == nil {
 			return m, nil
 		}
+		var foreign *foreignFolderError
+		if errors.As(err, &foreign) {
+			// Not the store's: no run replaces it (see versionDir).
+			return nil, fmt.Errorf("%s names %s@%s: %w", p.LockPath, stage, e.Version, err)
+		}
 		if !errors.Is(err, ErrNotFound) {
 			// The version the lock file names is there but unreadable:
 			// say so rather than fall back on another one.

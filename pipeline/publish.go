@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/mlsched/mlsched/pipeline/storefile"
 )
 
 // ProvenanceName is the file, in each folder outputs are published to,
@@ -126,7 +128,7 @@ func copyFile(src, dst string, mtimeNS int64) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	in, err := os.Open(src)
+	in, _, err := storefile.Open(src)
 	if err != nil {
 		return err
 	}

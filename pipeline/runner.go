@@ -149,6 +149,15 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 		rep = ReporterFunc(func(Event) {})
 	}
 	unlock, err := p.Store.Lock(ctx, "mlsched run", !opts.NoWait, opts.Waiting)
+	// A store this process may not write serves a run that finds
+	// everything cached, under the lock shared: such a run writes nothing.
+	// One that must write fails below, before anything runs.
+	readOnly := err
+	if errors.Is(err, ErrReadOnly) {
+		unlock, err = p.Store.ReadLock(ctx, "mlsched run", !opts.NoWait, opts.Waiting)
+	} else {
+		readOnly = nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +248,10 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 			return p.results(names, nodes), err
 		}
 		close(nodes[name].done)
+	}
+
+	if readOnly != nil && len(pending) > 0 {
+		return p.results(names, nodes), fmt.Errorf("%w: %s would have to run, and write to it; a store this process may not write serves only a run that finds everything cached", readOnly, strings.Join(pending, ", "))
 	}
 
 	// Then the stages that must run, independent ones in parallel.
@@ -343,7 +356,11 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 		return nil, res, false, nil
 	}
 	m, err = p.Store.Manifest(s.Name, res.Version)
+	var foreign *foreignFolderError
 	switch {
+	case errors.As(err, &foreign):
+		// Not the store's to replace (see LocalStore.versionDir).
+		return nil, res, false, err
 	case err == nil:
 		bad, _, err := p.Store.Check(m, true)
 		if err != nil {

@@ -21,6 +21,10 @@ var (
 	ErrLockMismatch = errors.New("versions differ from pipeline.lock")
 	// ErrStoreBusy reports that another process holds the store's lock.
 	ErrStoreBusy = errors.New("store is locked by another process")
+	// ErrReadOnly reports a store this process may not write: its writer
+	// lock cannot be taken, and only what reads it (a run that finds
+	// everything cached, under ReadLock) can use it.
+	ErrReadOnly = errors.New("read-only")
 )
 
 // Stage is one node of the pipeline: what it depends on, everything that

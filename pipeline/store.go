@@ -93,6 +93,11 @@ type StoreMaintainer interface {
 	// told once, with the holder's description, if the lock is busy. Run,
 	// pin, unpin and gc write under it.
 	Lock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error)
+	// ReadLock takes the store's lock shared, for a reader that must not
+	// see a writer's work half done, on a store it may not write (Lock
+	// failed with ErrReadOnly): it waits, as Lock does, while a writer
+	// holds the lock, and removes nothing.
+	ReadLock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error)
 	// Suspect records that files of a version were found damaged (by a
 	// reader), so that the next Check with rehash re-hashes them and
 	// reports them, and the runner rebuilds the version.
@@ -181,7 +186,10 @@ type Problem struct {
 
 func (p Problem) String() string {
 	where := p.Stage + "@" + p.Version
-	if p.Memo {
+	switch {
+	case p.Version == "":
+		where = "stage " + p.Stage
+	case p.Memo:
 		where = fmt.Sprintf("%s memo entry %s", p.Stage, p.Version)
 	}
 	if p.Path == "" {
@@ -206,6 +214,9 @@ func Resolve(st StoreReader, stage, prefix string) (*Manifest, error) {
 	case 0:
 		if bad, err := st.Unreadable(stage); err == nil {
 			for _, p := range bad {
+				if p.Version == "" {
+					return nil, fmt.Errorf("%s@%s: the stage's folder is not readable: %s", stage, prefix, p.What)
+				}
 				if strings.HasPrefix(p.Version, prefix) {
 					return nil, fmt.Errorf("%s@%s: version %s is not readable: %s ('mlsched verify' lists every damaged version)", stage, prefix, p.Version, p.What)
 				}

@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mlsched/mlsched/pipeline/storefile"
 )
 
 // Lock implements StoreMaintainer with a flock(2) on root/.lock: the
@@ -23,38 +26,15 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 	}
 	path := filepath.Join(s.root, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return nil, fmt.Errorf("store %s is %w: %w", s.root, ErrReadOnly, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", s.root, err)
 	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("store %s: lock: %w", s.root, err)
-		}
-		holder, _ := os.ReadFile(path)
-		desc := strings.TrimSpace(string(holder))
-		if desc == "" {
-			desc = "another mlsched process"
-		}
-		if !wait {
-			f.Close()
-			return nil, fmt.Errorf("store %s is in use by %s: %w", s.root, desc, ErrStoreBusy)
-		}
-		if !told && waiting != nil {
-			waiting(desc)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := s.flock(ctx, f, syscall.LOCK_EX, wait, waiting); err != nil {
+		f.Close()
+		return nil, err
 	}
 	unlock = func() {
 		s.release()
@@ -72,20 +52,83 @@ func (s *LocalStore) Lock(ctx context.Context, what string, wait bool, waiting f
 	return unlock, nil
 }
 
+// ReadLock implements StoreMaintainer with a shared flock(2) on
+// root/.lock, opened read-only, so that a store this process may not
+// write (a read-only copy, another user's) serves a run that finds
+// everything cached while no writer works in it. A store without a lock
+// file, which this process cannot make, is read without a lock: no writer
+// has taken one yet, and one that starts meanwhile is not waited for.
+func (s *LocalStore) ReadLock(ctx context.Context, what string, wait bool, waiting func(holder string)) (unlock func(), err error) {
+	f, err := os.Open(filepath.Join(s.root, lockName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", s.root, err)
+	}
+	if err := s.flock(ctx, f, syscall.LOCK_SH, wait, waiting); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// flock takes how (LOCK_EX or LOCK_SH) on the open lock file f, waiting
+// while another process holds it in a conflicting way (unless wait is
+// false: ErrStoreBusy), and telling waiting, once, who that is.
+func (s *LocalStore) flock(ctx context.Context, f *os.File, how int, wait bool, waiting func(holder string)) error {
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("store %s: lock: %w", s.root, err)
+		}
+		holder, _ := os.ReadFile(f.Name())
+		desc := strings.TrimSpace(string(holder))
+		if desc == "" {
+			desc = "another mlsched process"
+		}
+		if !wait {
+			return fmt.Errorf("store %s is in use by %s: %w", s.root, desc, ErrStoreBusy)
+		}
+		if !told && waiting != nil {
+			waiting(desc)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // ownerPrefix starts the name of a process's scratch directory in
 // root/.tmp.
 const ownerPrefix = "run-"
 
-// cleanScratch removes what dead processes left in root/.tmp: every
-// directory whose flock it can take (its owner is gone), and every other
-// entry (left by an mlsched that kept no owner directory). A directory
-// whose flock is held belongs to a live process and stays.
+// cleanScratch removes from root/.tmp what it can prove dead processes
+// made there, and nothing else: each directory named as owned() names
+// them (run-<pid>-<digits>) whose flock it can take (its owner is gone;
+// a live one holds it), and each temporary file named with the pid of a
+// writer that no longer runs (tempPattern). Anything else someone put in
+// .tmp stays. A .tmp that is a symbolic link is not followed: its target
+// lies outside the store, and the store never removes what it did not
+// make (a run that must write refuses it, see tmpRoot).
 func (s *LocalStore) cleanScratch() error {
 	tmp := filepath.Join(s.root, tmpDir)
-	ents, err := os.ReadDir(tmp)
-	if errors.Is(err, fs.ErrNotExist) {
+	if fi, err := os.Lstat(tmp); errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
 		return nil
+	} else if err != nil {
+		return err
 	}
+	ents, err := os.ReadDir(tmp)
 	if err != nil {
 		return err
 	}
@@ -95,34 +138,51 @@ func (s *LocalStore) cleanScratch() error {
 	var errs []error
 	for _, e := range ents {
 		path := filepath.Join(tmp, e.Name())
-		if path == own {
-			continue
+		if _, ok := scratchOwner(e.Name()); !ok || !e.IsDir() || path == own {
+			continue // not a scratch directory (a symlink named as one included), or ours
 		}
-		if e.IsDir() && strings.HasPrefix(e.Name(), ownerPrefix) {
-			d, err := os.Open(path)
-			if err != nil {
-				continue // removed meanwhile by its owner
-			}
-			err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-			if err != nil {
-				d.Close()
-				continue // a live owner holds it
-			}
-			// Removed while we hold its flock: an owner that opened it
-			// meanwhile finds it gone once it gets the flock, and makes
-			// another.
-			err = os.RemoveAll(path)
+		d, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue // removed meanwhile by its owner
+		}
+		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != nil {
 			d.Close()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			continue
+			continue // a live owner holds it
 		}
-		if err := os.RemoveAll(path); err != nil {
+		// Removed while we hold its flock: an owner that opened it
+		// meanwhile finds it gone once it gets the flock, and makes
+		// another.
+		err = os.RemoveAll(path)
+		d.Close()
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
+	// Manifests rewritten through .tmp (rewriteManifest) by a writer
+	// killed meanwhile.
+	if err := removeDeadTemps(tmp, ""); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// tmpRoot returns root/.tmp, making it (and the store) if need be. It
+// must be a directory of the store itself: a symbolic link there would
+// have versions built, and scratch removed, wherever it points, so it is
+// refused, naming the link and its target.
+func (s *LocalStore) tmpRoot() (string, error) {
+	tmp := filepath.Join(s.root, tmpDir)
+	if err := os.MkdirAll(s.root, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	if err := storefile.Dir(tmp); err != nil {
+		return "", err
+	}
+	return tmp, nil
 }
 
 // owned returns this process's scratch directory in root/.tmp, making it
@@ -133,9 +193,9 @@ func (s *LocalStore) owned() (string, error) {
 	if s.own != "" {
 		return s.own, nil
 	}
-	tmp := filepath.Join(s.root, tmpDir)
 	for range 10 {
-		if err := os.MkdirAll(tmp, 0o755); err != nil {
+		tmp, err := s.tmpRoot()
+		if err != nil {
 			return "", err
 		}
 		dir, err := os.MkdirTemp(tmp, fmt.Sprintf("%s%d-", ownerPrefix, os.Getpid()))
@@ -164,7 +224,7 @@ func (s *LocalStore) owned() (string, error) {
 		s.own, s.ownF = dir, d
 		return dir, nil
 	}
-	return "", fmt.Errorf("%s: could not make a scratch directory that stays", tmp)
+	return "", fmt.Errorf("%s: could not make a scratch directory that stays", filepath.Join(s.root, tmpDir))
 }
 
 // release removes this process's scratch directory if nothing is left in
@@ -194,4 +254,36 @@ func (s *LocalStore) scratch(prefix string) (string, error) {
 		return "", err
 	}
 	return dir, os.Chmod(dir, 0o755)
+}
+
+// scratchOwner parses the name owned() gives a process's scratch
+// directory, run-<pid>-<digits> (os.MkdirTemp's random part is decimal),
+// and returns the pid; any other name is not one.
+func scratchOwner(name string) (pid int, ok bool) {
+	rest, found := strings.CutPrefix(name, ownerPrefix)
+	if !found {
+		return 0, false
+	}
+	p, random, found := strings.Cut(rest, "-")
+	if !found || !allDigits(p) || !allDigits(random) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// allDigits says whether s is one or more decimal digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -177,8 +177,8 @@ from the standard AWS environment, as for run.`,
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("start worker on task queue %s: %w", flags.taskQueue, err)
 			}
-			fmt.Fprintf(a.stderr, "mlsched worker %s: serving task queue %s at %s (namespace %s), %d stage(s) at once, cache %s, remote %s\n",
-				name, flags.taskQueue, flags.address, flags.namespace, concurrency, cacheDir, r.Location())
+			fmt.Fprint(a.stderr, escapeControl(fmt.Sprintf("mlsched worker %s: serving task queue %s at %s (namespace %s), %d stage(s) at once, cache %s, remote %s\n",
+				name, flags.taskQueue, flags.address, flags.namespace, concurrency, cacheDir, r.Location())))
 			<-ctx.Done()
 			w.Stop()
 			return ctx.Err()

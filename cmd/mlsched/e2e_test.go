@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,6 +99,8 @@ type project struct {
 	// touched says the test changed stored files' mtimes: status may then
 	// call a version "damaged?" until a run re-hashes it.
 	touched bool
+	// as, when set, runs mlsched as another user.
+	as *syscall.Credential
 }
 
 func newProject(t *testing.T, config string) *project {
@@ -132,6 +135,9 @@ func (p *project) cliOf(bin string, args ...string) (string, string, int) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
+	if p.as != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.as}
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/pipeline/remoteurl"
 	"github.com/mlsched/mlsched/pipeline/userfile"
 	"github.com/mlsched/mlsched/stages"
 )
@@ -123,16 +124,20 @@ type app struct {
 
 // execute runs the command line and returns the process exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string, in *interrupts) int {
-	a := &app{stdout: stdout, stderr: stderr, environ: environ, interrupts: in}
+	// What anyone may have chosen (a path, a value) reaches the terminal
+	// with its control characters escaped (see escapeControl).
+	out := &controlEscaper{w: stdout}
+	defer out.Flush()
+	a := &app{stdout: out, stderr: stderr, environ: environ, interrupts: in}
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "mlsched: %v\n", err)
+	fmt.Fprintf(stderr, "mlsched: %s\n", escapeControl(err.Error()))
 	if sig, ok := in.caught(); ok {
 		return exitSignal + int(sig)
 	}
@@ -200,7 +205,7 @@ func (a *app) load() (*loaded, error) {
 	}
 	if warnings, ok := config.Attribute(cfg.Warnings(), &origins, a.configPath).(config.Errors); ok {
 		for _, w := range warnings {
-			fmt.Fprintf(a.stderr, "mlsched: warning: %v\n", w)
+			fmt.Fprintf(a.stderr, "mlsched: warning: %s\n", escapeControl(fmt.Sprint(w)))
 		}
 	}
 	base := filepath.Dir(a.configPath)
@@ -239,6 +244,15 @@ func (a *app) load() (*loaded, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if cfg.Remote != "" {
+		if err := remoteApart(cfg.Remote, st.Root()); err != nil {
+			src := origins.Source("remote")
+			if src == "" {
+				src = a.configPath
+			}
+			return nil, usageError{fmt.Errorf("%s: remote: %w", src, err)}
+		}
+	}
 	p := &pipeline.Pipeline{
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
 		// The config's pipeline.lock records its own store; another
@@ -268,7 +282,7 @@ func (a *app) load() (*loaded, error) {
 // once, on standard error.
 func (a *app) waiting(loc string) func(holder string) {
 	return func(holder string) {
-		fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", loc, holder)
+		fmt.Fprintf(a.stderr, "mlsched: waiting for the store %s, in use by %s\n", escapeControl(loc), escapeControl(holder))
 	}
 }
 
@@ -303,4 +317,40 @@ func (a *app) loadFor(stageNames []string) (*loaded, error) {
 		return nil, usageError{err}
 	}
 	return l, nil
+}
+
+// remoteApart refuses a file remote that is the store's folder or a
+// folder inside it (through symbolic links too): the remote's own layout
+// (cas/, versions/, memo/) would be written among the store's stages,
+// where it is no version, and a push would read and write the same files.
+// A remote elsewhere, another kind of remote, or a URL that does not
+// parse (the remote refuses it when it is opened) is no concern here.
+func remoteApart(rawURL, store string) error {
+	u, err := remoteurl.Parse(rawURL)
+	if err != nil || u.Scheme != "file" {
+		return nil
+	}
+	dir, root := realPath(u.Path), realPath(store)
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	where := "the store " + store + " itself"
+	if rel != "." {
+		where = "inside the store " + store
+	}
+	return fmt.Errorf("file://%s is %s: a remote is another folder (its layout is not a store's, and a push would write into the store); name one outside it", u.Path, where)
+}
+
+// realPath is path with its symbolic links resolved, as far as it exists.
+func realPath(path string) string {
+	path = filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	parent := filepath.Dir(path)
+	if parent == path {
+		return path
+	}
+	return filepath.Join(realPath(parent), filepath.Base(path))
 }

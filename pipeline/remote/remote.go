@@ -56,6 +56,8 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/remoteurl"
+	"github.com/mlsched/mlsched/pipeline/storefile"
+	"github.com/mlsched/mlsched/pipeline/userfile"
 )
 
 // Object names under the remote's prefix.
@@ -76,6 +78,15 @@ const transfers = 8
 type Remote struct {
 	bucket *blob.Bucket
 	where  string
+	// dir is the folder of a file:// remote ("" for another kind), where
+	// a push removes the temporary files of killed uploads (see
+	// removeDeadTemps).
+	dir string
+	// s3 names the bucket and prefix of an s3:// remote (nil for another
+	// kind), whose unfinished multipart uploads a push aborts (see
+	// abortStaleUploads); now is the clock that ages them.
+	s3  *s3Place
+	now func() time.Time
 }
 
 var _ pipeline.Remote = (*Remote)(nil)
@@ -89,24 +100,37 @@ func Open(ctx context.Context, rawURL string) (*Remote, error) {
 		return nil, err
 	}
 	where := u.Redacted()
+	r := &Remote{where: where, now: time.Now}
 	switch u.Scheme {
 	case "s3":
 		// s3://bucket/prefix: gocloud takes the prefix as a parameter.
 		q := u.Query()
+		r.s3 = &s3Place{bucket: u.Host, prefix: q.Get("prefix")}
 		if prefix := strings.Trim(u.Path, "/"); prefix != "" {
 			q.Set("prefix", prefix+"/")
+			r.s3.prefix = prefix + "/"
 		}
 		u.Path, u.RawPath, u.RawQuery = "", "", q.Encode()
 	case "file":
 		if err := os.MkdirAll(u.Path, 0o755); err != nil {
 			return nil, fmt.Errorf("remote %s: %w", where, err)
 		}
+		// Each object is written to a temporary file beside it and
+		// renamed into place, never staged in $TMPDIR: a remote on
+		// another file system (a shared NFS folder) could not be
+		// renamed into, and a killed upload's file there was never
+		// removed (see removeDeadTemps).
+		q := u.Query()
+		q.Set("no_tmp_dir", "true")
+		u.RawQuery = q.Encode()
+		r.dir = u.Path
 	}
 	b, err := blob.OpenBucket(ctx, u.String())
 	if err != nil {
 		return nil, fmt.Errorf("remote %s: %w", where, err)
 	}
-	return &Remote{bucket: b, where: where}, nil
+	r.bucket = b
+	return r, nil
 }
 
 // Location implements pipeline.Remote.
@@ -159,7 +183,7 @@ func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *
 	if err != nil {
 		return stats, fmt.Errorf("push %s: %w", name, err)
 	}
-	manifest, err := os.ReadFile(filepath.Join(dir, pipeline.ManifestName))
+	manifest, err := storefile.ReadFile(filepath.Join(dir, pipeline.ManifestName))
 	if err != nil {
 		return stats, fmt.Errorf("push %s: %w", name, err)
 	}
@@ -228,7 +252,10 @@ func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *
 // create writes an object that must not exist yet; it reports false when
 // one does (the first writer's stays).
 func (r *Remote) create(ctx context.Context, key string, data []byte) (bool, error) {
-	err := r.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+	if err := r.removeDeadTemps(path.Dir(key), func(name string) bool { return name == path.Base(key) }); err != nil {
+		return false, err
+	}
+	err := r.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json", BeforeWrite: holdTemp})
 	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
 		return false, nil
 	}
@@ -295,6 +322,9 @@ func (r *Remote) upload(ctx context.Context, files map[string]string) (n int, si
 	if err != nil {
 		return 0, 0, 0, err
 	}
+	if err := r.clean(ctx, missing); err != nil {
+		return 0, 0, 0, err
+	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(transfers)
@@ -319,7 +349,10 @@ func (r *Remote) upload(ctx context.Context, files map[string]string) (n int, si
 // write (the object is never created), and the object store checks the
 // MD5 of what it received.
 func (r *Remote) uploadBlob(ctx context.Context, sha, local string) (int64, error) {
-	f, err := os.Open(local)
+	// A file outside the store (an imported profile a distributed run
+	// uploads) may be a link; a named pipe in any file's place must not
+	// block the upload.
+	f, _, err := userfile.Open(local, -1)
 	if err != nil {
 		return 0, err
 	}
@@ -333,7 +366,7 @@ func (r *Remote) uploadBlob(ctx context.Context, sha, local string) (int64, erro
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := r.bucket.NewWriter(wctx, casKey(sha), &blob.WriterOptions{ContentMD5: sum.Sum(nil), ContentType: "application/octet-stream"})
+	w, err := r.bucket.NewWriter(wctx, casKey(sha), &blob.WriterOptions{ContentMD5: sum.Sum(nil), ContentType: "application/octet-stream", BeforeWrite: holdTemp})
 	if err != nil {
 		return 0, fmt.Errorf("upload %s: %w", local, err)
 	}
@@ -594,7 +627,7 @@ func (r *Remote) PutBlob(ctx context.Context, data []byte) (string, error) {
 	if ok, err := r.bucket.Exists(ctx, casKey(d)); err == nil && ok {
 		return d, nil
 	}
-	if err := r.bucket.WriteAll(ctx, casKey(d), data, nil); err != nil {
+	if err := r.bucket.WriteAll(ctx, casKey(d), data, &blob.WriterOptions{BeforeWrite: holdTemp}); err != nil {
 		return "", fmt.Errorf("write %s/%s: %w", r.where, casKey(d), err)
 	}
 	return d, nil
