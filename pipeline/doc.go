@@ -104,9 +104,10 @@
 // staging.
 //
 // A memo entry carries a manifest.json of its files' digests, as a version
-// does: it is used only while its files match it (files whose mtime
-// changed are re-hashed), a damaged one is computed again and the run's
-// manifest notes it (MemoNote), and Verify re-hashes every entry. When a
+// does: each use re-hashes its files and uses them only while their bytes
+// match it, a damaged one is computed again and the run's manifest notes
+// it (MemoNote), as does the stage's report (Event.Repaired), and Verify
+// re-hashes every entry. When a
 // stage fails, the runner re-hashes its inputs and names any whose bytes
 // differ from their manifests (InputDamagedError), marking them
 // (Store.Suspect) for the next run to rebuild.

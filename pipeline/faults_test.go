@@ -128,8 +128,9 @@ func memoFake(builds *atomic.Int32) *fake {
 }
 
 // TestDamagedMemoEntry: a memo entry whose file was deleted, truncated or
-// changed, or whose manifest is gone, is reported by verify, and the next
-// run computes it again (noting it in the manifest) instead of using it.
+// changed (its mtime kept or not), or whose manifest is gone, is reported
+// by verify, and the next run computes it again (noting it in the
+// manifest) instead of using it.
 func TestDamagedMemoEntry(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -144,6 +145,9 @@ func TestDamagedMemoEntry(t *testing.T) {
 			later := time.Now().Add(time.Hour)
 			os.Chtimes(p, later, later)
 		}, "point.txt changed since it was written"},
+		// A byte flipped in place with the mtime kept, as a disk or a
+		// careless tool leaves it: only the bytes can tell.
+		{"flipped, mtime kept", func(t *testing.T, entry string) { flipByte(t, filepath.Join(entry, "point.txt"), 2) }, "point.txt changed since it was written"},
 		{"no manifest", func(t *testing.T, entry string) { os.Remove(filepath.Join(entry, ManifestName)) }, "no manifest.json"},
 		{"damaged manifest", func(t *testing.T, entry string) {
 			os.WriteFile(filepath.Join(entry, ManifestName), []byte("{\"schema\": 1, \"files\": [{"), 0o644)
@@ -168,7 +172,15 @@ func TestDamagedMemoEntry(t *testing.T) {
 				!strings.Contains(problems[0].String(), "sweep memo entry "+filepath.Base(entries[0])) {
 				t.Errorf("verify after the damage = %v, %v; want one problem naming the entry and %q", problems, err, tt.want)
 			}
-			h.mustRun(RunOptions{Force: true})
+			var repaired string
+			h.mustRun(RunOptions{Force: true, Reporter: ReporterFunc(func(e Event) {
+				if e.Kind == EventDone && e.Stage == "sweep" {
+					repaired = e.Repaired
+				}
+			})})
+			if !strings.Contains(repaired, filepath.Base(entries[0])[:versionLen]) || !strings.Contains(repaired, tt.want) {
+				t.Errorf("the run reports repaired %q, want the recomputed entry and %q", repaired, tt.want)
+			}
 			if got := builds.Load(); got != 2 {
 				t.Errorf("the damaged entry was built %d times in all, want 2 (once again)", got)
 			}

@@ -88,7 +88,11 @@ type Event struct {
 	Done, Total int64
 	// Reason says why a stage ran (for example "output damaged").
 	Reason string
-	Err    error
+	// Repaired, for a stage that ran, says what damage its run found and
+	// repaired on the way (damaged memo entries computed again, from the
+	// manifest's MemoNote): the user hears of it, not only the manifest.
+	Repaired string
+	Err      error
 }
 
 // Reporter receives the events of a run. It must be safe for concurrent use.
@@ -208,7 +212,11 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 			return &StageError{Stage: name, Err: err}
 		}
 		n.m = m
-		rep.Report(Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason})
+		ev := Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason}
+		if res.Outcome == Ran {
+			ev.Repaired = m.Notes[MemoNote]
+		}
+		rep.Report(ev)
 		return nil
 	}
 

@@ -1,0 +1,124 @@
+package main
+
+// The end-to-end tests of issue 29's findings on damaged bytes and on
+// what gc keeps: each damages a store, a published copy or a project the
+// way the finding did, through the real CLI, and holds mlsched to noticing.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mlsched/mlsched/pipeline"
+)
+
+// flipByte changes the byte at offset at of path in place and restores the
+// file's mtime, so that only its bytes tell: what a disk's fault or a
+// careless tool leaves.
+func flipByte(t *testing.T, path string, at int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// only returns the one file pattern matches under the project, failing
+// the test otherwise.
+func (p *project) only(pattern string) string {
+	p.t.Helper()
+	m, err := filepath.Glob(filepath.Join(p.dir, filepath.FromSlash(pattern)))
+	if err != nil || len(m) != 1 {
+		p.t.Fatalf("%s matches %v (%v), want one file", pattern, m, err)
+	}
+	return m[0]
+}
+
+// TestDamagedMemoEntryIsRecomputed (issue 29, item 4): a byte flipped in
+// the middle of a sweep point's memo entry, its mtime kept, made every
+// later run of schedule fail ("reading page index … unexpected EOF"),
+// forced or with another policy list. The run now computes the entry
+// again, says so, and makes what a clean run made.
+func TestDamagedMemoEntryIsRecomputed(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	clean := stageOutputs(t, p.read("pipeline.lock"))
+	entries, _ := filepath.Glob(filepath.Join(p.dir, "data", ".memo", "schedule", "*", "point.parquet"))
+	if len(entries) < 2 {
+		t.Fatalf("memo entries %v", entries)
+	}
+	damaged := entries[len(entries)/2]
+	fi, err := os.Stat(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, damaged, fi.Size()/2)
+	key := filepath.Base(filepath.Dir(damaged))
+
+	for _, args := range [][]string{
+		{"run", "--force", "schedule"},
+		{"run", "--force", "schedule", "--set", "schedule.policies=fifo,edf,random"},
+	} {
+		out := p.mustCLI(args...)
+		if got := outcomes(out)["schedule"]; got != "ran" {
+			t.Errorf("mlsched %s: schedule %s, want ran\n%s", strings.Join(args, " "), got, out)
+		}
+		if args[len(args)-1] == "schedule" && !strings.Contains(out, "1 damaged memo entry computed again: "+key[:16]+": point.parquet changed since it was written") {
+			t.Errorf("mlsched %s does not say it computed the damaged entry %.16s again:\n%s", strings.Join(args, " "), key, out)
+		}
+	}
+	if out := p.mustCLI("verify"); !strings.Contains(out, "all intact") {
+		t.Errorf("verify after the rerun:\n%s", out)
+	}
+	p.mustCLI("run")
+	if got := stageOutputs(t, p.read("pipeline.lock")); got["schedule"] != clean["schedule"] {
+		t.Errorf("schedule's output %.16s after the entry was computed again, a clean run's %.16s", got["schedule"], clean["schedule"])
+	}
+	if out := p.mustCLI("run", "--force", "schedule"); strings.Contains(out, "damaged") {
+		t.Errorf("the entry computed again is damaged still:\n%s", out)
+	}
+}
+
+// read returns a file of the project.
+func (p *project) read(name string) []byte {
+	p.t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.dir, filepath.FromSlash(name)))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return b
+}
+
+// stageOutputs returns each stage's output digest in a lock file.
+func stageOutputs(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	var lf pipeline.LockFile
+	if err := json.Unmarshal(b, &lf); err != nil {
+		t.Fatalf("lock file: %v", err)
+	}
+	out := map[string]string{}
+	for st, e := range lf.Stages {
+		out[st] = e.Output
+	}
+	return out
+}
