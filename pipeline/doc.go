@@ -93,7 +93,8 @@
 // and the manifest written: a crash or kill -9 at any moment leaves either
 // the old state or the complete new version. A cached run trusts a manifest
 // while every file's size and mtime match it; files whose mtime changed are
-// re-hashed once, and full re-hashing is left to Verify.
+// re-hashed once, a stage about to run re-hashes what it reads (see below),
+// and full re-hashing is left to Verify.
 //
 // A flock(2) on <store>/.lock serialises writers (run, pin, unpin, gc); the
 // kernel drops it when its holder dies, so a killed process never leaves a
@@ -107,10 +108,18 @@
 // does: each use re-hashes its files and uses them only while their bytes
 // match it, a damaged one is computed again and the run's manifest notes
 // it (MemoNote), as does the stage's report (Event.Repaired), and Verify
-// re-hashes every entry. When a
-// stage fails, the runner re-hashes its inputs and names any whose bytes
-// differ from their manifests (InputDamagedError), marking them
-// (Store.Suspect) for the next run to rebuild.
+// re-hashes every entry.
+//
+// Before a stage runs, the runner re-hashes the stored files it will be
+// given (its upstreams' files it reads, its references' files) and refuses
+// to run it on any whose bytes differ from their manifests, naming each
+// file with both digests (InputDamagedError, wrapping ErrInputDamaged) and
+// marking it (Store.Suspect) for the next run to rebuild: the size and
+// mtime a cached run trusts do not see a byte changed in place with its
+// mtime kept. The check costs one read of what the stage reads; a run that
+// finds every stage cached never makes it. When a stage fails, its inputs
+// are re-hashed again, so that one damaged while it ran is named beside
+// the stage's own error.
 //
 // A stage may estimate its output (Stage.Estimate); the runner refuses to
 // start it when the estimate exceeds the store's free space

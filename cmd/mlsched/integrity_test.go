@@ -5,6 +5,9 @@ package main
 // way the finding did, through the real CLI, and holds mlsched to noticing.
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -121,4 +124,94 @@ func stageOutputs(t *testing.T, b []byte) map[string]string {
 		out[st] = e.Output
 	}
 	return out
+}
+
+// sha256Of returns the hex SHA-256 of a file's bytes.
+func sha256Of(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// TestStageRefusesDamagedInputs (issue 29, item 7): with their mtimes and
+// sizes kept, "tree_weight": 1 made 3 in train's stored predictor.json,
+// and a byte of the stored placement network's weights changed, each
+// changed schedule's output with exit 0. A stage now checks the bytes of
+// what it reads before it runs: it refuses, naming the file and both
+// digests, and the next plain run rebuilds train, and with it what a
+// clean run made.
+func TestStageRefusesDamagedInputs(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		damage func(t *testing.T, path string)
+	}{
+		{"a predictor's weight edited", "predictor.json", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := bytes.Replace(b, []byte(`"tree_weight": 1`), []byte(`"tree_weight": 3`), 1)
+			if bytes.Equal(edited, b) {
+				t.Fatalf("%s has no \"tree_weight\": 1:\n%s", path, b)
+			}
+			if err := os.WriteFile(path, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a network's weight changed", "placement.onnx", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipByte(t, path, fi.Size()/2) // the file is its weights, nearly all of it
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProject(t, "tiny.yaml")
+			p.mustCLI("run")
+			clean := stageOutputs(t, p.read("pipeline.lock"))
+			path := p.only("data/train/*/" + tt.file)
+			recorded := sha256Of(t, path)
+			tt.damage(t, path)
+			onDisk := sha256Of(t, path)
+			version := filepath.Base(filepath.Dir(path))
+
+			out, errs, code := p.cli("run", "--force", "schedule")
+			if code != 1 || outcomes(out)["schedule"] != "failed" {
+				t.Fatalf("run --force schedule on a damaged %s: exit %d, %v, want 1 and schedule failed\n%s%s", tt.file, code, outcomes(out), out, errs)
+			}
+			for _, want := range []string{"stage schedule: ", "nothing was run", "input train@" + version + " damaged",
+				tt.file + ": sha256 " + onDisk + " on disk, " + recorded + " in its manifest", "next 'mlsched run' rebuilds it"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("the refusal does not say %q:\n%s", want, errs)
+				}
+			}
+			out = p.mustCLI("run")
+			if got := outcomes(out); got["train"] != "ran" {
+				t.Errorf("the run after the refusal: %v, want train rebuilt\n%s", got, out)
+			}
+			if got := sha256Of(t, path); got != recorded {
+				t.Errorf("train's %s after the rebuild: sha256 %s, recorded %s", tt.file, got, recorded)
+			}
+			if got := stageOutputs(t, p.read("pipeline.lock")); got["schedule"] != clean["schedule"] || got["train"] != clean["train"] {
+				t.Errorf("outputs after the rebuild %v, a clean run's %v", got, clean)
+			}
+			if out := p.mustCLI("verify"); !strings.Contains(out, "all intact") {
+				t.Errorf("verify after the rebuild:\n%s", out)
+			}
+		})
+	}
 }
