@@ -143,4 +143,14 @@
 // refuses to start when any version would differ from the lock file. The
 // version commands mean when they name none is the lock file's, if the
 // store has it, or else the newest stored one (Current).
+//
+// # Garbage collection
+//
+// GC keeps what the lock file names and the newest versions of each stage,
+// and then, transitively, every version a kept one names as an input or a
+// reference, so that a kept version's provenance never points at a
+// removed one (a stage cached by early cutoff names the upstream version
+// it was made from, which a later rerun of that upstream replaced in the
+// lock file); and the memo entries the kept versions used. It tells what
+// it is about to remove (GCOptions.Plan) before it removes anything.
 package pipeline

@@ -560,7 +560,7 @@ func TestAnotherStoresRunSparesThisStoresRecord(t *testing.T) {
 		}
 	})
 	t.Run("gc --keep 0 of the config's store", func(t *testing.T) {
-		removed, err := onStore(home).GC(context.Background(), 0, false)
+		removed, err := onStore(home).GC(context.Background(), GCOptions{})
 		if err != nil || len(removed) != 0 {
 			t.Errorf("gc --keep 0 = %v, %v; want nothing removed", removed, err)
 		}

@@ -108,14 +108,35 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 	return p.writeLock(lock)
 }
 
-// GC removes every stored version that neither the lock file references nor
-// is among the newest keep versions of its stage nor is referenced (a Ref)
-// by a kept version, the memo entries no kept version
-// used, and leftovers of interrupted runs. With dryRun it only reports
-// what it would remove. The lock file is the store's own (see
-// LockPathFor), so no other store's run can make gc drop what this
-// store's versions were built from.
-func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, error) {
+// GCOptions says what gc keeps besides what the lock files name, and who
+// hears of what it removes.
+type GCOptions struct {
+	// Keep is how many of each stage's newest versions are kept besides.
+	Keep int
+	// DryRun only reports what would be removed.
+	DryRun bool
+	// Plan, if set, is told what gc is about to remove before it removes
+	// anything (with DryRun, what it would remove).
+	Plan func(GCPlan)
+}
+
+// GCPlan is what a gc removes, and what it went by.
+type GCPlan struct {
+	// Locks are the lock files whose versions were kept.
+	Locks []string
+	// Remove lists the versions and memo entries to remove.
+	Remove []Removed
+}
+
+// GC removes every stored version that is not kept, the memo entries no
+// kept version used, and leftovers of interrupted runs. Kept are the
+// versions that the lock file names, the newest opts.Keep versions of
+// each stage, and then, until nothing more is added, every stored
+// version that a kept one names as an input or
+// references (a Ref): a kept version's provenance never points at a
+// version gc removed. opts.Plan is told what will go before anything
+// goes; with opts.DryRun nothing does.
+func (p *Pipeline) GC(ctx context.Context, opts GCOptions) ([]Removed, error) {
 	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, p.Waiting)
 	if err != nil {
 		return nil, err
@@ -125,15 +146,20 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 	if err != nil {
 		return nil, err
 	}
+	lockPaths, locks := []string{p.LockPath}, []*LockFile{lock}
 	stages, err := p.Store.Stages()
 	if err != nil {
 		return nil, err
 	}
-	// Keep what the lock file names and the newest keep versions of each
-	// stage, then every stored version a kept one references, until
-	// nothing more is added.
+	named := map[VersionRef]bool{}
+	for _, lf := range locks {
+		for st, e := range lf.Stages {
+			named[VersionRef{st, e.Version}] = true
+		}
+	}
 	all := map[VersionRef]*Manifest{}
 	k := Keep{Versions: map[VersionRef]bool{}, Memo: map[MemoRef]bool{}}
+	var work []VersionRef
 	for _, st := range stages {
 		vs, err := p.Store.Versions(st)
 		if err != nil {
@@ -142,19 +168,26 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 		for i, m := range vs {
 			id := VersionRef{st, m.Version}
 			all[id] = m
-			if lock.Stages[st].Version == m.Version || i >= len(vs)-keep {
+			if named[id] || i >= len(vs)-opts.Keep {
 				k.Versions[id] = true
+				work = append(work, id)
 			}
 		}
 	}
-	for grown := true; grown; {
-		grown = false
-		for id := range k.Versions {
-			for _, r := range all[id].Inputs.Refs {
-				ref := VersionRef{r.Stage, r.Version}
-				if all[ref] != nil && !k.Versions[ref] {
-					k.Versions[ref], grown = true, true
-				}
+	for len(work) > 0 {
+		m := all[work[len(work)-1]]
+		work = work[:len(work)-1]
+		var made []VersionRef
+		for _, u := range m.Inputs.Upstream {
+			made = append(made, VersionRef{u.Stage, u.Version})
+		}
+		for _, r := range m.Inputs.Refs {
+			made = append(made, VersionRef{r.Stage, r.Version})
+		}
+		for _, id := range made {
+			if all[id] != nil && !k.Versions[id] {
+				k.Versions[id] = true
+				work = append(work, id)
 			}
 		}
 	}
@@ -163,7 +196,17 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 			k.Memo[MemoRef{id.Stage, key}] = true
 		}
 	}
-	return p.Store.Prune(k, dryRun)
+	plan, err := p.Store.Prune(k, true)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Plan != nil {
+		opts.Plan(GCPlan{Locks: lockPaths, Remove: plan})
+	}
+	if opts.DryRun || len(plan) == 0 {
+		return plan, nil
+	}
+	return p.Store.Prune(k, false)
 }
 
 // crossCheck compares a lock file's entry with the manifest of the version

@@ -360,7 +360,7 @@ func TestFaultGCDuringRun(t *testing.T) {
 	if !run.await(p.staging("generate"), runLimit) {
 		t.Fatalf("mlsched %s ended before its first stage was seen running", run)
 	}
-	gc := p.start("gc", "--keep", "0")
+	gc := p.start("gc", "--keep", "0", "--verbose") // every version it removes, by name
 	gcCode := gc.wait(runLimit)
 	if code := run.wait(runLimit); code != 0 {
 		t.Fatalf("mlsched %s beside gc: exit %d\n%s%s", run, code, &run.out, &run.errb)

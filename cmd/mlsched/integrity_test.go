@@ -9,8 +9,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -213,5 +215,62 @@ func TestStageRefusesDamagedInputs(t *testing.T) {
 				t.Errorf("verify after the rebuild:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestGCKeepsWhatKeptVersionsWereMadeFrom (issue 29, item 15): with train
+// pinned, a new generate.train.seed reran generate while schedule stayed
+// cached by early cutoff, its manifest naming the generate version before.
+// gc --dry-run listed that version for removal, among 213 lines of memo
+// entries. gc keeps it now, and says what it removes by stage, not entry
+// by entry (--verbose lists them).
+func TestGCKeepsWhatKeptVersionsWereMadeFrom(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	p.mustCLI("pin", "train")
+	// Another seed's versions and sweep simulations, for gc to remove.
+	p.mustCLI("run", "--set", "seed=4")
+	sets := []string{"--set", "generate.train.seed=5"}
+	if got := outcomes(p.mustCLI(append([]string{"run"}, sets...)...)); got["generate"] != "ran" || got["schedule"] != "cached" {
+		t.Fatalf("run with a new train seed: %v, want generate ran and schedule cached", got)
+	}
+	var m pipeline.Manifest
+	if err := json.Unmarshal(p.read("data/schedule/"+lockVersions(t, p.read("pipeline.lock"))["schedule"]+"/manifest.json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]string{}
+	for _, u := range m.Inputs.Upstream {
+		made[u.Stage] = u.Version
+	}
+	if lockVersions(t, p.read("pipeline.lock"))["generate"] == made["generate"] {
+		t.Fatalf("schedule's manifest names generate@%s, the lock file's: the test shows nothing", made["generate"])
+	}
+
+	out := p.mustCLI(append([]string{"gc", "--keep", "0", "--dry-run"}, sets...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) > 12 || strings.Contains(out, "memo entry") || !strings.Contains(out, "memo entries, ") || !regexp.MustCompile(`(?m)^  schedule +\d+ entries +\S+ \S+$`).MatchString(out) {
+		t.Errorf("gc --dry-run prints %d lines, want a summary by stage:\n%s", len(lines), out)
+	}
+	verbose := p.mustCLI(append([]string{"gc", "--keep", "0", "--dry-run", "--verbose"}, sets...)...)
+	var memos int
+	if _, err := fmt.Sscanf(verbose[strings.LastIndex(verbose, "Would remove"):], "Would remove %d version(s) and %d memo entries", new(int), &memos); err != nil || memos == 0 || strings.Count(verbose, "would remove schedule memo entry ") != memos {
+		t.Errorf("gc --dry-run --verbose lists %d memo entries (%v), want each of them:\n%s", strings.Count(verbose, "memo entry "), err, verbose)
+	}
+	for stage, v := range made {
+		if strings.Contains(verbose, stage+"@"+v) {
+			t.Errorf("gc --dry-run --verbose would remove %s@%s, which the kept schedule version was made from:\n%s", stage, v, verbose)
+		}
+	}
+	p.mustCLI(append([]string{"gc", "--keep", "0"}, sets...)...)
+	for stage, v := range made {
+		if _, err := os.Stat(filepath.Join(p.dir, "data", stage, v, pipeline.ManifestName)); err != nil {
+			t.Errorf("gc removed %s@%s, which the kept schedule version was made from: %v", stage, v, err)
+		}
+	}
+	if out := p.mustCLI("verify"); !strings.Contains(out, "all intact") {
+		t.Errorf("verify after gc:\n%s", out)
+	}
+	if got := outcomes(p.mustCLI(append([]string{"run", "--locked"}, sets...)...)); got["schedule"] != "cached" || got["evaluate"] != "cached" {
+		t.Errorf("run --locked after gc: %v, want everything where it was", got)
 	}
 }
