@@ -132,10 +132,12 @@
 //
 // # Lock file
 //
-// pipeline.lock records, after every successful run, each stage's version,
-// output digest and files, which stages are pinned, and the store it
-// describes: a lock file that names another store is refused, and a store
-// other than the config's keeps its own lock file inside it (LockPathFor).
+// A config's lock file (LockPathOf: pipeline.lock for pipeline.yaml,
+// other.lock for other.yaml, beside it) records, after every successful
+// run, each stage's version, output digest and files, which stages are
+// pinned, and the store it describes: a lock file that names another store
+// is refused, and a store other than the config's keeps the config's lock
+// file inside it (LockPathFor).
 // Verify cross-checks the lock file against the manifests. Published files
 // (Stage.Publish) are recorded with their store in the folder's
 // provenance.json. A pinned stage is
@@ -146,7 +148,9 @@
 //
 // # Garbage collection
 //
-// GC keeps what the lock file names and the newest versions of each stage,
+// GC keeps what every lock file of the store names (LockFiles: each
+// config's beside the config and the store, and those inside the store),
+// and the newest versions of each stage,
 // and then, transitively, every version a kept one names as an input or a
 // reference, so that a kept version's provenance never points at a
 // removed one (a stage cached by early cutoff names the upstream version

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -132,6 +133,84 @@ func TestGCPlansBeforeItRemoves(t *testing.T) {
 		}
 		if got := versionsOf(t, p); dry && !slices.Equal(got, before) {
 			t.Errorf("a dry run removed versions: %v → %v", before, got)
+		}
+	}
+}
+
+// TestGCKeepsWhatEveryConfigsLockNames (issue 29, item 2): two configs in
+// one folder, one store. The second one's run used to rewrite the one
+// pipeline.lock, and gc then removed the first one's current versions.
+// Each config has its lock file now (LockPathOf), and gc keeps what every
+// lock file beside the config, or in the store, that describes the store
+// names.
+func TestGCKeepsWhatEveryConfigsLockNames(t *testing.T) {
+	a, b, c, d := diamond()
+	h := newHarness(t, a, b, c, d)
+	h.mustRun(RunOptions{})
+	mine := versionsOf(t, h.pipeline())
+	other := func() *Pipeline {
+		p := h.pipeline()
+		p.LockPath = LockPathOf(filepath.Join(h.dir, "other.yaml"))
+		return p
+	}
+	a.cfg.N = 10
+	if _, err := other().Run(context.Background(), RunOptions{Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	a.cfg.N = 1
+	theirs := versionsOf(t, other())
+	if len(theirs) == len(mine) {
+		t.Fatal("the other config made no version of its own: the test shows nothing")
+	}
+	if lf, err := ReadLockFile(filepath.Join(h.dir, LockName)); err != nil || lf.Stages["a"].Version != strings.TrimPrefix(mine[0], "a@") {
+		t.Errorf("the other config's run changed pipeline.lock: %+v, %v", lf, err)
+	}
+	// Files named *.lock that are not mlsched's are no business of gc.
+	os.WriteFile(filepath.Join(h.dir, "Cargo.lock"), []byte("# not ours\n[[package]]\n"), 0o644)
+	os.WriteFile(filepath.Join(h.dir, "yarn.lock"), nil, 0o644)
+
+	for _, tt := range []struct {
+		name string
+		p    *Pipeline
+	}{
+		{"from the first config", h.pipeline()},
+		{"from the other config", other()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var locks []string
+			removed, err := tt.p.GC(context.Background(), GCOptions{Plan: func(plan GCPlan) { locks = plan.Locks }})
+			if err != nil || len(removed) != 0 {
+				t.Errorf("gc --keep 0 = %v, %v; want nothing removed", removed, err)
+			}
+			if want := []string{filepath.Join(h.dir, "other.lock"), filepath.Join(h.dir, LockName)}; !slices.Equal(slices.Sorted(slices.Values(locks)), want) {
+				t.Errorf("gc kept what %v name, want %v", locks, want)
+			}
+		})
+	}
+	if _, err := h.pipeline().Run(context.Background(), RunOptions{Jobs: 1, Locked: true}); err != nil {
+		t.Errorf("run --locked of the first config after gc: %v", err)
+	}
+
+	// A lock file of ours that does not read stops gc: what it names
+	// cannot be known, so nothing may be removed.
+	os.WriteFile(filepath.Join(h.dir, "other.lock"), []byte(`{"schema": 1, "stages": {"a": {"version": "zz"}}}`), 0o644)
+	if _, err := h.pipeline().GC(context.Background(), GCOptions{}); err == nil || !strings.Contains(err.Error(), "other.lock") {
+		t.Errorf("gc beside a damaged lock file = %v, want a refusal naming it", err)
+	}
+}
+
+func TestLockPathOf(t *testing.T) {
+	tests := []struct{ config, want string }{
+		{"pipeline.yaml", "pipeline.lock"},
+		{filepath.Join("conf", "other.yaml"), filepath.Join("conf", "other.lock")},
+		{"small.yml", "small.lock"},
+		{"noext", "noext.lock"},
+		{"odd.lock", "odd.lock.lock"},
+		{".hidden.yaml", ".hidden.lock"},
+	}
+	for _, tt := range tests {
+		if got := LockPathOf(tt.config); got != tt.want {
+			t.Errorf("LockPathOf(%q) = %q, want %q", tt.config, got, tt.want)
 		}
 	}
 }

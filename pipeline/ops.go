@@ -122,7 +122,7 @@ type GCOptions struct {
 
 // GCPlan is what a gc removes, and what it went by.
 type GCPlan struct {
-	// Locks are the lock files whose versions were kept.
+	// Locks are the lock files whose versions were kept (LockFiles).
 	Locks []string
 	// Remove lists the versions and memo entries to remove.
 	Remove []Removed
@@ -130,23 +130,25 @@ type GCPlan struct {
 
 // GC removes every stored version that is not kept, the memo entries no
 // kept version used, and leftovers of interrupted runs. Kept are the
-// versions that the lock file names, the newest opts.Keep versions of
-// each stage, and then, until nothing more is added, every stored
-// version that a kept one names as an input or
+// versions that any lock file describing this store names (LockFiles:
+// the pipeline's own and every other config's beside it, so that one
+// config's gc never removes another's current versions), the newest
+// opts.Keep versions of each stage, and then, until nothing more is
+// added, every stored version that a kept one names as an input or
 // references (a Ref): a kept version's provenance never points at a
 // version gc removed. opts.Plan is told what will go before anything
-// goes; with opts.DryRun nothing does.
+// goes; with opts.DryRun nothing does. A lock file of another config
+// that does not read stops gc before it removes anything.
 func (p *Pipeline) GC(ctx context.Context, opts GCOptions) ([]Removed, error) {
 	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, p.Waiting)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	lock, err := p.ReadLock()
+	lockPaths, locks, err := p.LockFiles()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gc removes nothing: %w", err)
 	}
-	lockPaths, locks := []string{p.LockPath}, []*LockFile{lock}
 	stages, err := p.Store.Stages()
 	if err != nil {
 		return nil, err

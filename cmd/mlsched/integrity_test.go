@@ -218,6 +218,41 @@ func TestStageRefusesDamagedInputs(t *testing.T) {
 	}
 }
 
+// TestTwoConfigsInOneFolder (issue 29, item 2): `mlsched --config
+// other.yaml run; mlsched gc` removed pipeline.yaml's current versions,
+// its profile included, since both configs wrote one pipeline.lock, and
+// `run --locked` then failed. Each config keeps its own lock file now,
+// and gc keeps what every config's names, saying so.
+func TestTwoConfigsInOneFolder(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	lock := p.read("pipeline.lock")
+	other := bytes.Replace(p.read("pipeline.yaml"), []byte("seed: 3"), []byte("seed: 4"), 1)
+	if err := os.WriteFile(filepath.Join(p.dir, "other.yaml"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomes(p.mustCLI("--config", "other.yaml", "run")); !allOutcome(got, "ran") {
+		t.Fatalf("the other config's run: %v, want every stage ran (another seed)", got)
+	}
+	if !bytes.Equal(p.read("pipeline.lock"), lock) {
+		t.Errorf("the other config's run rewrote pipeline.lock")
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "other.lock")); err != nil {
+		t.Errorf("the other config's run left no other.lock: %v", err)
+	}
+	for _, keep := range []string{"1", "0"} {
+		out := p.mustCLI("gc", "--keep", keep)
+		if !strings.Contains(out, "gc: keeping what pipeline.lock and other.lock name") || !strings.Contains(out, "Removed 0 version(s)") {
+			t.Errorf("gc --keep %s:\n%s\nwant it to keep what both lock files name, and remove nothing", keep, out)
+		}
+	}
+	for _, config := range []string{"pipeline.yaml", "other.yaml"} {
+		if got := outcomes(p.mustCLI("--config", config, "run", "--locked")); !allOutcome(got, "cached") {
+			t.Errorf("run --locked of %s after gc: %v, want every stage cached", config, got)
+		}
+	}
+}
+
 // TestGCKeepsWhatKeptVersionsWereMadeFrom (issue 29, item 15): with train
 // pinned, a new generate.train.seed reran generate while schedule stayed
 // cached by early cutoff, its manifest naming the generate version before.
