@@ -139,8 +139,10 @@
 // is refused, and a store other than the config's keeps the config's lock
 // file inside it (LockPathFor).
 // Verify cross-checks the lock file against the manifests. Published files
-// (Stage.Publish) are recorded with their store in the folder's
-// provenance.json. A pinned stage is
+// (Stage.Publish) are recorded with their store and digest in the folder's
+// provenance.json; Verify re-hashes each, and a run, cached or not, puts
+// back a copy whose bytes changed, which it tells by the ctime the publish
+// index (Pipeline.PublishIndex) recorded, without reading an untouched one. A pinned stage is
 // never rerun; its pinned version feeds downstream. A run with Locked set
 // refuses to start when any version would differ from the lock file. The
 // version commands mean when they name none is the lock file's, if the

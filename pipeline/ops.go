@@ -3,9 +3,14 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -244,8 +249,9 @@ func crossCheck(lockPath string, e LockEntry, m *Manifest) []Problem {
 
 // Verify re-hashes every file of every stored version and reports each
 // damaged, missing or unexpected file, each directory that is not a complete
-// version, and each lock file entry the store cannot provide. It returns the
-// number of files checked.
+// version, and each lock file entry the store cannot provide; and then
+// every published copy (verifyPublished). It returns the number of files
+// checked.
 func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 	lock, err := p.ReadLock()
 	if err != nil {
@@ -255,6 +261,12 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 	if err != nil {
 		return nil, checked, err
 	}
+	published, n, err := p.verifyPublished(ctx)
+	checked += n
+	if err != nil {
+		return nil, checked, err
+	}
+	problems = append(problems, published...)
 	for _, name := range slices.Sorted(maps.Keys(lock.Stages)) {
 		e := lock.Stages[name]
 		m, err := p.Store.Manifest(name, e.Version)
@@ -273,6 +285,102 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 		return cmp.Or(strings.Compare(a.Stage, b.Stage), boolCompare(a.Memo, b.Memo), strings.Compare(a.Version, b.Version), strings.Compare(a.Path, b.Path))
 	})
 	return problems, checked, nil
+}
+
+// verifyPublished re-hashes every copy that a folder's provenance file
+// (ProvenanceName) lists, in the folders the pipeline's stages publish to,
+// and reports each whose bytes differ from the digest it records, or that
+// is missing; and, for a copy of one of this store's versions, a digest
+// that differs from the version's manifest. The copies are outside the
+// store, but they are what a user opens: a byte changed in one, its mtime
+// kept, used to pass verify as "all intact" (issue 29).
+func (p *Pipeline) verifyPublished(ctx context.Context) ([]Problem, int, error) {
+	if p.Root == "" {
+		return nil, 0, nil
+	}
+	dirs := map[string]bool{}
+	for _, n := range p.Graph.Names() {
+		for _, pub := range p.Graph.Stage(n).Publish {
+			dirs[pub.Dir] = true
+		}
+	}
+	var problems []Problem
+	checked := 0
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		pvPath := filepath.Join(p.Root, dir, ProvenanceName)
+		b, err := os.ReadFile(pvPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		rel := path.Join(filepath.ToSlash(dir), ProvenanceName)
+		var pv Provenance
+		if err == nil {
+			err = json.Unmarshal(b, &pv)
+		}
+		if err != nil {
+			problems = append(problems, Problem{Path: rel, What: fmt.Sprintf("%v (the next 'mlsched run' writes it again)", err)})
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(pv.Files)) {
+			if err := ctx.Err(); err != nil {
+				return nil, checked, err
+			}
+			src := pv.Files[name]
+			pr := Problem{Stage: src.Stage, Version: src.Version, Path: path.Join(filepath.ToSlash(dir), name)}
+			checked++
+			sum, err := fileSHA256(filepath.Join(p.Root, dir, name))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				pr.What = "published copy missing (the next 'mlsched run' publishes it again)"
+				problems = append(problems, pr)
+				continue
+			case err != nil:
+				pr.What = fmt.Sprintf("published copy unreadable: %v", err)
+				problems = append(problems, pr)
+				continue
+			case sum != src.SHA256 && !p.storedAs(src.Stage, name, sum):
+				pr.What = fmt.Sprintf("published copy changed: sha256 %s, %s records %s (the next 'mlsched run' puts the stored file back)", sum, rel, src.SHA256)
+				problems = append(problems, pr)
+				continue
+			case sum != src.SHA256:
+				// Another stored version's file, whole: a publisher killed
+				// between the copy and the provenance file, which the next
+				// run brings up to date. Nothing is damaged.
+				continue
+			}
+			if src.Store != p.Store.Location() {
+				continue // another store's version: its manifest is there
+			}
+			m, err := p.Store.Manifest(src.Stage, src.Version)
+			if err != nil {
+				continue // gone since (gc), or damaged, which the store's check reports
+			}
+			for _, f := range m.Files {
+				if path.Base(f.Path) == name && f.SHA256 != src.SHA256 {
+					pr.What = fmt.Sprintf("%s records sha256 %s, the version's manifest %s for %s", rel, src.SHA256, f.SHA256, f.Path)
+					problems = append(problems, pr)
+				}
+			}
+		}
+	}
+	return problems, checked, nil
+}
+
+// storedAs says whether a stored version of stage has a file named name
+// (its base name) with digest sum.
+func (p *Pipeline) storedAs(stage, name, sum string) bool {
+	vs, err := p.Store.Versions(stage)
+	if err != nil {
+		return false
+	}
+	for _, m := range vs {
+		for _, f := range m.Files {
+			if path.Base(f.Path) == name && f.SHA256 == sum {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func boolCompare(a, b bool) int {

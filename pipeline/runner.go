@@ -26,6 +26,10 @@ type Pipeline struct {
 	// Root is the project directory that Publish destinations are relative
 	// to; empty disables publishing.
 	Root string
+	// PublishIndex is the file where publishing records each copy it made
+	// or checked (see publish); empty keeps none, and every run then
+	// re-hashes each published copy.
+	PublishIndex string
 	// Executor runs the stages' code; nil runs it in this process (Inline).
 	Executor Executor
 	// Remote, if set, is a store shared with other machines: a stage that
@@ -41,6 +45,7 @@ type Pipeline struct {
 	Waiting func(holder string)
 
 	publishing sync.Mutex // one stage at a time writes a provenance file
+	index      *copyIndex // the publish index, read by the run's first publish
 }
 
 func (p *Pipeline) executor() Executor {

@@ -180,6 +180,9 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
+	if p.Stage == "" {
+		return fmt.Sprintf("%s: %s", p.Path, p.What) // a file of no version
+	}
 	where := p.Stage + "@" + p.Version
 	if p.Memo {
 		where = fmt.Sprintf("%s memo entry %s", p.Stage, p.Version)

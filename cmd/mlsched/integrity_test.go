@@ -309,3 +309,44 @@ func TestGCKeepsWhatKeptVersionsWereMadeFrom(t *testing.T) {
 		t.Errorf("run --locked after gc: %v, want everything where it was", got)
 	}
 }
+
+// TestPublishedCopiesAreChecked (issue 29, item 8): a byte flipped in a
+// published copy in models/ or reports/, its mtime kept, passed run, run
+// --force and verify ("all intact"). verify now names each such copy with
+// both digests, and a plain run puts the stored bytes back.
+func TestPublishedCopiesAreChecked(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	copies := []string{"models/predictor.json", "models/placement.onnx", "reports/report.md"}
+	recorded := map[string]string{}
+	for _, c := range copies {
+		path := filepath.Join(p.dir, filepath.FromSlash(c))
+		recorded[c] = sha256Of(t, path)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flipByte(t, path, fi.Size()/2)
+	}
+	out, _, code := p.cli("verify")
+	if code != 1 {
+		t.Errorf("verify with damaged published copies: exit %d, want 1\n%s", code, out)
+	}
+	for _, c := range copies {
+		want := "DAMAGED .*: " + regexp.QuoteMeta(c) + ": published copy changed: sha256 " + sha256Of(t, filepath.Join(p.dir, filepath.FromSlash(c))) + ", .* records " + recorded[c]
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("verify does not say %q:\n%s", want, out)
+		}
+	}
+	if got := outcomes(p.mustCLI("run")); !allOutcome(got, "cached") {
+		t.Errorf("run: %v, want every stage cached", got)
+	}
+	for _, c := range copies {
+		if got := sha256Of(t, filepath.Join(p.dir, filepath.FromSlash(c))); got != recorded[c] {
+			t.Errorf("%s after a run: sha256 %s, the stored file's %s", c, got, recorded[c])
+		}
+	}
+	if out := p.mustCLI("verify"); !strings.Contains(out, "all intact") {
+		t.Errorf("verify after the run:\n%s", out)
+	}
+}

@@ -240,6 +240,7 @@ func (a *app) load() (*loaded, error) {
 	}
 	p := &pipeline.Pipeline{
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
+		PublishIndex: filepath.Join(st.Root(), pipeline.PublishIndexName),
 		// The config's lock file (pipeline.lock for pipeline.yaml,
 		// other.lock for other.yaml) records its own store; another
 		// (--store) keeps its record inside itself.
