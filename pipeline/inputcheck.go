@@ -163,8 +163,18 @@ func fileSHA256(path string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, f, make([]byte, 1<<20)); err != nil {
+	buf := hashBuffers.Get().(*[]byte)
+	defer hashBuffers.Put(buf)
+	if _, err := io.CopyBuffer(h, f, *buf); err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// hashBuffers holds fileSHA256's read buffers: a stage's inputs are often
+// many small files, whose hashing a fresh buffer each would cost more than
+// their reading.
+var hashBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 256<<10)
+	return &b
+}}

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/mlsched/mlsched/pipeline/digest"
 )
 
 // memoDir holds every stage's memo entries: root/.memo/<stage>/<key>/. It
@@ -302,12 +300,10 @@ func checkMemoEntry(dir, stage, key string, quick bool) (why string, err error) 
 		case quick && fi.ModTime().UnixNano() == f.ModTime:
 			continue
 		}
-		if d, err := digest.File(p); d.SHA256 != f.SHA256 {
-			if err != nil && d.SHA256 == "" {
-				bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
-			} else {
-				bad = append(bad, fmt.Sprintf("%s changed since it was written", f.Path))
-			}
+		if sum, err := fileSHA256(p); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
+		} else if sum != f.SHA256 {
+			bad = append(bad, fmt.Sprintf("%s changed since it was written", f.Path))
 		}
 	}
 	return strings.Join(bad, "; "), nil

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/mlsched/mlsched/pipeline"
 )
 
 // BenchmarkCachedRun times `mlsched run` with everything cached, process
@@ -67,4 +73,96 @@ func BenchmarkProcessFloor(b *testing.B) {
 			b.Fatalf("%v\n%s", err, out)
 		}
 	}
+}
+
+// benchProjectEnv names a project (a folder with its pipeline.yaml and
+// store, run once) that BenchmarkInputCheck checks the stages of; the
+// environment's MLSCHED_ variables apply to its config, as they do to
+// mlsched's. Without it, the benchmark runs tiny.yaml in a folder of its
+// own first.
+const benchProjectEnv = "BENCH_MLSCHED_PROJECT"
+
+// BenchmarkInputCheck times the check a stage's stored inputs get before
+// it runs (issue 29, item 7), stage by stage over a stored run: each
+// iteration forces the stage with an executor that runs nothing, so that
+// the run settles the upstreams, re-hashes the files the stage would read,
+// makes its staging folder and stops there. check-ms is the time from the
+// stage's start to its executor's call (the check, and the staging
+// folder's making), input-MiB what the check read. The files are in the
+// page cache after the first iteration, as an upstream's output just
+// written, or read by the run before, is; a stage with no stored input
+// shows the floor. Compare check-ms with the stage's own duration in the
+// run (mlsched ls).
+func BenchmarkInputCheck(b *testing.B) {
+	dir := os.Getenv(benchProjectEnv)
+	if dir == "" {
+		dir = b.TempDir()
+		for _, f := range []string{"tiny.yaml", "imported-profile.csv"} {
+			data, err := os.ReadFile(filepath.Join("testdata", f))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if f == "tiny.yaml" {
+				f = "pipeline.yaml"
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cmd := exec.Command(mlschedBin, "run")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("mlsched run: %v\n%s", err, out)
+		}
+	}
+	a := &app{stdout: io.Discard, stderr: io.Discard, environ: os.Environ(), configPath: filepath.Join(dir, "pipeline.yaml")}
+	l, err := a.load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, stage := range l.p.Graph.Names() {
+		b.Run(stage, func(b *testing.B) {
+			stop := &stopAtStart{}
+			l.p.Executor = stop
+			var started time.Time
+			rep := pipeline.ReporterFunc(func(e pipeline.Event) {
+				if e.Kind == pipeline.EventStart {
+					started = time.Now()
+				}
+			})
+			var check time.Duration
+			for b.Loop() {
+				_, err := l.p.Run(b.Context(), pipeline.RunOptions{Targets: []string{stage}, Force: true, Jobs: 1, Reporter: rep})
+				if !errors.Is(err, errStopped) {
+					b.Fatalf("run --force %s with the stopping executor: %v", stage, err)
+				}
+				check += stop.at.Sub(started)
+			}
+			b.ReportMetric(float64(check.Microseconds())/1e3/float64(b.N), "check-ms")
+			b.ReportMetric(float64(stop.bytes)/(1<<20), "input-MiB")
+		})
+	}
+}
+
+// stopAtStart is an Executor that runs nothing: it notes when it was
+// called and how many bytes of stored files the stage was given, and
+// fails with errStopped.
+type stopAtStart struct {
+	at    time.Time
+	bytes int64
+}
+
+var errStopped = errors.New("stopped before the stage's code")
+
+func (s *stopAtStart) Execute(_ context.Context, _ *pipeline.Stage, env *pipeline.Env) error {
+	s.at = time.Now()
+	s.bytes = 0
+	for _, ins := range []map[string]pipeline.Input{env.Inputs, env.Refs} {
+		for _, in := range ins {
+			for _, f := range in.Files {
+				s.bytes += f.Size
+			}
+		}
+	}
+	return errStopped
 }
