@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -165,9 +166,13 @@ func TestGCKeepsWhatEveryConfigsLockNames(t *testing.T) {
 	if lf, err := ReadLockFile(filepath.Join(h.dir, LockName)); err != nil || lf.Stages["a"].Version != strings.TrimPrefix(mine[0], "a@") {
 		t.Errorf("the other config's run changed pipeline.lock: %+v, %v", lf, err)
 	}
-	// Files named *.lock that are not mlsched's are no business of gc.
+	// Files named *.lock that are not mlsched's are no business of gc:
+	// another tool's, and one that cannot be read (a daemon's FIFO).
 	os.WriteFile(filepath.Join(h.dir, "Cargo.lock"), []byte("# not ours\n[[package]]\n"), 0o644)
 	os.WriteFile(filepath.Join(h.dir, "yarn.lock"), nil, 0o644)
+	if err := syscall.Mkfifo(filepath.Join(h.dir, "daemon.lock"), 0o644); err != nil {
+		t.Log("no FIFO:", err)
+	}
 
 	for _, tt := range []struct {
 		name string
@@ -192,10 +197,20 @@ func TestGCKeepsWhatEveryConfigsLockNames(t *testing.T) {
 	}
 
 	// A lock file of ours that does not read stops gc: what it names
-	// cannot be known, so nothing may be removed.
-	os.WriteFile(filepath.Join(h.dir, "other.lock"), []byte(`{"schema": 1, "stages": {"a": {"version": "zz"}}}`), 0o644)
-	if _, err := h.pipeline().GC(context.Background(), GCOptions{}); err == nil || !strings.Contains(err.Error(), "other.lock") {
-		t.Errorf("gc beside a damaged lock file = %v, want a refusal naming it", err)
+	// cannot be known, so nothing may be removed. Ours is one with
+	// stages, or one a config of its name is beside.
+	for _, tt := range []struct{ name, content, config string }{
+		{"other.lock", `{"schema": 1, "stages": {"a": {"version": "zz"}}}`, ""},
+		{"cut.lock", `{"schema": 1, "sta`, "cut.yaml"},
+	} {
+		os.WriteFile(filepath.Join(h.dir, tt.name), []byte(tt.content), 0o644)
+		if tt.config != "" {
+			os.WriteFile(filepath.Join(h.dir, tt.config), nil, 0o644)
+		}
+		if _, err := h.pipeline().GC(context.Background(), GCOptions{}); err == nil || !strings.Contains(err.Error(), tt.name) {
+			t.Errorf("gc beside a damaged %s = %v, want a refusal naming it", tt.name, err)
+		}
+		os.Remove(filepath.Join(h.dir, tt.name))
 	}
 }
 

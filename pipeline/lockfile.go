@@ -208,19 +208,25 @@ func (p *Pipeline) LockFiles() ([]string, []*LockFile, error) {
 }
 
 // readOtherLock reads a file named *.lock that may be another config's
-// lock file: ours is false for another tool's.
+// lock file: ours is false for another tool's. A file that cannot be read
+// is another tool's too (a daemon's, in a shared folder), unless a config
+// of its name is beside it.
 func readOtherLock(path string) (lf *LockFile, ours bool, err error) {
+	stem := strings.TrimSuffix(path, lockExt)
+	configBeside := exists(stem+".yaml") || exists(stem+".yml")
 	b, err := userfile.ReadFile(path, maxLockSize)
 	if err != nil {
-		return nil, false, err
+		if configBeside {
+			return nil, true, err
+		}
+		return nil, false, nil
 	}
 	var fields map[string]json.RawMessage
 	hasStages := false
 	if json.Unmarshal(b, &fields) == nil {
 		_, hasStages = fields["stages"]
 	}
-	stem := strings.TrimSuffix(path, lockExt)
-	if !hasStages && !exists(stem+".yaml") && !exists(stem+".yml") {
+	if !hasStages && !configBeside {
 		return nil, false, nil
 	}
 	lf, err = parseLockFile(b, path)
