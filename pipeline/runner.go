@@ -162,6 +162,7 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 		return nil, err
 	}
 	defer unlock()
+	p.index = nil // another process may have published since: read it again
 	if err := p.CheckRefs(names); err != nil {
 		return nil, err
 	}
