@@ -85,6 +85,10 @@ func (p *Pipeline) publish(s *Stage, m *Manifest) error {
 	if err != nil {
 		return err
 	}
+	root, err := filepath.Abs(p.Root) // the index names copies wherever mlsched runs from
+	if err != nil {
+		return err
+	}
 	for _, pub := range s.Publish {
 		sources := map[string]Source{}
 		for _, f := range m.Files {
@@ -96,7 +100,7 @@ func (p *Pipeline) publish(s *Stage, m *Manifest) error {
 				continue
 			}
 			src := filepath.Join(dir, filepath.FromSlash(f.Path))
-			dst := filepath.Join(p.Root, pub.Dir, path.Base(f.Path))
+			dst := filepath.Join(root, pub.Dir, path.Base(f.Path))
 			dirs[filepath.Dir(dst)] = true
 			sources[path.Base(f.Path)] = Source{Store: p.Store.Location(), Stage: m.Stage, Version: m.Version, SHA256: f.SHA256}
 			if idx.current(dst, f) {
@@ -119,7 +123,7 @@ func (p *Pipeline) publish(s *Stage, m *Manifest) error {
 			}
 		}
 		if len(sources) > 0 {
-			if err := recordProvenance(filepath.Join(p.Root, pub.Dir, ProvenanceName), sources); err != nil {
+			if err := recordProvenance(filepath.Join(root, pub.Dir, ProvenanceName), sources); err != nil {
 				return fmt.Errorf("publish to %s: %w", pub.Dir, err)
 			}
 		}

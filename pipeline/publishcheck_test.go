@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -138,5 +139,30 @@ func TestVerifyTakesAStaleProvenanceForIntact(t *testing.T) {
 	}
 	if problems, _, err := build().Verify(context.Background()); err != nil || len(problems) != 0 {
 		t.Errorf("verify = %v, %v; want nothing damaged", problems, err)
+	}
+}
+
+// TestPublishIndexNamesCopiesAbsolutely: a project published from its own
+// folder (Root ".", as mlsched run there has it) is indexed by absolute
+// paths, which a run from another folder (--config elsewhere/x.yaml)
+// finds the same.
+func TestPublishIndexNamesCopiesAbsolutely(t *testing.T) {
+	h, build := publishing(t)
+	t.Chdir(h.dir)
+	p := build()
+	p.Root = "."
+	if _, err := p.Run(context.Background(), RunOptions{Jobs: 1, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p.PublishIndex)
+	var idx publishIndexFile
+	if err == nil {
+		err = json.Unmarshal(b, &idx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := idx.Copies[filepath.Join(h.dir, "models", "model.onnx")]; !ok || len(idx.Copies) != 1 {
+		t.Errorf("publish index copies %v, want models/model.onnx by its absolute path alone", idx.Copies)
 	}
 }
