@@ -95,7 +95,7 @@ func (a *app) gcCmd() *cobra.Command {
 	var dryRun, verbose bool
 	cmd := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove stored versions that no lock file, the newest N per stage, or what they were made from or compare with reference, and unused memo entries",
+		Short: "Remove the stored versions and memo entries nothing keeps: no lock file names them, nor are they the newest N or what a kept version was made from",
 		Long: `gc removes the stored versions that nothing keeps, and the memo entries no
 kept version used. Kept are the versions any lock file of the store names
 (this config's, and every other config's beside it or in the store), the
