@@ -98,6 +98,9 @@ type project struct {
 	// touched says the test changed stored files' mtimes: status may then
 	// call a version "damaged?" until a run re-hashes it.
 	touched bool
+	// extra names the files the test put in the project beside a clean
+	// run's (another config, its lock file).
+	extra []string
 }
 
 func newProject(t *testing.T, config string) *project {
