@@ -392,7 +392,7 @@ func TestDamagedInputIsNamed(t *testing.T) {
 	if !errors.As(err, &dmg) {
 		t.Fatalf("run = %v, want an InputDamagedError", err)
 	}
-	for _, want := range []string{"checksum mismatch in page 3", "input a@" + version + " damaged", "out.txt: sha256 ", "mlsched verify", "next 'mlsched run' rebuilds it"} {
+	for _, want := range []string{"checksum mismatch in page 3", "input a@" + version + ": out.txt damaged (sha256 ", "mlsched verify", "next 'mlsched run' rebuilds it"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not say %q:\n%v", want, err)
 		}

@@ -62,7 +62,7 @@ func (p *Pipeline) damagedInputs(ctx context.Context, inputs, refs map[string]In
 	type given struct {
 		in   Input
 		what string
-		bad  []string // "path: sha256 … on disk, … in its manifest", in the order of in.Files
+		bad  []string // "path damaged (sha256 … on disk, … in its manifest)", in the order of in.Files
 	}
 	var all []*given
 	for _, n := range slices.Sorted(maps.Keys(inputs)) {
@@ -88,7 +88,7 @@ func (p *Pipeline) damagedInputs(ctx context.Context, inputs, refs map[string]In
 				}
 				if sum != f.SHA256 {
 					mu.Lock()
-					bad[i] = fmt.Sprintf("%s: sha256 %s on disk, %s in its manifest", f.Path, sum, f.SHA256)
+					bad[i] = fmt.Sprintf("%s damaged (sha256 %s on disk, %s in its manifest)", f.Path, sum, f.SHA256)
 					mu.Unlock()
 				}
 				return nil
@@ -116,8 +116,8 @@ func (p *Pipeline) damagedInputs(ctx context.Context, inputs, refs map[string]In
 				how = fmt.Sprintf("the next 'mlsched run' rebuilds it (or 'mlsched run --force %s')", in.Stage)
 			}
 		}
-		damaged = append(damaged, fmt.Sprintf("%s %s@%s damaged, its bytes differ from its manifest ('mlsched verify' confirms it; %s):\n    %s",
-			gv.what, in.Stage, in.Version, how, strings.Join(bad, "\n    ")))
+		damaged = append(damaged, fmt.Sprintf("%s %s@%s: %s; 'mlsched verify' confirms it; %s",
+			gv.what, in.Stage, in.Version, strings.Join(bad, ", "), how))
 	}
 	return damaged, nil
 }

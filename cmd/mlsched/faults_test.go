@@ -360,7 +360,7 @@ func (p *project) repairDamagedInput(path, recorded string, sets []string, after
 	if got["schedule"] != "ran" {
 		// The killed run's mark had not landed: a forced run finds it.
 		out, errs, code := p.faultRun(runLimit, append([]string{"run", "--force", "evaluate"}, sets...)...)
-		want := filepath.Base(path) + ": sha256 " + onDisk + " on disk, " + recorded + " in its manifest"
+		want := inVersion + " damaged (sha256 " + onDisk + " on disk, " + recorded + " in its manifest)"
 		if code != 1 || !strings.Contains(errs, want) {
 			p.t.Fatalf("%s: run --force evaluate over the damaged %s: exit %d, want 1 saying %q\n%s%s", after, rel, code, want, out, errs)
 		}

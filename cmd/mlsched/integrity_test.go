@@ -195,8 +195,8 @@ func TestStageRefusesDamagedInputs(t *testing.T) {
 			if code != 1 || outcomes(out)["schedule"] != "failed" {
 				t.Fatalf("run --force schedule on a damaged %s: exit %d, %v, want 1 and schedule failed\n%s%s", tt.file, code, outcomes(out), out, errs)
 			}
-			for _, want := range []string{"stage schedule: ", "nothing was run", "input train@" + version + " damaged",
-				tt.file + ": sha256 " + onDisk + " on disk, " + recorded + " in its manifest", "next 'mlsched run' rebuilds it"} {
+			for _, want := range []string{"stage schedule: ", "nothing was run", "input train@" + version + ": ",
+				tt.file + " damaged (sha256 " + onDisk + " on disk, " + recorded + " in its manifest)", "next 'mlsched run' rebuilds it"} {
 				if !strings.Contains(errs, want) {
 					t.Errorf("the refusal does not say %q:\n%s", want, errs)
 				}
