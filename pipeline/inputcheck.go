@@ -23,7 +23,7 @@ import (
 // manifest: a cached run trusts a file while its size and mtime match,
 // and a byte changed in place with its mtime kept (a disk's fault, a
 // careless tool) would otherwise flow into the stage's output, which then
-// exits 0 (issue 29). The damaged files are marked (Store.Suspect), so
+// exits 0. The damaged files are marked (Store.Suspect), so
 // that the next run rebuilds their versions first. The cost is one read
 // of what the stage reads, on the cores this machine has, and the stage's
 // own read then comes from the page cache; a run that finds every stage
@@ -71,7 +71,6 @@ func (p *Pipeline) damagedInputs(ctx context.Context, inputs, refs map[string]In
 	for _, k := range slices.Sorted(maps.Keys(refs)) {
 		all = append(all, &given{in: refs[k], what: k + " reads"})
 	}
-	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, gv := range all {
@@ -87,9 +86,7 @@ func (p *Pipeline) damagedInputs(ctx context.Context, inputs, refs map[string]In
 					sum = "unreadable (" + err.Error() + ")"
 				}
 				if sum != f.SHA256 {
-					mu.Lock()
-					bad[i] = fmt.Sprintf("%s damaged (sha256 %s on disk, %s in its manifest)", f.Path, sum, f.SHA256)
-					mu.Unlock()
+					bad[i] = fmt.Sprintf("%s damaged (sha256 %s on disk, %s in its manifest)", f.Path, sum, f.SHA256) // each goroutine its own element
 				}
 				return nil
 			})

@@ -119,9 +119,9 @@ const LockName = "pipeline.lock"
 // other.lock. Each config has its own record because two configs in one
 // folder are two pipelines: when they shared pipeline.lock, each run
 // rewrote the other's record, --locked then refused the other config's
-// own state, and gc removed the versions the other config was current on
-// (issue 29). gc still keeps what every config's lock file names
-// (LockFiles), since the configs share the store.
+// own state, and gc removed the versions the other config was current on.
+// gc still keeps what every config's lock file names (LockFiles), since
+// the configs share the store.
 func LockPathOf(config string) string {
 	dir, base := filepath.Split(config)
 	ext := filepath.Ext(base)

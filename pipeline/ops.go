@@ -293,7 +293,7 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 // is missing; and, for a copy of one of this store's versions, a digest
 // that differs from the version's manifest. The copies are outside the
 // store, but they are what a user opens: a byte changed in one, its mtime
-// kept, used to pass verify as "all intact" (issue 29).
+// kept, used to pass verify as "all intact".
 func (p *Pipeline) verifyPublished(ctx context.Context) ([]Problem, int, error) {
 	if p.Root == "" {
 		return nil, 0, nil

@@ -50,7 +50,7 @@ type Source struct {
 //
 // A copy that looks current, by its size and mtime, may still have had a
 // byte changed in place with its mtime set back, which a run used to leave
-// there and verify to call intact (issue 29). Its ctime tells: every write
+// there and verify to call intact. Its ctime tells: every write
 // to a file moves it, and no tool sets it back. The publish index
 // (PublishIndex) records each copy's size, mtime, ctime and inode when
 // publish made it or last read it, with its digest; a copy whose stat
