@@ -265,10 +265,11 @@ fuzz:
 	done
 
 # test-faults kills the real mlsched -9 at random, seeded moments:
-# FAULT_KILLS times spread over the stages, a tenth of that in gc and
-# while outputs are published, half of it while a run re-hashes a store
-# whose mtimes changed; it runs two at once on one store, gc during a
-# run, and kills a lock holder. After each fault the store must verify
+# FAULT_KILLS times spread over the stages, a tenth of that in gc (beside
+# another config's lock file), while outputs are published and while a
+# stage's inputs are re-hashed before it runs, half of it while a run
+# re-hashes a store whose mtimes changed; it runs two at once on one
+# store, gc during a run, and kills a lock holder. After each fault the store must verify
 # intact and status answer; in the end a plain run must equal a clean one,
 # byte for byte. make test runs a few of each; FAULT_SEED replays a failure's
 # choices (a failing test prints its seed).

@@ -93,7 +93,8 @@
 // and the manifest written: a crash or kill -9 at any moment leaves either
 // the old state or the complete new version. A cached run trusts a manifest
 // while every file's size and mtime match it; files whose mtime changed are
-// re-hashed once, and full re-hashing is left to Verify.
+// re-hashed once, a stage about to run re-hashes what it reads (see below),
+// and full re-hashing is left to Verify.
 //
 // A flock(2) on <store>/.lock serialises writers (run, pin, unpin, gc); the
 // kernel drops it when its holder dies, so a killed process never leaves a
@@ -104,12 +105,21 @@
 // staging.
 //
 // A memo entry carries a manifest.json of its files' digests, as a version
-// does: it is used only while its files match it (files whose mtime
-// changed are re-hashed), a damaged one is computed again and the run's
-// manifest notes it (MemoNote), and Verify re-hashes every entry. When a
-// stage fails, the runner re-hashes its inputs and names any whose bytes
-// differ from their manifests (InputDamagedError), marking them
-// (Store.Suspect) for the next run to rebuild.
+// does: each use re-hashes its files and uses them only while their bytes
+// match it, a damaged one is computed again and the run's manifest notes
+// it (MemoNote), as does the stage's report (Event.Repaired), and Verify
+// re-hashes every entry.
+//
+// Before a stage runs, the runner re-hashes the stored files it will be
+// given (its upstreams' files it reads, its references' files) and refuses
+// to run it on any whose bytes differ from their manifests, naming each
+// file with both digests (InputDamagedError, wrapping ErrInputDamaged) and
+// marking it (Store.Suspect) for the next run to rebuild: the size and
+// mtime a cached run trusts do not see a byte changed in place with its
+// mtime kept. The check costs one read of what the stage reads; a run that
+// finds every stage cached never makes it. When a stage fails, its inputs
+// are re-hashed again, so that one damaged while it ran is named beside
+// the stage's own error.
 //
 // A stage may estimate its output (Stage.Estimate); the runner refuses to
 // start it when the estimate exceeds the store's free space
@@ -122,15 +132,31 @@
 //
 // # Lock file
 //
-// pipeline.lock records, after every successful run, each stage's version,
-// output digest and files, which stages are pinned, and the store it
-// describes: a lock file that names another store is refused, and a store
-// other than the config's keeps its own lock file inside it (LockPathFor).
+// A config's lock file (LockPathOf: pipeline.lock for pipeline.yaml,
+// other.lock for other.yaml, beside it) records, after every successful
+// run, each stage's version, output digest and files, which stages are
+// pinned, and the store it describes: a lock file that names another store
+// is refused, and a store other than the config's keeps the config's lock
+// file inside it (LockPathFor).
 // Verify cross-checks the lock file against the manifests. Published files
-// (Stage.Publish) are recorded with their store in the folder's
-// provenance.json. A pinned stage is
+// (Stage.Publish) are recorded with their store and digest in the folder's
+// provenance.json; Verify re-hashes each, and a run, cached or not, puts
+// back a copy whose bytes changed, which it tells by the ctime the publish
+// index (Pipeline.PublishIndex) recorded, without reading an untouched one. A pinned stage is
 // never rerun; its pinned version feeds downstream. A run with Locked set
 // refuses to start when any version would differ from the lock file. The
 // version commands mean when they name none is the lock file's, if the
 // store has it, or else the newest stored one (Current).
+//
+// # Garbage collection
+//
+// GC keeps what every lock file of the store names (LockFiles: each
+// config's beside the config and the store, and those inside the store),
+// and the newest versions of each stage,
+// and then, transitively, every version a kept one names as an input or a
+// reference, so that a kept version's provenance never points at a
+// removed one (a stage cached by early cutoff names the upstream version
+// it was made from, which a later rerun of that upstream replaced in the
+// lock file); and the memo entries the kept versions used. It tells what
+// it is about to remove (GCOptions.Plan) before it removes anything.
 package pipeline

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,27 +17,11 @@ import (
 )
 
 // execute runs a stage into a staging directory and commits the result.
+// The stored files the stage will be given are checked first
+// (checkInputs): a stage never runs on bytes that are not the ones its
+// key was made from.
 func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID, in KeyInputs, ups []*Manifest, rep Reporter) (*Manifest, error) {
-	staging, err := p.Store.Begin(s.Name, version)
-	if err != nil {
-		return nil, fmt.Errorf("create staging directory: %w", err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.RemoveAll(staging)
-		}
-	}()
-	env := &Env{
-		Stage: s.Name, Version: version, Dir: staging, Seed: p.Seed,
-		Inputs:   map[string]Input{},
-		Metadata: map[string]string{digest.KeyStage: s.Name, digest.KeyVersion: version},
-		Progress: func(done, total int64) {
-			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
-		},
-		Notes: map[string]string{},
-		Memo:  p.Store.Memo(s.Name, in),
-	}
+	inputs := map[string]Input{}
 	var prov []string
 	for _, u := range ups {
 		dir, err := p.Store.Open(u.Stage, u.Version)
@@ -49,9 +32,10 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		if err != nil {
 			return nil, err
 		}
-		env.Inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: dir, Files: slices.Clone(files)}
+		inputs[u.Stage] = Input{Stage: u.Stage, Version: u.Version, Dir: dir, Files: slices.Clone(files)}
 		prov = append(prov, u.Stage+"@"+u.Version)
 	}
+	var refs map[string]Input
 	for _, r := range in.Refs {
 		m, err := p.Store.Manifest(r.Stage, r.Version)
 		if err != nil {
@@ -61,13 +45,36 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		if err != nil {
 			return nil, fmt.Errorf("%s: open %s@%s: %w", r.Key, r.Stage, r.Version, err)
 		}
-		if env.Refs == nil {
-			env.Refs = map[string]Input{}
+		if refs == nil {
+			refs = map[string]Input{}
 		}
-		env.Refs[r.Key] = Input{Stage: r.Stage, Version: r.Version, Dir: dir, Files: m.Files}
+		refs[r.Key] = Input{Stage: r.Stage, Version: r.Version, Dir: dir, Files: m.Files}
 	}
+	if err := p.checkInputs(ctx, inputs, refs); err != nil {
+		return nil, err
+	}
+
+	staging, err := p.Store.Begin(s.Name, version)
+	if err != nil {
+		return nil, fmt.Errorf("create staging directory: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(staging)
+		}
+	}()
 	slices.Sort(prov)
-	env.Metadata[digest.KeyUpstream] = strings.Join(prov, ",")
+	env := &Env{
+		Stage: s.Name, Version: version, Dir: staging, Seed: p.Seed,
+		Inputs: inputs, Refs: refs,
+		Metadata: map[string]string{digest.KeyStage: s.Name, digest.KeyVersion: version, digest.KeyUpstream: strings.Join(prov, ",")},
+		Progress: func(done, total int64) {
+			rep.Report(Event{Kind: EventProgress, Stage: s.Name, Version: version, Done: done, Total: total})
+		},
+		Notes: map[string]string{},
+		Memo:  p.Store.Memo(s.Name, in),
+	}
 
 	start := time.Now()
 	if err := p.executor().Execute(ctx, s, env); err != nil {
@@ -102,62 +109,6 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 	committed = true
 	return m, nil
 }
-
-// diagnoseInputs is called when a stage failed: a stored input damaged
-// without a change of size or mtime (a flipped byte, its mtime restored)
-// fails the stage with a reader's error, such as a Parquet checksum, that
-// names neither the version nor the remedy. It re-hashes every file the
-// stage was given and, for each whose bytes differ from its manifest,
-// says so definitively, marks it for the next run to rebuild
-// (Store.Suspect), and names the commands that confirm and repair it.
-func (p *Pipeline) diagnoseInputs(env *Env, runErr error) error {
-	var damaged []string
-	check := func(in Input, what string) {
-		var bad []string
-		for _, f := range in.Files {
-			// A file whose bytes are the recorded ones is intact, even if
-			// it does not decode.
-			if d, _ := digestStored(in.Path(f.Path)); d.SHA256 != f.SHA256 {
-				bad = append(bad, f.Path)
-			}
-		}
-		if len(bad) == 0 {
-			return
-		}
-		how := fmt.Sprintf("'mlsched run --force %s' rebuilds it", in.Stage)
-		if m, err := p.Store.Manifest(in.Stage, in.Version); err == nil {
-			if err := p.Store.Suspect(m, bad); err == nil {
-				how = fmt.Sprintf("the next 'mlsched run' rebuilds it (or 'mlsched run --force %s')", in.Stage)
-			}
-		}
-		damaged = append(damaged, fmt.Sprintf("%s %s@%s: %s damaged: the bytes differ from its manifest's sha256 ('mlsched verify' confirms it); %s",
-			what, in.Stage, in.Version, strings.Join(bad, ", "), how))
-	}
-	for _, n := range slices.Sorted(maps.Keys(env.Inputs)) {
-		check(env.Inputs[n], "input")
-	}
-	for _, k := range slices.Sorted(maps.Keys(env.Refs)) {
-		check(env.Refs[k], k+" reads")
-	}
-	if len(damaged) == 0 {
-		return runErr
-	}
-	return &InputDamagedError{Err: runErr, Damaged: damaged}
-}
-
-// InputDamagedError is a stage's failure whose stored inputs were found
-// damaged: Damaged says which, and how to repair them.
-type InputDamagedError struct {
-	Err     error
-	Damaged []string
-}
-
-func (e *InputDamagedError) Error() string {
-	return fmt.Sprintf("%v\n  %s", e.Err, strings.Join(e.Damaged, "\n  "))
-}
-
-// Unwrap returns the stage's own error.
-func (e *InputDamagedError) Unwrap() error { return e.Err }
 
 func (p *Pipeline) now() time.Time {
 	if p.Now != nil {

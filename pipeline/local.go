@@ -287,7 +287,8 @@ func checkFolders(dir, rel string, seen map[string]error) error {
 
 // Suspect implements StoreMaintainer: the files' recorded mtimes are
 // cleared, which no file has, so Check sees them as changed and re-hashes
-// them.
+// them. The manifest is rewritten through the store's .tmp, as revalidate
+// does, so that a writer killed meanwhile leaves nothing in the version.
 func (s *LocalStore) Suspect(m *Manifest, paths []string) error {
 	m2, err := s.Manifest(m.Stage, m.Version)
 	if err != nil {
@@ -302,7 +303,7 @@ func (s *LocalStore) Suspect(m *Manifest, paths []string) error {
 	if !changed {
 		return nil
 	}
-	return writeManifest(s.Dir(m.Stage, m.Version), m2)
+	return rewriteManifest(s.Dir(m.Stage, m.Version), filepath.Join(s.root, tmpDir), m2)
 }
 
 // revalidate re-hashes the files whose mtime changed (a copied or restored

@@ -97,21 +97,149 @@ func parseLockFile(b []byte, path string) (*LockFile, error) {
 }
 
 // LockPathFor returns where the lock file of a store lives: configLock
-// (the config's pipeline.lock) for the config's own store, configStore,
-// and pipeline.lock inside the store for any other (--store), so that a
-// run against another store never rewrites the record of the config's,
-// and gc and --locked on each store go by its own record.
+// (the config's own, LockPathOf) for the config's own store, configStore,
+// and a file of the same name inside the store for any other (--store),
+// so that a run against another store never rewrites the record of the
+// config's, and gc and --locked on each store go by its own record.
 func LockPathFor(configLock, configStore, store string) string {
 	a, errA := filepath.Abs(configStore)
 	b, errB := filepath.Abs(store)
 	if errA == nil && errB == nil && a == b {
 		return configLock
 	}
-	return filepath.Join(store, LockName)
+	return filepath.Join(store, filepath.Base(configLock))
 }
 
-// LockName is the lock file's name.
+// LockName is the lock file's name for the config pipeline.yaml.
 const LockName = "pipeline.lock"
+
+// LockPathOf returns the path of the lock file of the config at config:
+// beside it, named after it with .lock for its extension, so that
+// pipeline.yaml's is pipeline.lock, as it always was, and other.yaml's
+// other.lock. Each config has its own record because two configs in one
+// folder are two pipelines: when they shared pipeline.lock, each run
+// rewrote the other's record, --locked then refused the other config's
+// own state, and gc removed the versions the other config was current on.
+// gc still keeps what every config's lock file names (LockFiles), since
+// the configs share the store.
+func LockPathOf(config string) string {
+	dir, base := filepath.Split(config)
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	if stem == "" || ext == lockExt {
+		stem = base // never the store's own .lock, nor the config itself
+	}
+	return filepath.Join(dir, stem+lockExt)
+}
+
+const lockExt = ".lock"
+
+// LockFiles returns the lock files that describe the pipeline's store,
+// with what each records: the pipeline's own (LockPath) first, and then
+// every other config's, found where they are kept: beside LockPath,
+// beside the store, and inside it (a run with --store keeps its record
+// there). gc keeps what all of them name. A file named *.lock that is
+// another tool's (Cargo.lock, yarn.lock, a JSON one without "stages") is
+// passed over; one that is mlsched's (it has "stages", or a config of its
+// name is beside it) and does not read is an error, for what it names
+// cannot be known. A lock file that describes another store is passed
+// over; one written before lock files named their store is taken as this
+// store's, since keeping more is the safe side.
+func (p *Pipeline) LockFiles() ([]string, []*LockFile, error) {
+	own, err := p.ReadLock()
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, locks := []string{p.LockPath}, []*LockFile{own}
+	store, err := filepath.Abs(p.Store.Location())
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	if abs, err := filepath.Abs(p.LockPath); err == nil {
+		seen[abs] = true
+	}
+	dirs := []string{filepath.Dir(p.LockPath), filepath.Dir(store), store}
+	var found []string
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil || seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		ents, err := os.ReadDir(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range ents {
+			name := e.Name()
+			path := filepath.Join(abs, name)
+			if e.IsDir() || !strings.HasSuffix(name, lockExt) || name == lockExt || seen[path] {
+				continue
+			}
+			seen[path] = true
+			found = append(found, path)
+		}
+	}
+	slices.Sort(found)
+	for _, path := range found {
+		lf, ours, err := readOtherLock(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ours {
+			continue
+		}
+		if lf.Store != "" {
+			ref := filepath.FromSlash(lf.Store)
+			if !filepath.IsAbs(ref) {
+				ref = filepath.Join(filepath.Dir(path), ref)
+			}
+			if filepath.Clean(ref) != store {
+				continue
+			}
+		}
+		paths, locks = append(paths, path), append(locks, lf)
+	}
+	return paths, locks, nil
+}
+
+// readOtherLock reads a file named *.lock that may be another config's
+// lock file: ours is false for another tool's. A file that cannot be read
+// is another tool's too (a daemon's, in a shared folder), unless a config
+// of its name is beside it.
+func readOtherLock(path string) (lf *LockFile, ours bool, err error) {
+	stem := strings.TrimSuffix(path, lockExt)
+	configBeside := exists(stem+".yaml") || exists(stem+".yml")
+	b, err := userfile.ReadFile(path, maxLockSize)
+	if err != nil {
+		if configBeside {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	var fields map[string]json.RawMessage
+	hasStages := false
+	if json.Unmarshal(b, &fields) == nil {
+		_, hasStages = fields["stages"]
+	}
+	if !hasStages && !configBeside {
+		return nil, false, nil
+	}
+	lf, err = parseLockFile(b, path)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s, another config's lock file: %w", path, err)
+	}
+	return lf, true, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
 
 // ReadLock reads the pipeline's lock file, refusing one that describes
 // another store than the pipeline's.

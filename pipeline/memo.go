@@ -44,9 +44,11 @@ const memoDir = ".memo"
 // Entries are built in the store's .tmp and renamed into place when
 // complete, as versions are, each with a manifest.json that lists its files
 // with their sizes, mtimes and digests. An entry is used only while its
-// files match that manifest (files whose mtime changed are re-hashed);
-// a damaged entry is removed and computed again, and the run's manifest
-// notes it (MemoNote). verify re-hashes every entry. Each version's
+// files' bytes match that manifest: Get re-hashes them on every use, so
+// that a byte changed with its mtime kept is caught too; a damaged entry
+// is removed and computed again, and the run's manifest notes it
+// (MemoNote), as does the run's report of the stage. verify re-hashes
+// every entry. Each version's
 // manifest lists the entries its run used; gc removes those no kept
 // version lists.
 type Memo struct {
@@ -128,7 +130,12 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 	}
 	m.mu.Unlock()
 	if _, err := os.Stat(final); err == nil {
-		why, err := checkMemoEntry(final, m.stage, key, true)
+		// Every use re-hashes the entry's files, whatever their mtimes: a
+		// byte flipped in place with its mtime kept would otherwise pass
+		// into the stage's output, or stop the stage for good on a file
+		// that no longer decodes. An entry is a unit's few KiB, which the
+		// stage reads next anyway, from the page cache this fills.
+		why, err := checkMemoEntry(final, m.stage, key, false)
 		if err != nil {
 			return "", fmt.Errorf("memo: %w", err)
 		}
@@ -301,12 +308,10 @@ func checkMemoEntry(dir, stage, key string, quick bool) (why string, err error) 
 		case quick && fi.ModTime().UnixNano() == f.ModTime:
 			continue
 		}
-		if d, err := digestStored(p); d.SHA256 != f.SHA256 {
-			if err != nil && d.SHA256 == "" {
-				bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
-			} else {
-				bad = append(bad, fmt.Sprintf("%s changed since it was written", f.Path))
-			}
+		if sum, err := fileSHA256(p); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", f.Path, err))
+		} else if sum != f.SHA256 {
+			bad = append(bad, fmt.Sprintf("%s changed since it was written", f.Path))
 		}
 	}
 	return strings.Join(bad, "; "), nil

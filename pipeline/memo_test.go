@@ -82,7 +82,7 @@ func TestMemoSurvivesAConfigChange(t *testing.T) {
 	// Only the newest version stays (keep 1, no lock entry for the old
 	// one): it used all three entries, so gc removes none; with N back at 1
 	// and a new run, entries 2 and 3 are unused once the others go.
-	removed, err := p.GC(context.Background(), 1, false)
+	removed, err := p.GC(context.Background(), GCOptions{Keep: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestMemoSurvivesAConfigChange(t *testing.T) {
 	}
 	f.cfg.N = 1
 	h.mustRun(RunOptions{})
-	removed, err = p.GC(context.Background(), 1, false)
+	removed, err = p.GC(context.Background(), GCOptions{Keep: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

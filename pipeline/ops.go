@@ -3,9 +3,14 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -113,32 +118,60 @@ func (p *Pipeline) Unpin(ctx context.Context, stage string) error {
 	return p.writeLock(lock)
 }
 
-// GC removes every stored version that neither the lock file references nor
-// is among the newest keep versions of its stage nor is referenced (a Ref)
-// by a kept version, the memo entries no kept version
-// used, and leftovers of interrupted runs. With dryRun it only reports
-// what it would remove. The lock file is the store's own (see
-// LockPathFor), so no other store's run can make gc drop what this
-// store's versions were built from.
-func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, error) {
+// GCOptions says what gc keeps besides what the lock files name, and who
+// hears of what it removes.
+type GCOptions struct {
+	// Keep is how many of each stage's newest versions are kept besides.
+	Keep int
+	// DryRun only reports what would be removed.
+	DryRun bool
+	// Plan, if set, is told what gc is about to remove before it removes
+	// anything (with DryRun, what it would remove).
+	Plan func(GCPlan)
+}
+
+// GCPlan is what a gc removes, and what it went by.
+type GCPlan struct {
+	// Locks are the lock files whose versions were kept (LockFiles).
+	Locks []string
+	// Remove lists the versions and memo entries to remove.
+	Remove []Removed
+}
+
+// GC removes every stored version that is not kept, the memo entries no
+// kept version used, and leftovers of interrupted runs. Kept are the
+// versions that any lock file describing this store names (LockFiles:
+// the pipeline's own and every other config's beside it, so that one
+// config's gc never removes another's current versions), the newest
+// opts.Keep versions of each stage, and then, until nothing more is
+// added, every stored version that a kept one names as an input or
+// references (a Ref): a kept version's provenance never points at a
+// version gc removed. opts.Plan is told what will go before anything
+// goes; with opts.DryRun nothing does. A lock file of another config
+// that does not read stops gc before it removes anything.
+func (p *Pipeline) GC(ctx context.Context, opts GCOptions) ([]Removed, error) {
 	unlock, err := p.Store.Lock(ctx, "mlsched gc", true, p.Waiting)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	lock, err := p.ReadLock()
+	lockPaths, locks, err := p.LockFiles()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gc removes nothing: %w", err)
 	}
 	stages, err := p.Store.Stages()
 	if err != nil {
 		return nil, err
 	}
-	// Keep what the lock file names and the newest keep versions of each
-	// stage, then every stored version a kept one references, until
-	// nothing more is added.
+	named := map[VersionRef]bool{}
+	for _, lf := range locks {
+		for st, e := range lf.Stages {
+			named[VersionRef{st, e.Version}] = true
+		}
+	}
 	all := map[VersionRef]*Manifest{}
 	k := Keep{Versions: map[VersionRef]bool{}, Memo: map[MemoRef]bool{}}
+	var work []VersionRef
 	for _, st := range stages {
 		vs, err := p.Store.Versions(st)
 		if err != nil {
@@ -147,19 +180,26 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 		for i, m := range vs {
 			id := VersionRef{st, m.Version}
 			all[id] = m
-			if lock.Stages[st].Version == m.Version || i >= len(vs)-keep {
+			if named[id] || i >= len(vs)-opts.Keep {
 				k.Versions[id] = true
+				work = append(work, id)
 			}
 		}
 	}
-	for grown := true; grown; {
-		grown = false
-		for id := range k.Versions {
-			for _, r := range all[id].Inputs.Refs {
-				ref := VersionRef{r.Stage, r.Version}
-				if all[ref] != nil && !k.Versions[ref] {
-					k.Versions[ref], grown = true, true
-				}
+	for len(work) > 0 {
+		m := all[work[len(work)-1]]
+		work = work[:len(work)-1]
+		var made []VersionRef
+		for _, u := range m.Inputs.Upstream {
+			made = append(made, VersionRef{u.Stage, u.Version})
+		}
+		for _, r := range m.Inputs.Refs {
+			made = append(made, VersionRef{r.Stage, r.Version})
+		}
+		for _, id := range made {
+			if all[id] != nil && !k.Versions[id] {
+				k.Versions[id] = true
+				work = append(work, id)
 			}
 		}
 	}
@@ -168,7 +208,17 @@ func (p *Pipeline) GC(ctx context.Context, keep int, dryRun bool) ([]Removed, er
 			k.Memo[MemoRef{id.Stage, key}] = true
 		}
 	}
-	return p.Store.Prune(k, dryRun)
+	plan, err := p.Store.Prune(k, true)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Plan != nil {
+		opts.Plan(GCPlan{Locks: lockPaths, Remove: plan})
+	}
+	if opts.DryRun || len(plan) == 0 {
+		return plan, nil
+	}
+	return p.Store.Prune(k, false)
 }
 
 // crossCheck compares a lock file's entry with the manifest of the version
@@ -204,8 +254,9 @@ func crossCheck(lockPath string, e LockEntry, m *Manifest) []Problem {
 
 // Verify re-hashes every file of every stored version and reports each
 // damaged, missing or unexpected file, each directory that is not a complete
-// version, and each lock file entry the store cannot provide. It returns the
-// number of files checked.
+// version, and each lock file entry the store cannot provide; and then
+// every published copy (verifyPublished). It returns the number of files
+// checked.
 func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 	lock, err := p.ReadLock()
 	if err != nil {
@@ -215,6 +266,12 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 	if err != nil {
 		return nil, checked, err
 	}
+	published, n, err := p.verifyPublished(ctx)
+	checked += n
+	if err != nil {
+		return nil, checked, err
+	}
+	problems = append(problems, published...)
 	for _, name := range slices.Sorted(maps.Keys(lock.Stages)) {
 		e := lock.Stages[name]
 		m, err := p.Store.Manifest(name, e.Version)
@@ -233,6 +290,102 @@ func (p *Pipeline) Verify(ctx context.Context) ([]Problem, int, error) {
 		return cmp.Or(strings.Compare(a.Stage, b.Stage), boolCompare(a.Memo, b.Memo), strings.Compare(a.Version, b.Version), strings.Compare(a.Path, b.Path))
 	})
 	return problems, checked, nil
+}
+
+// verifyPublished re-hashes every copy that a folder's provenance file
+// (ProvenanceName) lists, in the folders the pipeline's stages publish to,
+// and reports each whose bytes differ from the digest it records, or that
+// is missing; and, for a copy of one of this store's versions, a digest
+// that differs from the version's manifest. The copies are outside the
+// store, but they are what a user opens: a byte changed in one, its mtime
+// kept, used to pass verify as "all intact".
+func (p *Pipeline) verifyPublished(ctx context.Context) ([]Problem, int, error) {
+	if p.Root == "" {
+		return nil, 0, nil
+	}
+	dirs := map[string]bool{}
+	for _, n := range p.Graph.Names() {
+		for _, pub := range p.Graph.Stage(n).Publish {
+			dirs[pub.Dir] = true
+		}
+	}
+	var problems []Problem
+	checked := 0
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		pvPath := filepath.Join(p.Root, dir, ProvenanceName)
+		b, err := os.ReadFile(pvPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		rel := path.Join(filepath.ToSlash(dir), ProvenanceName)
+		var pv Provenance
+		if err == nil {
+			err = json.Unmarshal(b, &pv)
+		}
+		if err != nil {
+			problems = append(problems, Problem{Path: rel, What: fmt.Sprintf("%v (the next 'mlsched run' writes it again)", err)})
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(pv.Files)) {
+			if err := ctx.Err(); err != nil {
+				return nil, checked, err
+			}
+			src := pv.Files[name]
+			pr := Problem{Stage: src.Stage, Version: src.Version, Path: path.Join(filepath.ToSlash(dir), name)}
+			checked++
+			sum, err := fileSHA256(filepath.Join(p.Root, dir, name))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				pr.What = "published copy missing (the next 'mlsched run' publishes it again)"
+				problems = append(problems, pr)
+				continue
+			case err != nil:
+				pr.What = fmt.Sprintf("published copy unreadable: %v", err)
+				problems = append(problems, pr)
+				continue
+			case sum != src.SHA256 && !p.storedAs(src.Stage, name, sum):
+				pr.What = fmt.Sprintf("published copy changed: sha256 %s, %s records %s (the next 'mlsched run' puts the stored file back)", sum, rel, src.SHA256)
+				problems = append(problems, pr)
+				continue
+			case sum != src.SHA256:
+				// Another stored version's file, whole: a publisher killed
+				// between the copy and the provenance file, which the next
+				// run brings up to date. Nothing is damaged.
+				continue
+			}
+			if src.Store != p.Store.Location() {
+				continue // another store's version: its manifest is there
+			}
+			m, err := p.Store.Manifest(src.Stage, src.Version)
+			if err != nil {
+				continue // gone since (gc), or damaged, which the store's check reports
+			}
+			for _, f := range m.Files {
+				if path.Base(f.Path) == name && f.SHA256 != src.SHA256 {
+					pr.What = fmt.Sprintf("%s records sha256 %s, the version's manifest %s for %s", rel, src.SHA256, f.SHA256, f.Path)
+					problems = append(problems, pr)
+				}
+			}
+		}
+	}
+	return problems, checked, nil
+}
+
+// storedAs says whether a stored version of stage has a file named name
+// (its base name) with digest sum.
+func (p *Pipeline) storedAs(stage, name, sum string) bool {
+	vs, err := p.Store.Versions(stage)
+	if err != nil {
+		return false
+	}
+	for _, m := range vs {
+		for _, f := range m.Files {
+			if path.Base(f.Path) == name && f.SHA256 == sum {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func boolCompare(a, b bool) int {

@@ -119,7 +119,7 @@ func TestGC(t *testing.T) {
 		h.mustRun(RunOptions{})
 	}
 	p := h.pipeline()
-	removed, err := p.GC(context.Background(), 0, false)
+	removed, err := p.GC(context.Background(), GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestRefIsResolvedKeyedAndKept(t *testing.T) {
 	// gc keeps the version the locked cmp reads, though neither the lock
 	// file nor the newest-versions rule names it, and removes the rest.
 	wantOutcomes(t, runOutcomes(t, withRef(h, v1)), map[string]Outcome{"cmp": Cached})
-	removed, err := withRef(h, v1).GC(context.Background(), 0, false)
+	removed, err := withRef(h, v1).GC(context.Background(), GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,10 @@ type Pipeline struct {
 	// Root is the project directory that Publish destinations are relative
 	// to; empty disables publishing.
 	Root string
+	// PublishIndex is the file where publishing records each copy it made
+	// or checked (see publish); empty keeps none, and every run then
+	// re-hashes each published copy.
+	PublishIndex string
 	// Executor runs the stages' code; nil runs it in this process (Inline).
 	Executor Executor
 	// Remote, if set, is a store shared with other machines: a stage that
@@ -41,6 +45,7 @@ type Pipeline struct {
 	Waiting func(holder string)
 
 	publishing sync.Mutex // one stage at a time writes a provenance file
+	index      *copyIndex // the publish index, read by the run's first publish
 }
 
 func (p *Pipeline) executor() Executor {
@@ -88,7 +93,11 @@ type Event struct {
 	Done, Total int64
 	// Reason says why a stage ran (for example "output damaged").
 	Reason string
-	Err    error
+	// Repaired, for a stage that ran, says what damage its run found and
+	// repaired on the way (damaged memo entries computed again, from the
+	// manifest's MemoNote): the user hears of it, not only the manifest.
+	Repaired string
+	Err      error
 }
 
 // Reporter receives the events of a run. It must be safe for concurrent use.
@@ -162,6 +171,7 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 		return nil, err
 	}
 	defer unlock()
+	p.index = nil // another process may have published since: read it again
 	if err := p.CheckRefs(names); err != nil {
 		return nil, err
 	}
@@ -217,7 +227,11 @@ func (p *Pipeline) Run(ctx context.Context, opts RunOptions) ([]Result, error) {
 			return &StageError{Stage: name, Err: err}
 		}
 		n.m = m
-		rep.Report(Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason})
+		ev := Event{Kind: EventDone, Stage: name, Outcome: res.Outcome, Version: res.Version, Duration: res.Duration, Reason: r.reason}
+		if res.Outcome == Ran {
+			ev.Repaired = m.Notes[MemoNote]
+		}
+		rep.Report(ev)
 		return nil
 	}
 

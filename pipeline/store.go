@@ -185,6 +185,9 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
+	if p.Stage == "" {
+		return fmt.Sprintf("%s: %s", p.Path, p.What) // a file of no version
+	}
 	where := p.Stage + "@" + p.Version
 	switch {
 	case p.Version == "":

@@ -4,22 +4,26 @@ package main
 // TestMain) on the tiny config and kill them with SIGKILL at random,
 // seeded moments: while each stage runs, while gc removes, while outputs
 // are published to models/ and reports/, while a run re-hashes a store
-// whose mtimes changed; they also run two mlsched
-// processes on one store at once. After every fault the store must verify
+// whose mtimes changed, while a run re-hashes a stage's inputs before it
+// runs; they also run two mlsched processes on one store at once. After every fault the store must verify
 // intact and status must answer sanely; in the end a plain run must give
 // the artifacts of a clean run, byte for byte. The profile is imported
 // (tiny.yaml), so every artifact is deterministic.
 //
 // make test runs them with a few faults of each kind; make test-faults
-// lands -fault.kills=100 kills in the stages (and a tenth of that in gc and
-// in publishing, half of it in re-hashing). Every process gets a time limit: one that outlives it has
-// hung, and the test ends it and fails naming it. A failure prints the
+// lands -fault.kills=100 kills in the stages (and a tenth of that in gc,
+// in publishing and in the input check, half of it in re-hashing). Every
+// process gets a time limit: one that outlives it has hung, and the test
+// ends it and fails naming it. A failure prints the
 // seed that replays its choices (-fault.seed); the moments themselves
 // depend on the machine's timing.
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -31,7 +35,7 @@ import (
 )
 
 var (
-	faultKills = flag.Int("fault.kills", 10, "kill -9s TestFaultKillsDuringStages lands in the stages (make test-faults: 100); gc and publishing get a tenth each, at least 2")
+	faultKills = flag.Int("fault.kills", 10, "kill -9s TestFaultKillsDuringStages lands in the stages (make test-faults: 100); gc, publishing and the input check get a tenth each, at least 2")
 	faultSeed  = flag.Uint64("fault.seed", 0, "seed of the fault tests' random choices; 0 picks one, printed on failure")
 )
 
@@ -142,10 +146,12 @@ func TestFaultKillsDuringStages(t *testing.T) {
 // TestFaultKillsDuringGC kills gc -9 at random moments after it starts
 // removing (its first trash folder appears in the store's .tmp), refilling
 // the store with other seeds' versions and memo entries whenever gc has
-// nothing left to remove. gc never touches what pipeline.lock names, so
-// after each kill every stage is still up to date; in the end a plain run
-// finds everything cached, a forced schedule (which reads the memo) gives
-// the clean run's output, and a last gc completes.
+// nothing left to remove. Another config beside pipeline.yaml shares the
+// store, with its own lock file. gc never touches what either lock file
+// names, so after each kill every stage of both configs is still up to
+// date; in the end a plain run of each finds everything cached, a forced
+// schedule (which reads the memo) gives the clean run's output, and a last
+// gc completes.
 func TestFaultKillsDuringGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mlsched many times")
@@ -155,6 +161,8 @@ func TestFaultKillsDuringGC(t *testing.T) {
 	ref := cleanReference(t)
 	p := newProject(t, "tiny.yaml")
 	p.mustFault(runLimit, "run")
+	other := p.anotherConfig("other.yaml", "seed: 4")
+	p.mustFault(runLimit, "--config", other, "run")
 	n := max(2, *faultKills/10)
 	window, seed := 100*time.Millisecond, 10
 	trash := func() bool {
@@ -187,17 +195,216 @@ func TestFaultKillsDuringGC(t *testing.T) {
 		kills++
 		what := fmt.Sprintf("kill %d of gc (%s after its first removal began)", kills, delay.Round(time.Millisecond))
 		p.checkIntact(ref, nil, what)
+		p.checkUpToDate(other, what)
 		if t.Failed() {
 			t.FailNow()
 		}
 	}
-	if got := outcomes(p.mustFault(runLimit, "run")); !allOutcome(got, "cached") {
-		t.Errorf("after %d kills of gc, a plain run: %v, want every stage cached", kills, got)
+	for _, config := range []string{"pipeline.yaml", other} {
+		if got := outcomes(p.mustFault(runLimit, "--config", config, "run", "--locked")); !allOutcome(got, "cached") {
+			t.Errorf("after %d kills of gc, a run of %s: %v, want every stage cached", kills, config, got)
+		}
 	}
 	p.mustFault(runLimit, "run", "--force", "schedule")
 	p.mustFault(quickLimit, "gc", "--keep", "0")
 	p.checkLikeClean(ref, fmt.Sprintf("after %d kills of gc", kills))
 	t.Logf("%d kills landed in gc, %d gcs ended before their kill, %d seeds added", kills, misses, seed-10)
+}
+
+// TestFaultKillsDuringInputCheck kills runs -9 at random moments while
+// evaluate's stored inputs are re-hashed before it runs (issue 29, item
+// 7): after the run takes the store and before evaluate's staging folder
+// appears, in runs that force evaluate. Every other run does so over a
+// damaged input (a byte in the middle of one of schedule's traces changed,
+// its mtime kept), so that kills also land while the check marks it for
+// the next run to rebuild. After each kill the store holds no damage but
+// that byte; the next forced run refuses on it, naming it with both
+// digests, unless the killed one's mark landed first, and a plain run
+// rebuilds it; the store then verifies intact. The eval workload is ten
+// times tiny.yaml's, so that the check reads tens of MiB and lasts long
+// enough to be hit.
+func TestFaultKillsDuringInputCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mlsched many times")
+	}
+	t.Parallel()
+	rng := faultRand(t)
+	ref := cleanReference(t)
+	p := newProject(t, "tiny.yaml")
+	sets := []string{"--set", "generate.eval.jobs=10000"}
+	with := func(args ...string) []string { return append(args, sets...) }
+	p.mustFault(runLimit, with("run")...)
+	staged := p.staging("evaluate")
+
+	// The window: from the moment a forced run holds the store to the one
+	// evaluate's staging folder appears, the longest of a few runs.
+	var window time.Duration
+	for range 3 {
+		c := p.start(with("run", "--force", "evaluate")...)
+		if !c.await(p.holding(c), runLimit) {
+			t.Fatalf("mlsched %s ended before it was seen holding the store\n%s%s", c, &c.out, &c.errb)
+		}
+		held := time.Now()
+		if c.await(staged, runLimit) {
+			window = max(window, time.Since(held))
+		}
+		if code := c.wait(runLimit); code != 0 {
+			t.Fatalf("mlsched %s: exit %d\n%s%s", c, code, &c.out, &c.errb)
+		}
+	}
+
+	n := max(2, *faultKills/10)
+	var kills, checking, misses int
+	for kills < n {
+		damaged := kills%2 == 1
+		var trace, recorded string
+		if damaged {
+			trace = p.largest("data/schedule/"+lockVersions(t, p.read("pipeline.lock"))["schedule"], "trace.parquet")
+			recorded = sha256Of(t, trace)
+			fi, err := os.Stat(trace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipByte(t, trace, fi.Size()/2)
+		}
+		delay := randDelay(rng, window)
+		c := p.start(with("run", "--force", "evaluate")...)
+		checkingNow := func() bool { return p.holding(c)() && !staged() }
+		hit, still, _ := c.strike(checkingNow, delay, runLimit)
+		what := fmt.Sprintf("kill %d (mlsched %s, %s after it took the store, its inputs intact)", kills+1, c, delay.Round(time.Millisecond))
+		if damaged {
+			what = strings.Replace(what, "its inputs intact", "one of its inputs damaged", 1)
+		}
+		if !hit {
+			misses++
+			want := 0
+			if damaged {
+				want = 1
+			}
+			if code := c.wait(quickLimit); code != want {
+				t.Fatalf("mlsched %s: exit %d, want %d\n%s%s", c, code, want, &c.out, &c.errb)
+			}
+			if misses > 5*n+10 {
+				t.Fatalf("%d kills landed in the input check and %d missed", kills, misses)
+			}
+			if damaged {
+				p.repairDamagedInput(trace, recorded, sets, what+", missed: the run refused")
+			}
+			continue
+		}
+		kills++
+		if still {
+			checking++
+		}
+		c.checkNoSurvivors(what)
+		if damaged {
+			p.repairDamagedInput(trace, recorded, sets, what)
+		}
+		p.checkIntact(ref, sets, what)
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	if checking == 0 {
+		t.Errorf("none of %d kills landed before evaluate's staging folder appeared: the test did not hit the check (window %s)", kills, window)
+	}
+	if got := outcomes(p.mustFault(runLimit, with("run")...)); !allOutcome(got, "cached") {
+		t.Errorf("after %d kills in the input check, a run: %v, want every stage cached", kills, got)
+	}
+	t.Logf("%d kills landed in runs forcing evaluate, %d of them before its staging folder appeared (window %s); %d runs ended before their kill",
+		kills, checking, window.Round(time.Millisecond), misses)
+}
+
+// largest returns the largest file named name below the project's dir.
+func (p *project) largest(dir, name string) string {
+	p.t.Helper()
+	var best string
+	var size int64 = -1
+	filepath.WalkDir(filepath.Join(p.dir, filepath.FromSlash(dir)), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != name {
+			return err
+		}
+		if fi, err := d.Info(); err == nil && fi.Size() > size {
+			best, size = path, fi.Size()
+		}
+		return nil
+	})
+	if best == "" {
+		p.t.Fatalf("no %s below %s", name, dir)
+	}
+	return best
+}
+
+// repairDamagedInput checks what a run left after it met the damaged
+// stored file path (recorded: its manifest's digest), and repairs it as a
+// user would: verify names that file alone; a plain run rebuilds it if the
+// mark the check left landed; otherwise a forced run of evaluate refuses
+// on it, naming it with both digests, and marks it, and the plain run
+// after that rebuilds it.
+func (p *project) repairDamagedInput(path, recorded string, sets []string, after string) {
+	p.t.Helper()
+	rel, _ := filepath.Rel(filepath.Join(p.dir, "data"), path)
+	stage, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	version, inVersion, _ := strings.Cut(rest, "/")
+	out, errs, code := p.faultRun(quickLimit, "verify")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, "DAMAGED") && !strings.HasPrefix(line, "DAMAGED "+stage+"@"+version+": "+inVersion+": ") {
+			p.t.Errorf("%s: verify finds more than the damaged %s: %s", after, rel, line)
+		}
+	}
+	if code != 1 {
+		p.t.Fatalf("%s: verify over the damaged %s: exit %d, want 1\n%s%s", after, rel, code, out, errs)
+	}
+	onDisk := sha256Of(p.t, path)
+	got := outcomes(p.mustFault(runLimit, append([]string{"run"}, sets...)...))
+	if got["schedule"] != "ran" {
+		// The killed run's mark had not landed: a forced run finds it.
+		out, errs, code := p.faultRun(runLimit, append([]string{"run", "--force", "evaluate"}, sets...)...)
+		want := inVersion + " damaged (sha256 " + onDisk + " on disk, " + recorded + " in its manifest)"
+		if code != 1 || !strings.Contains(errs, want) {
+			p.t.Fatalf("%s: run --force evaluate over the damaged %s: exit %d, want 1 saying %q\n%s%s", after, rel, code, want, out, errs)
+		}
+		if got := outcomes(p.mustFault(runLimit, append([]string{"run"}, sets...)...)); got["schedule"] != "ran" {
+			p.t.Fatalf("%s: the run after the refusal: %v, want schedule rebuilt", after, got)
+		}
+	}
+	if got := sha256Of(p.t, path); got != recorded {
+		p.t.Fatalf("%s: %s after the rebuild: sha256 %s, recorded %s", after, rel, got, recorded)
+	}
+}
+
+// anotherConfig writes a config beside pipeline.yaml, named name, that
+// differs from it by one line (seed: 3 becomes line), and returns its
+// name; the files it and its lock file are count as the test's own.
+func (p *project) anotherConfig(name, line string) string {
+	p.t.Helper()
+	b := bytes.Replace(p.read("pipeline.yaml"), []byte("seed: 3"), []byte(line), 1)
+	if err := os.WriteFile(filepath.Join(p.dir, name), b, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	p.extra = append(p.extra, name, pipeline.LockPathOf(name))
+	return name
+}
+
+// checkUpToDate fails the test unless status finds every stage of config
+// up to date, each version it names in the store.
+func (p *project) checkUpToDate(config, after string) {
+	p.t.Helper()
+	out, errs, code := p.faultRun(quickLimit, "--config", config, "status", "--json")
+	var sts []pipeline.StageStatus
+	if code == 0 {
+		if err := json.Unmarshal([]byte(out), &sts); err != nil {
+			p.t.Fatalf("%s: status --json of %s: %v\n%s", after, config, err, out)
+		}
+	}
+	if code != 0 || len(sts) != len(faultStages) {
+		p.t.Fatalf("%s: status of %s: exit %d, %d stages\n%s%s", after, config, code, len(sts), out, errs)
+	}
+	for _, st := range sts {
+		if st.State != pipeline.UpToDate {
+			p.t.Errorf("%s: %s's stage %s is %s: %v", after, config, st.Stage, st.State, st.Reasons)
+		}
+	}
 }
 
 // allOutcome reports whether every stage of a run had outcome want.
@@ -360,7 +567,7 @@ func TestFaultGCDuringRun(t *testing.T) {
 	if !run.await(p.staging("generate"), runLimit) {
 		t.Fatalf("mlsched %s ended before its first stage was seen running", run)
 	}
-	gc := p.start("gc", "--keep", "0")
+	gc := p.start("gc", "--keep", "0", "--verbose") // every version it removes, by name
 	gcCode := gc.wait(runLimit)
 	if code := run.wait(runLimit); code != 0 {
 		t.Fatalf("mlsched %s beside gc: exit %d\n%s%s", run, code, &run.out, &run.errb)

@@ -255,9 +255,11 @@ func (a *app) load() (*loaded, error) {
 	}
 	p := &pipeline.Pipeline{
 		Graph: g, Store: st, Seed: cfg.Seed, Root: base,
-		// The config's pipeline.lock records its own store; another
+		PublishIndex: filepath.Join(st.Root(), pipeline.PublishIndexName),
+		// The config's lock file (pipeline.lock for pipeline.yaml,
+		// other.lock for other.yaml) records its own store; another
 		// (--store) keeps its record inside itself.
-		LockPath: pipeline.LockPathFor(filepath.Join(base, pipeline.LockName), configStore, root),
+		LockPath: pipeline.LockPathFor(pipeline.LockPathOf(a.configPath), configStore, root),
 		Tool:     fmt.Sprintf("mlsched %s (%s %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH),
 		Executor: &workers{cfg: cfg, rt: rt, environ: a.environ, stderr: a.stderr},
 	}

@@ -185,6 +185,9 @@ func (r *runReporter) Report(e pipeline.Event) {
 			line += "  (" + e.Reason + ")"
 		}
 		fmt.Fprintln(r.out, strings.TrimRight(line, " "))
+		if e.Repaired != "" {
+			fmt.Fprintf(r.out, "  repaired: %s\n", e.Repaired)
+		}
 	}
 }
 

@@ -3,6 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,11 +92,17 @@ func (a *app) verifyCmd() *cobra.Command {
 
 func (a *app) gcCmd() *cobra.Command {
 	var keep int
-	var dryRun bool
+	var dryRun, verbose bool
 	cmd := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove stored versions that pipeline.lock, the newest N per stage and the versions they compare with do not reference, and unused memo entries",
-		Args:  cobra.NoArgs,
+		Short: "Remove the stored versions and memo entries nothing keeps: no lock file names them, nor are they the newest N or what a kept version was made from",
+		Long: `gc removes the stored versions that nothing keeps, and the memo entries no
+kept version used. Kept are the versions any lock file of the store names
+(this config's, and every other config's beside it or in the store), the
+newest N of each stage (--keep), and every version a kept one was made
+from or compares with, however far back. It says what it will remove, by
+stage, before it removes anything; --verbose lists every version and entry.`,
+		Args: cobra.NoArgs,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			if keep < 0 {
 				return usageError{fmt.Errorf("--keep %d: want 0 or more", keep)}
@@ -101,31 +111,125 @@ func (a *app) gcCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			removed, err := l.p.GC(cmd.Context(), keep, dryRun)
-			var total int64
-			var versions, memos int
-			verb := "removed"
+			verb := "removing"
 			if dryRun {
 				verb = "would remove"
 			}
+			removed, err := l.p.GC(cmd.Context(), pipeline.GCOptions{Keep: keep, DryRun: dryRun, Plan: func(plan pipeline.GCPlan) {
+				a.gcPlan(plan, keep, verb, verbose)
+			}})
+			if err != nil {
+				return err
+			}
+			var total int64
+			var versions, memos int
 			for _, r := range removed {
 				total += r.Bytes
 				if r.Memo {
 					memos++
-					fmt.Fprintf(a.stdout, "%s %s memo entry %s (%s)\n", verb, r.Stage, r.Version, formatBytes(r.Bytes))
-					continue
+				} else {
+					versions++
 				}
-				versions++
-				fmt.Fprintf(a.stdout, "%s %s@%s (%s)\n", verb, r.Stage, r.Version, formatBytes(r.Bytes))
 			}
-			if err != nil {
-				return err
+			verb = "Removed"
+			if dryRun {
+				verb = "Would remove"
 			}
-			fmt.Fprintf(a.stdout, "%s %d version(s) and %d memo entries, %s\n", strings.ToUpper(verb[:1])+verb[1:], versions, memos, formatBytes(total))
+			fmt.Fprintf(a.stdout, "%s %d version(s) and %d memo entries, %s\n", verb, versions, memos, formatBytes(total))
 			return nil
 		}),
 	}
 	cmd.Flags().IntVar(&keep, "keep", 1, "also keep the newest `N` versions of each stage")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only list what would be removed")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only say what would be removed")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every version and memo entry removed, not only the counts by stage")
 	return cmd
+}
+
+// gcPlan says what gc goes by and what it is about to remove, before it
+// removes anything: the lock files it kept, then the count and bytes of
+// versions and of memo entries by stage (a store holds hundreds of memo
+// entries, which a line each would bury), and with verbose every one.
+func (a *app) gcPlan(plan pipeline.GCPlan, keep int, verb string, verbose bool) {
+	var locks []string
+	for _, p := range plan.Locks {
+		locks = append(locks, displayPath(p))
+	}
+	names := "name"
+	if len(locks) == 1 {
+		names = "names"
+	}
+	kept := []string{fmt.Sprintf("what %s %s", andList(locks), names)}
+	if keep > 0 {
+		kept = append(kept, fmt.Sprintf("the newest %d version(s) of each stage", keep))
+	}
+	fmt.Fprintf(a.stdout, "gc: keeping %s, and every version they were made from or compare with\n", strings.Join(kept, ", "))
+	type tally struct {
+		n     int
+		bytes int64
+	}
+	for _, memo := range []bool{false, true} {
+		by := map[string]*tally{}
+		var all tally
+		for _, r := range plan.Remove {
+			if r.Memo != memo {
+				continue
+			}
+			t := by[r.Stage]
+			if t == nil {
+				t = &tally{}
+				by[r.Stage] = t
+			}
+			t.n++
+			t.bytes += r.Bytes
+			all.n++
+			all.bytes += r.Bytes
+		}
+		what, unit := "version(s)", "version(s)"
+		if memo {
+			what, unit = "memo entries", "entries"
+		}
+		if all.n == 0 {
+			continue
+		}
+		fmt.Fprintf(a.stdout, "%s %d %s, %s:\n", verb, all.n, what, formatBytes(all.bytes))
+		for _, st := range slices.Sorted(maps.Keys(by)) {
+			fmt.Fprintf(a.stdout, "  %-10s %5d %-10s %10s\n", st, by[st].n, unit, formatBytes(by[st].bytes))
+		}
+	}
+	if !verbose {
+		return
+	}
+	for _, r := range plan.Remove {
+		if r.Memo {
+			fmt.Fprintf(a.stdout, "%s %s memo entry %s (%s)\n", verb, r.Stage, r.Version, formatBytes(r.Bytes))
+			continue
+		}
+		fmt.Fprintf(a.stdout, "%s %s@%s (%s)\n", verb, r.Stage, r.Version, formatBytes(r.Bytes))
+	}
+}
+
+// andList joins words as a sentence lists them: "a", "a and b", "a, b
+// and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// displayPath is path as a user here would type it: relative to the
+// working directory when below it, else absolute.
+func displayPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return abs
 }
