@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 )
 
 // flipByte changes the byte at offset at of path in place and restores the
@@ -148,11 +149,14 @@ func sha256Of(t *testing.T, path string) string {
 // clean run made.
 func TestStageRefusesDamagedInputs(t *testing.T) {
 	tests := []struct {
-		name   string
-		file   string
-		damage func(t *testing.T, path string)
+		name string
+		file string
+		// learned asks for the placement network (a learned policy), which
+		// train trains only then.
+		learned bool
+		damage  func(t *testing.T, path string)
 	}{
-		{"a predictor's weight edited", "predictor.json", func(t *testing.T, path string) {
+		{"a predictor's weight edited", "predictor.json", false, func(t *testing.T, path string) {
 			fi, err := os.Stat(path)
 			if err != nil {
 				t.Fatal(err)
@@ -172,7 +176,7 @@ func TestStageRefusesDamagedInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"a network's weight changed", "placement.onnx", func(t *testing.T, path string) {
+		{"a network's weight changed", "placement.onnx", true, func(t *testing.T, path string) {
 			fi, err := os.Stat(path)
 			if err != nil {
 				t.Fatal(err)
@@ -183,6 +187,10 @@ func TestStageRefusesDamagedInputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProject(t, "tiny.yaml")
+			if tt.learned {
+				lib, _ := orttest.Library(t)
+				p.env = []string{"MLSCHED_SCHEDULE__POLICIES=fifo,edf,learned", "ONNXRUNTIME_LIB=" + lib}
+			}
 			p.mustCLI("run")
 			clean := stageOutputs(t, p.read("pipeline.lock"))
 			path := p.only("data/train/*/" + tt.file)
@@ -317,7 +325,9 @@ func TestGCKeepsWhatKeptVersionsWereMadeFrom(t *testing.T) {
 func TestPublishedCopiesAreChecked(t *testing.T) {
 	p := newProject(t, "tiny.yaml")
 	p.mustCLI("run")
-	copies := []string{"models/predictor.json", "models/placement.onnx", "reports/report.md"}
+	// (tiny.yaml has no learned policy, so no placement network is
+	// trained or published.)
+	copies := []string{"models/predictor.json", "reports/report.md"}
 	recorded := map[string]string{}
 	for _, c := range copies {
 		path := filepath.Join(p.dir, filepath.FromSlash(c))
