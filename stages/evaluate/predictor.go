@@ -192,7 +192,15 @@ func honestText(t *trained, use *inUse) string {
 			"alone and scores that choice on the fold (Varma and Simon, BMC Bioinformatics 7:91, 2006), gives the selection a MAPE of %s "+
 			"(the outer folds chose %s)", report.Pct(v), strings.Join(chose, ", ")))
 	}
-	if use != nil {
+	switch {
+	case use != nil && t.kind == predictor.KindTable:
+		// The table is the profile's means: in use it cannot miss them,
+		// and its k-fold score is the only one that says how it predicts
+		// a configuration it was not given.
+		parts = append(parts, fmt.Sprintf("in use, over the first %d eval jobs, the predictions are %s from the profile's means: "+
+			"the kept table is those means (interpolated between measured batch sizes), so it is exact on every configuration the profile measured, "+
+			"and its error on one it did not is the k-fold figure", use.jobs, report.Pct(use.mape)))
+	case use != nil:
 		parts = append(parts, fmt.Sprintf("in use, over the first %d eval jobs on every device each fits, so that each configuration counts "+
 			"as often as the workload asks it, the predictions are %s from the profile's means (interpolated between measured batch sizes; "+
 			"%s, the prediction-error study's exact row)", use.jobs, report.Pct(use.mape), schedulespec.StudiesFile))

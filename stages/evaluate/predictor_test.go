@@ -42,6 +42,16 @@ func TestHonestScores(t *testing.T) {
 			t.Errorf("honestText lacks %q:\n%s", want, text)
 		}
 	}
+	// A kept table is the profile's means: its error in use is zero by
+	// construction, and the text says so rather than leave a 0.0% to
+	// puzzle over.
+	tr.kind = predictor.KindTable
+	tr.at[keyOf(score(trainspec.SplitKFold, predictor.KindTable, trainspec.MetricMAPE, 0.057))] = 0.057
+	text = honestText(tr, &inUse{mape: 0, jobs: 20000})
+	if want := "the predictions are 0.0% from the profile's means: the kept table is those means"; !strings.Contains(text, want) {
+		t.Errorf("honestText for a kept table lacks %q:\n%s", want, text)
+	}
+	tr.kind = predictor.KindAffine
 	tr.rows = tr.rows[:2]
 	tr.at = map[trainKey]float64{}
 	for _, r := range tr.rows {
