@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "3ef7a6bd2aaa226d4178ad4d28428455b877736fed1b16e73058f649016af258",
+	"stages/evaluate":            "20996fb4eb6d280843e1a2698d26ac5ddfec93438a43fc7bab2d1e61a21f241a",
 	"stages/evaluate/chart":      "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
 	"stages/evaluate/fidelity":   "08d58ad774c4e83e38165c3dff9a7cd6d27356f1ab620e12b94911ec169d531b",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",

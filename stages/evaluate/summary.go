@@ -225,8 +225,14 @@ func recommendation(ev *section.Evaluation, o section.Objective) string {
 		if v.kind == bestSeparated {
 			return text + fmt.Sprintf("; multiple comparisons with the best separate it from every other policy at %.0f%% over %d replications.", 100*ev.Config.Confidence, ev.Replications)
 		}
-		return text + fmt.Sprintf("; it is within %s (evaluate.indifference) of the best at %.0f%% over %d replications, beside %d others that cannot be separated from it.",
-			o.Delta(v.delta), 100*ev.Config.Confidence, ev.Replications, len(v.set)-1)
+		var others []string
+		for _, k := range v.set {
+			if k != i {
+				others = append(others, report.Escape(ev.Policies[k]))
+			}
+		}
+		return text + fmt.Sprintf("; it is within %s (evaluate.indifference) of the best at %.0f%% over %d replications, beside %s, which cannot be separated from it.",
+			o.Delta(v.delta), 100*ev.Config.Confidence, ev.Replications, report.AndList(others))
 	case bestInseparable:
 		names := make([]string, len(v.set))
 		for k, i := range v.set {
