@@ -94,6 +94,7 @@ func (p *Pipeline) execute(ctx context.Context, s *Stage, version string, key ID
 		Schema: manifestSchema, Stage: s.Name, Version: version, Key: key.String(),
 		Inputs: in, Output: OutputDigest(files).String(), Files: files,
 		Created: p.now().UTC().Truncate(time.Millisecond), Duration: time.Since(start).Seconds(), Tool: p.Tool,
+		Measured: s.Measures,
 	}
 	noteRecomputed(env.Notes, env.Memo)
 	if len(env.Notes) > 0 {

@@ -44,6 +44,10 @@ type Manifest struct {
 	// Memo lists the memo entries the run used (Env.Memo), which gc keeps
 	// as long as this version.
 	Memo []string `json:"memo,omitempty"`
+	// Measured says that the output holds measurements of the machine
+	// that made it (Stage.Measures): another machine's run of this
+	// version has other output, rightly.
+	Measured bool `json:"measured,omitempty"`
 }
 
 // KeyInputs lists what determines a stage's output, exactly as hashed.

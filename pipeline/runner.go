@@ -438,7 +438,9 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 	}
 	res.Outcome = Ran
 	if p.Remote != nil && !p.ReadOnlyRemote {
-		if err := p.Remote.Push(ctx, p.Store, m); err != nil {
+		if err := p.Remote.Push(ctx, p.Store, m); errors.As(err, new(*ConflictError)) {
+			return nil, res, fmt.Errorf("stored %s@%s here: %w", s.Name, res.Version, err)
+		} else if err != nil {
 			return nil, res, fmt.Errorf("stored %s@%s here, but pushing it to the remote %s failed (run 'mlsched push' to retry): %w", s.Name, res.Version, p.Remote.Location(), err)
 		}
 	}

@@ -73,6 +73,12 @@ type Stage struct {
 	// Exclusive stages run alone: no other stage runs while they do, so that
 	// measurements are not disturbed.
 	Exclusive bool
+	// Measures says that the stage's output holds measurements of the
+	// machine that ran it (timings): two runs of one version differ, and
+	// its manifest says so (Manifest.Measured). Every other stage's output
+	// is a function of its key, and two outputs of one version are a
+	// conflict (ConflictError).
+	Measures bool
 	// Publish copies some of the stage's outputs into project folders
 	// (models/, reports/) after every successful run, cached or not.
 	Publish []Publish

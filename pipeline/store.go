@@ -231,3 +231,23 @@ func Resolve(st StoreReader, stage, prefix string) (*Manifest, error) {
 	}
 	return nil, fmt.Errorf("%s@%s: ambiguous version prefix (%d versions match)", stage, prefix, len(found))
 }
+
+// ConflictError is a push refused because the remote holds the version
+// with another output, and the stage does not measure the machine: its
+// output is a function of its key, so one of the two copies was made by
+// other code than the key names (a build from another commit), or by a
+// bug that makes the stage nondeterministic.
+type ConflictError struct {
+	Stage, Version string
+	// Remote and Local are the two outputs' digests.
+	Remote, Local string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("push %s@%s: conflict: the remote holds this version with output %.16s, and this store with output %.16s; "+
+		"%s does not measure the machine, so its output is a function of its key, and one copy was made by other code than the key names "+
+		"(a worker or machine built from another commit) or by a nondeterministic stage. Nothing was pushed. "+
+		"Rebuild it with a trusted build (mlsched run --force %s): if the remote's copy is the wrong one, replace it (mlsched push --replace %s@%s). "+
+		"mlsched verify --remote lists every conflict",
+		e.Stage, e.Version, e.Remote, e.Local, e.Stage, e.Stage, e.Stage, e.Version)
+}

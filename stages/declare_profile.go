@@ -29,6 +29,7 @@ func declareProfile(cfg Config, rt Runtime) (pipeline.Stage, error) {
 		UsesSeed:  true,
 		Extern:    extern,
 		Exclusive: true, // nothing else may run on the cores while it times
+		Measures:  cfg.Profile.Measure,
 		Publish:   []pipeline.Publish{{Glob: "*.onnx", Dir: "models"}},
 	}, nil
 }

@@ -39,6 +39,7 @@ func declareSchedule(cfg Config, _ Runtime) (pipeline.Stage, error) {
 		// Its real runs time this machine: nothing else may run on the
 		// cores meanwhile.
 		Exclusive: len(cfg.Schedule.Real.Policies) > 0,
+		Measures:  len(cfg.Schedule.Real.Policies) > 0,
 		Estimate:  scheduleEstimate{cfg.Schedule},
 	}, nil
 }

@@ -69,6 +69,10 @@ func (a *app) openRemote(string) (*lazyRemote, error) {
 	return nil, a.handOver("a config with a remote")
 }
 
+func (a *app) compareRemote(context.Context, *loaded) error {
+	return a.handOver("verify --remote")
+}
+
 func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags) (pipeline.Executor, error) {
 	return nil, a.handOver("--executor temporal")
 }

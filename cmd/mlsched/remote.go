@@ -105,15 +105,20 @@ func (a *app) versionArgs(l *loaded, args []string) ([]*pipeline.Manifest, error
 }
 
 func (a *app) pushCmd() *cobra.Command {
-	return &cobra.Command{
+	var replace bool
+	cmd := &cobra.Command{
 		Use:   "push [STAGE[@VERSION]...]",
 		Short: "Upload stored versions (default: every stage's current one) to the config's remote",
 		Long: `Push copies versions of this store, with the memo entries their runs used, to
 the remote the config names (remote: s3://bucket/prefix?…). It uploads only
 the files the remote lacks, and the version's manifest last, so that the
 remote never names a file it does not hold. A version the remote already
-has is left as it is, even when its output differs (a measurement taken on
-another machine): the first writer's stays, and push says so.`,
+has is left as it is. Where its output differs from this store's, a stage
+that measures the machine (the profile, real runs) keeps the first
+machine's measurement, and push says so; for any other stage the two
+outputs are a conflict: push names both, pushes the other versions, and
+fails. Once a trusted build has shown that this store's copy is the right
+one, --replace puts it in place of the remote's.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			l, err := a.load()
 			if err != nil {
@@ -127,24 +132,38 @@ another machine): the first writer's stays, and push says so.`,
 			if err != nil {
 				return err
 			}
+			push := r.PushVersion
+			if replace {
+				push = r.ReplaceVersion
+			}
+			var conflicts []error
 			for _, m := range ms {
-				st, err := r.PushVersion(cmd.Context(), l.p.Store, m)
+				st, err := push(cmd.Context(), l.p.Store, m)
+				if c := (*pipeline.ConflictError)(nil); errors.As(err, &c) {
+					fmt.Fprintf(a.stdout, "CONFLICT %s@%s  the remote's output %.16s, here %.16s\n", m.Stage, m.Version, c.Remote, c.Local)
+					conflicts = append(conflicts, err)
+					continue
+				}
 				if err != nil {
 					return err
 				}
 				name := m.Stage + "@" + m.Version
 				switch {
+				case replace && st.Other != "":
+					fmt.Fprintf(a.stdout, "replaced %s  the remote's output %.16s with this store's %.16s\n", name, st.Other, m.Output)
 				case st.Other != "":
-					fmt.Fprintf(a.stdout, "kept    %s  the remote holds this version with other output (%.16s; here %.16s), a measurement taken elsewhere\n", name, st.Other, m.Output)
+					fmt.Fprintf(a.stdout, "kept    %s  the remote holds another machine's measurement of this version (%.16s; here %.16s): %s measures the machine\n", name, st.Other, m.Output, m.Stage)
 				case st.Existed && st.Blobs == 0:
 					fmt.Fprintf(a.stdout, "present %s\n", name)
 				default:
 					fmt.Fprintf(a.stdout, "pushed  %s  %d file(s), %s (%d already there)\n", name, st.Blobs, formatBytes(st.Bytes), st.Present)
 				}
 			}
-			return nil
+			return errors.Join(conflicts...)
 		}),
 	}
+	cmd.Flags().BoolVar(&replace, "replace", false, "where the remote holds a version with other output, replace the remote's copy with this store's")
+	return cmd
 }
 
 func (a *app) pullCmd() *cobra.Command {
@@ -209,4 +228,41 @@ stage's, upstreams first, and stops at the first the remote lacks.`,
 			return nil
 		}),
 	}
+}
+
+// compareRemote compares every version of the store with the remote's
+// copy (verify --remote): it fails naming each conflict, and names each
+// measurement taken elsewhere without failing.
+func (a *app) compareRemote(ctx context.Context, l *loaded) error {
+	r, err := a.remoteFor(ctx, l)
+	if err != nil {
+		return err
+	}
+	var ms []*pipeline.Manifest
+	for _, stage := range l.p.Graph.Names() {
+		vs, err := l.p.Store.Versions(stage)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, vs...)
+	}
+	diffs, held, err := r.Compare(ctx, ms)
+	if err != nil {
+		return err
+	}
+	conflicts := 0
+	for _, d := range diffs {
+		name := d.Stage + "@" + d.Version
+		if d.Measured {
+			fmt.Fprintf(a.stdout, "MEASURED %s  the remote's output %.16s, here %.16s: %s measures the machine, and another machine measured this version\n", name, d.Remote, d.Local, d.Stage)
+			continue
+		}
+		conflicts++
+		fmt.Fprintf(a.stdout, "CONFLICT %s  the remote's output %.16s, here %.16s: one was made by other code than the key names\n", name, d.Remote, d.Local)
+	}
+	if conflicts > 0 {
+		return fmt.Errorf("verify --remote: %d of the %d version(s) the remote %s also holds conflict with this store's; rebuild each from a trusted build (mlsched run --force STAGE) to see which copy is right", conflicts, held, r.Location())
+	}
+	fmt.Fprintf(a.stdout, "compared %d version(s) with the remote %s, which holds %d of them: no conflict\n", len(ms), r.Location(), held)
+	return nil
 }

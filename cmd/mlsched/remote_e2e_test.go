@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/remote/remotetest"
 )
 
@@ -156,5 +159,100 @@ func TestLeanBuildHandsOver(t *testing.T) {
 	}
 	if out, errs, code := q.cliOf(leanBin, "worker", "--help"); code != 0 || !strings.Contains(out, "--concurrency") {
 		t.Errorf("lean worker --help: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// forgeOutput gives stage's stored version in p other output, its manifest
+// made to match: what a machine built from other code than the key names
+// stores under that key.
+func forgeOutput(t *testing.T, p *project, stage string) (version, output string) {
+	t.Helper()
+	mpath := p.only("data/" + stage + "/*/" + pipeline.ManifestName)
+	dir := filepath.Dir(mpath)
+	version = filepath.Base(dir)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := pipeline.ParseManifest(b, mpath, stage, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	extra := filepath.Join(dir, "zz-other-code.txt")
+	if err := os.WriteFile(extra, []byte("built from another commit\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	d, err := digest.File(extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Files = append(m.Files, pipeline.File{Path: "zz-other-code.txt", Size: d.Size, SHA256: d.SHA256, Content: d.Content, Rows: d.Rows, ModTime: fi.ModTime().UnixNano()})
+	m.Output = pipeline.OutputDigest(m.Files).String()
+	b, err = json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(mpath, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mpath, b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	return version, m.Output
+}
+
+// TestPushRefusesAConflict runs two machines sharing a remote, the second
+// holding a version of generate with other output than the first pushed
+// (as a machine built from other code would). Its push names both outputs,
+// pushes the rest and fails; verify --remote finds the conflict on it and
+// none on the first machine; the remote keeps the first machine's output.
+func TestPushRefusesAConflict(t *testing.T) {
+	url := s3Server(t)
+	machine := func() *project {
+		p := newProject(t, "tiny.yaml")
+		p.env = append(awsEnv(t), "MLSCHED_REMOTE="+url)
+		return p
+	}
+	a, b := machine(), machine()
+	a.mustCLI("run")
+	b.mustCLI("run", "--no-remote")
+	version, forged := forgeOutput(t, b, "generate")
+	want := stageOutputs(t, a.read("pipeline.lock"))["generate"]
+
+	out, errs, code := b.cli("push")
+	if code != 1 || !strings.Contains(out, "CONFLICT generate@"+version+"  the remote's output "+want[:16]+", here "+forged[:16]) ||
+		!strings.Contains(errs, "conflict") || strings.Count(out, "present ") != 4 {
+		t.Errorf("push of a conflicting version: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, the conflict named with both outputs, the other 4 versions present", code, out, errs)
+	}
+	out, errs, code = b.cli("verify", "--remote")
+	if code != 1 || !strings.Contains(out, "CONFLICT generate@"+version) || !strings.Contains(errs, "1 of the 5 version(s)") {
+		t.Errorf("verify --remote where a version conflicts: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if out := a.mustCLI("verify", "--remote"); !strings.Contains(out, "which holds 5 of them: no conflict") {
+		t.Errorf("verify --remote on the first machine:\n%s", out)
+	}
+	// A third machine fetches the first machine's output.
+	c := machine()
+	c.mustCLI("run")
+	if got := stageOutputs(t, c.read("pipeline.lock"))["generate"]; got != want {
+		t.Errorf("fetched generate output %s, want the first machine's %s", got, want)
+	}
+	// Had b's copy been the right one, --replace puts it in the remote's
+	// place: then the first machine's copy is the one that conflicts.
+	if out := b.mustCLI("push", "--replace", "generate@"+version); !strings.Contains(out, "replaced generate@"+version+"  the remote's output "+want[:16]+" with this store's "+forged[:16]) {
+		t.Errorf("push --replace:\n%s", out)
+	}
+	if out := b.mustCLI("verify", "--remote"); !strings.Contains(out, "no conflict") {
+		t.Errorf("verify --remote after --replace:\n%s", out)
+	}
+	if out, _, code := a.cli("verify", "--remote"); code != 1 || !strings.Contains(out, "CONFLICT generate@"+version) {
+		t.Errorf("verify --remote on the first machine after b's --replace: exit %d\n%s", code, out)
 	}
 }

@@ -65,10 +65,21 @@ func (a *app) unpinCmd() *cobra.Command {
 }
 
 func (a *app) verifyCmd() *cobra.Command {
-	return &cobra.Command{
+	var withRemote bool
+	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Re-hash every stored file; exit 1 naming each damaged one",
-		Args:  cobra.NoArgs,
+		Short: "Re-hash every stored file; exit 1 naming each damaged one (--remote: and each version the remote holds with other output)",
+		Long: `Verify re-hashes every file of every stored version and memo entry, and
+names each that no longer matches its manifest.
+
+With --remote it then reads the remote's manifest of every stored version
+and compares the outputs. A stage that does not measure the machine makes
+the same output from the same key wherever it runs, so two outputs of one
+version are a conflict: one copy was made by other code than the key names
+(a machine built from another commit) or by a nondeterministic stage. A
+stage that measures the machine (the profile, real runs) differs rightly,
+and verify says so without failing.`,
+		Args: cobra.NoArgs,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			l, err := a.load()
 			if err != nil {
@@ -85,9 +96,14 @@ func (a *app) verifyCmd() *cobra.Command {
 				return fmt.Errorf("verify: %d problem(s) in %s", len(problems), l.p.Store.Location())
 			}
 			fmt.Fprintf(a.stdout, "verified %d file(s) in %s: all intact\n", n, l.p.Store.Location())
+			if withRemote {
+				return a.compareRemote(cmd.Context(), l)
+			}
 			return nil
 		}),
 	}
+	cmd.Flags().BoolVar(&withRemote, "remote", false, "also compare every stored version with the config's remote's copy")
+	return cmd
 }
 
 func (a *app) gcCmd() *cobra.Command {

@@ -133,6 +133,16 @@ func Open(ctx context.Context, rawURL string) (*Remote, error) {
 	return r, nil
 }
 
+// Check reaches the remote once, asking for one object's attributes, so
+// that bad credentials, a missing bucket or a server that does not answer
+// show before any work depends on the remote.
+func (r *Remote) Check(ctx context.Context) error {
+	if _, err := r.bucket.Exists(ctx, recordsPrefix+"check"); err != nil {
+		return fmt.Errorf("remote %s does not answer a read: %w (check its address and the credentials in the environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)", r.where, err)
+	}
+	return nil
+}
+
 // Location implements pipeline.Remote.
 func (r *Remote) Location() string { return r.where }
 
@@ -155,9 +165,20 @@ type PushStats struct {
 	Bytes          int64
 	// Existed says the remote already held the version's manifest.
 	Existed bool
-	// Other is set when the remote holds this version with another output
-	// (a measurement taken elsewhere): the remote's is kept.
+	// Other is set when the remote holds this version of a stage that
+	// measures the machine with another output (Manifest.Measured: a
+	// measurement taken elsewhere): the remote's is kept.
 	Other string
+}
+
+// differs decides what a remote manifest with other output than the local
+// one means: a measurement taken elsewhere (either says it measured the
+// machine), kept as it is, or a conflict.
+func differs(local, theirs *pipeline.Manifest) (PushStats, error) {
+	if local.Measured || theirs.Measured {
+		return PushStats{Existed: true, Other: theirs.Output}, nil
+	}
+	return PushStats{Existed: true}, &pipeline.ConflictError{Stage: local.Stage, Version: local.Version, Remote: theirs.Output, Local: local.Output}
 }
 
 // Push implements pipeline.Remote: it uploads stage@version from st, and
@@ -172,6 +193,18 @@ func (r *Remote) Push(ctx context.Context, st pipeline.VersionSource, m *pipelin
 // the version's manifest. A version whose local files do not match their
 // manifest is refused.
 func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) (PushStats, error) {
+	return r.push(ctx, st, m, false)
+}
+
+// ReplaceVersion pushes a version as PushVersion does, but where the
+// remote holds it with other output, this store's replaces the remote's
+// (stats.Other names the output replaced): the way out of a conflict once
+// a trusted build has shown which copy is right.
+func (r *Remote) ReplaceVersion(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) (PushStats, error) {
+	return r.push(ctx, st, m, true)
+}
+
+func (r *Remote) push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest, replace bool) (PushStats, error) {
 	var stats PushStats
 	name := m.Stage + "@" + m.Version
 	if bad, _, err := st.Check(m, true); err != nil {
@@ -189,12 +222,16 @@ func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *
 	}
 	// Whether the remote holds the version already decides nothing by
 	// itself: its blobs may have been lost; but a remote version with
-	// other output is kept, and nothing is uploaded for it.
+	// other output is kept, and nothing is uploaded for it, unless this
+	// push replaces it.
+	replacing := false
 	if theirs, err := r.manifest(ctx, m.Stage, m.Version); err == nil {
 		stats.Existed = true
+		if theirs.Output != m.Output && !replace {
+			return differs(m, theirs)
+		}
 		if theirs.Output != m.Output {
-			stats.Other = theirs.Output
-			return stats, nil
+			replacing, stats.Other = true, theirs.Output
 		}
 	} else if !errors.Is(err, pipeline.ErrNotFound) {
 		return stats, fmt.Errorf("push %s: %w", name, err)
@@ -232,6 +269,14 @@ func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *
 			return stats, fmt.Errorf("push %s: memo entry %.16s: %w", name, e.key, err)
 		}
 	}
+	if replacing {
+		// The manifest goes last, as for a new version: the remote never
+		// names a file it does not hold.
+		if err := r.bucket.WriteAll(ctx, versionKey(m.Stage, m.Version), manifest, &blob.WriterOptions{ContentType: "application/json", BeforeWrite: holdTemp}); err != nil {
+			return stats, fmt.Errorf("push %s: replace the remote's manifest: %w", name, err)
+		}
+		return stats, nil
+	}
 	if stats.Existed {
 		return stats, nil
 	}
@@ -243,7 +288,9 @@ func (r *Remote) PushVersion(ctx context.Context, st pipeline.VersionSource, m *
 		// Another writer committed it meanwhile.
 		stats.Existed = true
 		if theirs, err := r.manifest(ctx, m.Stage, m.Version); err == nil && theirs.Output != m.Output {
-			stats.Other = theirs.Output
+			st, err := differs(m, theirs)
+			st.Blobs, st.Bytes, st.Present = stats.Blobs, stats.Bytes, stats.Present
+			return st, err
 		}
 	}
 	return stats, nil
@@ -730,4 +777,54 @@ func (r *Remote) Create(ctx context.Context, name string, data []byte) (bool, er
 // pipeline.ErrNotFound.
 func (r *Remote) Record(ctx context.Context, name string) ([]byte, error) {
 	return r.readSmall(ctx, recordsPrefix+name)
+}
+
+// Difference is a version that the remote and a store both hold, with
+// other output.
+type Difference struct {
+	Stage, Version string
+	// Remote and Local are the two outputs' digests.
+	Remote, Local string
+	// Measured says that the stage measures the machine (either manifest
+	// says so): another machine's measurement, not a conflict.
+	Measured bool
+}
+
+// Compare reads the remote's manifest of each version in ms and returns
+// those whose output differs from the local one, in ms's order; versions
+// the remote lacks are skipped. It returns how many the remote holds.
+func (r *Remote) Compare(ctx context.Context, ms []*pipeline.Manifest) (diffs []Difference, held int, err error) {
+	found := make([]*Difference, len(ms))
+	holds := make([]bool, len(ms))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(transfers)
+	for i, m := range ms {
+		g.Go(func() error {
+			theirs, err := r.manifest(gctx, m.Stage, m.Version)
+			if errors.Is(err, pipeline.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("compare %s@%s: %w", m.Stage, m.Version, err)
+			}
+			holds[i] = true
+			if theirs.Output != m.Output {
+				found[i] = &Difference{Stage: m.Stage, Version: m.Version, Remote: theirs.Output, Local: m.Output,
+					Measured: m.Measured || theirs.Measured}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
+	}
+	for i, d := range found {
+		if holds[i] {
+			held++
+		}
+		if d != nil {
+			diffs = append(diffs, *d)
+		}
+	}
+	return diffs, held, nil
 }

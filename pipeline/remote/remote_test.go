@@ -3,11 +3,14 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -25,6 +28,8 @@ type world struct {
 	runs  map[string]*atomic.Int32
 	data  string // what make writes, part of its config
 	noise string // what make also writes, not in its config (a measurement)
+	// measures declares make a stage that measures the machine.
+	measures bool
 }
 
 func newWorld(t *testing.T, data string) *world {
@@ -46,7 +51,7 @@ func (w *world) pipeline(rem pipeline.Remote) *pipeline.Pipeline {
 			w.t.Fatal(err)
 		}
 	}
-	must(reg.Register(pipeline.Stage{Name: "make", Config: map[string]string{"data": w.data}, Code: "v1",
+	must(reg.Register(pipeline.Stage{Name: "make", Config: map[string]string{"data": w.data}, Code: "v1", Measures: w.measures,
 		Run: func(ctx context.Context, env *pipeline.Env) error {
 			w.runs["make"].Add(1)
 			unit, err := env.Memo.Get("unit", w.data, nil, func(dir string) error {
@@ -301,50 +306,87 @@ func TestFetchRefusesDamage(t *testing.T) {
 }
 
 // TestRemoteManifestIsACommitRecord checks that the first writer of a
-// version wins: a second writer with other output (a measurement taken on
-// another machine) leaves the remote's version alone and is told so.
+// version wins. A second writer with other output for a stage that
+// measures the machine (a measurement taken on another machine) leaves the
+// remote's version alone and is told so; for any other stage the push is
+// a conflict that names both outputs, fails, and changes nothing, and a
+// run whose push conflicts fails.
 func TestRemoteManifestIsACommitRecord(t *testing.T) {
-	ctx := context.Background()
-	rem := open(t, "mem://")
-	a := newWorld(t, "x")
-	a.run(rem)
-	ma := a.manifest("make")
+	for _, measures := range []bool{true, false} {
+		t.Run(fmt.Sprintf("measures=%v", measures), func(t *testing.T) {
+			ctx := context.Background()
+			rem := open(t, "mem://")
+			a := newWorld(t, "x")
+			a.measures = measures
+			a.run(rem)
+			ma := a.manifest("make")
+			if ma.Measured != measures {
+				t.Errorf("manifest says measured %v, want %v", ma.Measured, measures)
+			}
 
-	// The same output pushed again uploads nothing and changes nothing.
-	st, err := rem.PushVersion(ctx, a.store, ma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Existed || st.Other != "" || st.Blobs != 0 {
-		t.Errorf("same output pushed twice: %+v, want existed, nothing uploaded", st)
-	}
+			// The same output pushed again uploads nothing and changes nothing.
+			st, err := rem.PushVersion(ctx, a.store, ma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.Existed || st.Other != "" || st.Blobs != 0 {
+				t.Errorf("same output pushed twice: %+v, want existed, nothing uploaded", st)
+			}
 
-	// b makes the same version (same key) with other bytes, as a
-	// measurement on another machine would.
-	b := newWorld(t, "x")
-	b.noise = "measured elsewhere"
-	b.run(nil)
-	mb := b.manifest("make")
-	if mb.Version != ma.Version || mb.Output == ma.Output {
-		t.Fatalf("b's make: version %s output %s; a's %s %s: want the same version, other output", mb.Version, mb.Output, ma.Version, ma.Output)
+			// b makes the same version (same key) with other bytes, as a
+			// measurement on another machine, or a build from other code,
+			// would.
+			b := newWorld(t, "x")
+			b.measures = measures
+			b.noise = "made elsewhere"
+			b.run(nil)
+			mb := b.manifest("make")
+			if mb.Version != ma.Version || mb.Output == ma.Output {
+				t.Fatalf("b's make: version %s output %s; a's %s %s: want the same version, other output", mb.Version, mb.Output, ma.Version, ma.Output)
+			}
+			st, err = rem.PushVersion(ctx, b.store, mb)
+			if measures {
+				if err != nil || !st.Existed || st.Other != ma.Output || st.Blobs != 0 {
+					t.Errorf("other measurement pushed: %+v, %v; want existed with the remote's output %s, nothing uploaded", st, err, ma.Output)
+				}
+			} else {
+				var conflict *pipeline.ConflictError
+				if !errors.As(err, &conflict) || conflict.Remote != ma.Output || conflict.Local != mb.Output || st.Blobs != 0 {
+					t.Errorf("other output of a deterministic stage pushed: %+v, %v; want a conflict naming %.16s and %.16s, nothing uploaded", st, err, ma.Output, mb.Output)
+				}
+				for _, want := range []string{"push make@" + ma.Version + ": conflict", ma.Output[:16], mb.Output[:16], "mlsched verify --remote"} {
+					if err != nil && !strings.Contains(err.Error(), want) {
+						t.Errorf("conflict %q does not say %q", err, want)
+					}
+				}
+				// A run that makes the other output fails at its push.
+				d := newWorld(t, "x")
+				d.noise = "made elsewhere"
+				_, err := d.pipeline(&pushOnly{rem}).Run(ctx, pipeline.RunOptions{Jobs: 1})
+				if !errors.As(err, &conflict) || !strings.Contains(err.Error(), "stored make@"+ma.Version+" here: push") {
+					t.Errorf("a run whose push conflicts: %v, want the conflict", err)
+				}
+			}
+			got, err := rem.manifest(ctx, "make", ma.Version)
+			if err != nil || got.Output != ma.Output || !got.Created.Equal(ma.Created) {
+				t.Errorf("the remote's manifest changed: %+v %v", got, err)
+			}
+			// A third machine gets the first writer's version.
+			c := newWorld(t, "x")
+			c.run(rem)
+			if got := c.manifest("make").Output; got != ma.Output {
+				t.Errorf("fetched output %s, want the first writer's %s", got, ma.Output)
+			}
+		})
 	}
-	st, err = rem.PushVersion(ctx, b.store, mb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Existed || st.Other != ma.Output || st.Blobs != 0 {
-		t.Errorf("other output pushed: %+v, want existed with the remote's output %s, nothing uploaded", st, ma.Output)
-	}
-	got, err := rem.manifest(ctx, "make", ma.Version)
-	if err != nil || got.Output != ma.Output || !got.Created.Equal(ma.Created) {
-		t.Errorf("the remote's manifest changed: %+v %v", got, err)
-	}
-	// A third machine gets the first writer's version.
-	c := newWorld(t, "x")
-	c.run(rem)
-	if got := c.manifest("make").Output; got != ma.Output {
-		t.Errorf("fetched output %s, want the first writer's %s", got, ma.Output)
-	}
+}
+
+// pushOnly is a remote a run pushes to but never fetches from, as a run
+// on a machine that ran the stage itself would.
+type pushOnly struct{ *Remote }
+
+func (p *pushOnly) Fetch(context.Context, pipeline.StoreWriter, string, string, string) (*pipeline.Manifest, error) {
+	return nil, nil
 }
 
 func TestOpenRefusesBadURLs(t *testing.T) {
@@ -413,4 +455,32 @@ func TestS3KeepsEverythingUnderThePrefix(t *testing.T) {
 	if n != 6 {
 		t.Errorf("%d objects in the bucket, want 6", n)
 	}
+}
+
+// TestCheckReachesTheRemote checks that Check passes on every kind of
+// remote that answers, and fails, saying what to check, on an S3 endpoint
+// where nothing listens.
+func TestCheckReachesTheRemote(t *testing.T) {
+	for name, open := range remotes {
+		t.Run(name, func(t *testing.T) {
+			if err := open(t).Check(context.Background()); err != nil {
+				t.Errorf("Check = %v", err)
+			}
+		})
+	}
+	t.Run("nothing listens", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		fakeS3(t, "x") // for its AWS environment
+		r := open(t, "s3://team/x?endpoint=http://"+addr+"&region=us-east-1&use_path_style=true&disable_https=true")
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := r.Check(ctx); err == nil || !strings.Contains(err.Error(), "does not answer a read") || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+			t.Errorf("Check = %v, want it to say the remote does not answer, and what to check", err)
+		}
+	})
 }
