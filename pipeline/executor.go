@@ -76,8 +76,12 @@ var _ Executor = (*Process)(nil)
 // Task is a stage's Env as a worker receives it: everything but its
 // functions, and the app's payload.
 type Task struct {
-	Stage    string            `json:"stage"`
-	Version  string            `json:"version"`
+	Stage   string `json:"stage"`
+	Version string `json:"version"`
+	// Code is the stage's code version that Version's key names
+	// (Stage.Code): a worker built from other code refuses the task,
+	// since its output would be stored under a key it does not match.
+	Code     string            `json:"code"`
 	Dir      string            `json:"dir"`
 	Seed     int64             `json:"seed"`
 	Inputs   map[string]Input  `json:"inputs"`
@@ -110,7 +114,7 @@ func (p *Process) Execute(ctx context.Context, s *Stage, env *Env) error {
 	if len(p.Command) == 0 {
 		return errors.New("no worker command")
 	}
-	task, err := json.Marshal(Task{Stage: env.Stage, Version: env.Version, Dir: env.Dir, Seed: env.Seed,
+	task, err := json.Marshal(Task{Stage: env.Stage, Version: env.Version, Code: s.Code, Dir: env.Dir, Seed: env.Seed,
 		Inputs: env.Inputs, Refs: env.Refs, Metadata: env.Metadata, Memo: env.Memo.Spec(), Shard: env.Shard, Payload: p.Payload})
 	if err != nil {
 		return fmt.Errorf("worker task: %w", err)
@@ -258,4 +262,37 @@ func callStage(ctx context.Context, run RunFunc, env *Env) (err error) {
 		}
 	}()
 	return run(ctx, env)
+}
+
+// OtherCodeError is a task refused because the code that would run it is
+// not the code its key names: its output would be stored, and shared,
+// under a version it does not match.
+type OtherCodeError struct {
+	// Stage and Version name the task; Want is the code version its key
+	// names and Have the one the refusing program was built with.
+	Stage, Version, Want, Have string
+	// Program names the refusing program.
+	Program string
+}
+
+func (e *OtherCodeError) Error() string {
+	have := "none"
+	if e.Have != "" {
+		have = fmt.Sprintf("%.16s", e.Have)
+	}
+	want := "names no code version"
+	if e.Want != "" {
+		want = fmt.Sprintf("needs %s's code version %.16s", e.Stage, e.Want)
+	}
+	return fmt.Sprintf("%s@%s %s, but %s was built from other code (%s's code version %s): build it from the same commit as the coordinator (make build)",
+		e.Stage, e.Version, want, e.Program, e.Stage, have)
+}
+
+// CheckCode refuses t unless own, the code version that program would run
+// t's stage with, is the one t's key names.
+func CheckCode(t *Task, own, program string) error {
+	if t.Code == own && own != "" {
+		return nil
+	}
+	return &OtherCodeError{Stage: t.Stage, Version: t.Version, Want: t.Code, Have: own, Program: program}
 }

@@ -131,6 +131,16 @@ func Names() []string {
 	return slices.Sorted(slices.Values(names))
 }
 
+// CodeVersions returns each stage's code version, by name: what this
+// build runs, and what a task's key must name for this build to run it.
+func CodeVersions() map[string]string {
+	out := make(map[string]string, len(declarations))
+	for _, d := range declarations {
+		out[d.Name] = codeVersions["stages/"+d.Name]
+	}
+	return out
+}
+
 // Registry returns mlsched's stages configured by cfg, without their code
 // (Stage.Run is nil): the runner gives them to an Executor.
 func Registry(cfg Config, rt Runtime) (*pipeline.Registry, error) {

@@ -75,6 +75,9 @@ func Attach(reg *pipeline.Registry, cfg stages.Config, rt stages.Runtime) error 
 // (pipeline.Serve): the whole of mlsched-worker's work.
 func serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return pipeline.Serve(ctx, r, w, func(t *pipeline.Task) (pipeline.RunFunc, error) {
+		if err := pipeline.CheckCode(t, stages.CodeVersions()[t.Stage], "mlsched-worker"); err != nil {
+			return nil, err
+		}
 		cfg, rt, err := stages.DecodePayload(t.Payload)
 		if err != nil {
 			return nil, err

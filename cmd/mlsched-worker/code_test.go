@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,5 +90,38 @@ func TestAttachRunsInProcess(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(st.Dir(stages.Generate, res[0].Version), "jobs-eval.parquet")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestServeRefusesOtherCode: a task whose key names another code version
+// than this build's for its stage is refused before any code runs, with
+// both versions named; so is one that names none.
+func TestServeRefusesOtherCode(t *testing.T) {
+	own := stages.CodeVersions()[stages.Generate]
+	payload, err := stages.EncodePayload(stages.DefaultConfig(), stages.Runtime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, code, want string }{
+		{"other", strings.Repeat("ab", 32), "generate@265cb280aaaaaaaa needs generate's code version abababababababab, but mlsched-worker was built from other code (generate's code version " + own[:16] + ")"},
+		{"none", "", "generate@265cb280aaaaaaaa names no code version, but mlsched-worker was built from other code (generate's code version " + own[:16] + ")"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			task, err := json.Marshal(pipeline.Task{Stage: stages.Generate, Version: "265cb280aaaaaaaa", Code: tc.code, Dir: dir, Payload: payload})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := serve(context.Background(), bytes.NewReader(task), &out); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("answer %s\nwant it to say %q", out.String(), tc.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("the refused task wrote %v", entries)
+			}
+		})
 	}
 }

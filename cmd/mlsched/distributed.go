@@ -39,6 +39,12 @@ func (t *temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Clie
 	return c, nil
 }
 
+// buildQueue is the task queue of this build: --task-queue and the
+// fingerprint of the stages' code (temporalexec.BuildQueue).
+func (t *temporalFlags) buildQueue() string {
+	return temporalexec.BuildQueue(t.taskQueue, stages.CodeVersions())
+}
+
 // lazyTemporal is the run's Updater: it connects to Temporal when the
 // first stage must run, so that a run with everything cached needs no
 // Temporal at all.
@@ -53,7 +59,13 @@ func (l *lazyTemporal) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l.c = &temporalexec.Client{Client: c, TaskQueue: l.flags.taskQueue,
+	queue := l.flags.buildQueue()
+	say := func(s string) { fmt.Fprint(l.stderr, escapeControl("mlsched: "+s)+"\n") }
+	if err := temporalexec.WaitForWorker(ctx, c, queue, l.flags.waitWorker, say); err != nil {
+		c.Close()
+		return err
+	}
+	l.c = &temporalexec.Client{Client: c, TaskQueue: queue,
 		WorkflowID: temporalexec.WorkflowID(func() int64 { return time.Now().UnixNano() })}
 	return l.c.Start(ctx)
 }
@@ -137,6 +149,11 @@ from the standard AWS environment, as for run.`,
 				return err
 			}
 			defer r.Close()
+			// A worker that cannot read the remote would fail every
+			// stage it takes, after retries; it refuses to serve instead.
+			if err := r.Check(ctx); err != nil {
+				return fmt.Errorf("mlsched worker will not serve: %w", err)
+			}
 			if cacheDir == "" {
 				dir, err := os.UserCacheDir()
 				if err != nil {
@@ -160,13 +177,14 @@ from the standard AWS environment, as for run.`,
 			host, _ := os.Hostname()
 			name := fmt.Sprintf("%s:%d", host, os.Getpid())
 			wk := &temporalexec.Worker{
-				Remote: r, Cache: cache, Name: name,
+				Remote: r, Cache: cache, Name: name, Codes: stages.CodeVersions(),
 				Exec: func(payload json.RawMessage) pipeline.Executor {
 					return &pipeline.Process{Command: []string{exe, "stage"}, Payload: payload, Stderr: a.stderr}
 				},
 				Prepare: a.preparePayload,
 			}
-			w := worker.New(c, flags.taskQueue, worker.Options{
+			queue := flags.buildQueue()
+			w := worker.New(c, queue, worker.Options{
 				MaxConcurrentActivityExecutionSize: concurrency,
 				Identity:                           "mlsched-worker@" + name,
 			})
@@ -175,10 +193,10 @@ from the standard AWS environment, as for run.`,
 				a.interrupts.catch()
 			}
 			if err := w.Start(); err != nil {
-				return fmt.Errorf("start worker on task queue %s: %w", flags.taskQueue, err)
+				return fmt.Errorf("start worker on task queue %s: %w", queue, err)
 			}
 			fmt.Fprint(a.stderr, escapeControl(fmt.Sprintf("mlsched worker %s: serving task queue %s at %s (namespace %s), %d stage(s) at once, cache %s, remote %s\n",
-				name, flags.taskQueue, flags.address, flags.namespace, concurrency, cacheDir, r.Location())))
+				name, queue, flags.address, flags.namespace, concurrency, cacheDir, r.Location())))
 			<-ctx.Done()
 			w.Stop()
 			return ctx.Err()

@@ -95,6 +95,7 @@ again ("fetched"); each version the run computes is pushed there.`,
 	f.BoolVar(&noPush, "no-push", false, "fetch from the config's remote, but push nothing to it")
 	f.StringVar(&executor, "executor", executorLocal, "where stages run: `local` (here), or temporal (on 'mlsched worker' machines, through the remote)")
 	tflags.add(f)
+	tflags.addRun(f)
 	return cmd
 }
 

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/mlsched/mlsched/pipeline"
@@ -120,7 +123,7 @@ func (e *Dispatcher) Execute(ctx context.Context, s *pipeline.Stage, env *pipeli
 		return err
 	}
 	spec := TaskSpec{
-		Task: pipeline.Task{Stage: env.Stage, Version: env.Version, Seed: env.Seed, Inputs: inputs, Refs: refs,
+		Task: pipeline.Task{Stage: env.Stage, Version: env.Version, Code: s.Code, Seed: env.Seed, Inputs: inputs, Refs: refs,
 			Metadata: env.Metadata, Memo: pipeline.MemoSpec{Stage: env.Stage, Base: env.Memo.Spec().Base}, Payload: e.Payload},
 		Extern: e.ext,
 	}
@@ -216,15 +219,73 @@ func (c *Client) Finish(ctx context.Context, cancelled bool) error {
 	if c.runID == "" {
 		return nil
 	}
-	if cancelled {
-		return c.Client.CancelWorkflow(ctx, c.WorkflowID, c.runID)
+	if !cancelled {
+		return c.Client.SignalWorkflow(ctx, c.WorkflowID, c.runID, SignalDone, nil)
 	}
-	return c.Client.SignalWorkflow(ctx, c.WorkflowID, c.runID, SignalDone, nil)
+	if err := c.Client.CancelWorkflow(ctx, c.WorkflowID, c.runID); err != nil {
+		return fmt.Errorf("cancel workflow %s: %w", c.WorkflowID, err)
+	}
+	// The cancellation closes the workflow once a worker runs its next
+	// workflow task; with no worker left to do so it would stay
+	// "Running", so after a grace it is terminated.
+	wctx, cancel := context.WithTimeout(ctx, cancelGrace)
+	defer cancel()
+	err := c.Client.GetWorkflow(wctx, c.WorkflowID, c.runID).Get(wctx, nil)
+	if err == nil || wctx.Err() == nil {
+		return nil // closed: cancelled, or finished meanwhile
+	}
+	if err := c.Client.TerminateWorkflow(ctx, c.WorkflowID, c.runID, "the run failed or was interrupted, and no worker closed its cancelled workflow"); err != nil {
+		return fmt.Errorf("terminate workflow %s: %w", c.WorkflowID, err)
+	}
+	return nil
 }
+
+// cancelGrace is how long a cancelled run's workflow has to close before
+// the coordinator terminates it.
+const cancelGrace = 10 * time.Second
 
 // WorkflowID returns a new run's workflow ID: this host and process, and
 // the time, so that two runs never share one.
 func WorkflowID(now func() int64) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("mlsched-run-%s-%d-%d", host, os.Getpid(), now())
+}
+
+// TaskQueueDescriber is the part of a Temporal client WaitForWorker uses.
+type TaskQueueDescriber interface {
+	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
+}
+
+// workerPoll is how often WaitForWorker asks Temporal again.
+const workerPoll = time.Second
+
+// WaitForWorker returns once some worker polls queue for activities,
+// saying at once, through say, when none does yet; it fails after wait
+// without one. Since each build polls its own queue (BuildQueue), a run
+// with no worker built from its code learns so here rather than waiting
+// forever for tasks nobody takes.
+func WaitForWorker(ctx context.Context, c TaskQueueDescriber, queue string, wait time.Duration, say func(string)) error {
+	deadline := time.Now().Add(wait)
+	said := false
+	for {
+		resp, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+		if err != nil {
+			return fmt.Errorf("describe task queue %s: %w", queue, err)
+		}
+		if len(resp.GetPollers()) > 0 {
+			return nil
+		}
+		if !said {
+			say(fmt.Sprintf("no worker built from this code polls task queue %s yet: waiting up to %s (start 'mlsched worker' built from this commit; workers built from other code poll other queues)", queue, wait))
+			said = true
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("no worker built from this code polled task queue %s within %s: start 'mlsched worker', built from the same commit as this mlsched, where Temporal and the remote are reachable (workers built from other code poll other queues)", queue, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(workerPoll):
+		}
+	}
 }

@@ -45,8 +45,11 @@
 package temporalexec
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -63,17 +66,49 @@ const (
 	UpdateStage = "stage"
 	// SignalDone tells a run's workflow that the run is over.
 	SignalDone = "done"
-	// ActivityStage runs one stage, or one part of one, on a worker.
-	ActivityStage = "mlsched.Stage"
+	// activityPrefix starts the name of each stage's activity (see
+	// ActivityName).
+	activityPrefix = "mlsched.stage."
 	// StageWorkflowName is the child workflow of a stage whose work splits
 	// into parts: each part an activity, then the stage's.
-	StageWorkflowName = "mlsched.Stage"
+	StageWorkflowName = "mlsched.ShardedStage"
 	// ErrStageFailed is the type of the error of a stage whose own code
 	// failed: Temporal does not retry it.
 	ErrStageFailed = "StageFailed"
+	// ErrOtherCode is the type of the error of a worker asked to run a
+	// stage whose key names other code than the worker's: not retried.
+	ErrOtherCode = "OtherCode"
 	// DefaultTaskQueue is the task queue workers poll unless told another.
 	DefaultTaskQueue = "mlsched"
 )
+
+// ActivityName is the activity that runs stage: one name per stage, so
+// that Temporal's UI and CLI say which stage each activity runs.
+func ActivityName(stage string) string { return activityPrefix + stage }
+
+// activityID names one stage's (or one part's) activity within its
+// workflow: the stage, its version and the part.
+func activityID(req Request) string {
+	id := req.Stage + "@" + req.Version
+	if req.Shard != nil {
+		id += fmt.Sprintf("/part-%d-of-%d", req.Shard.Index+1, req.Shard.Count)
+	}
+	return id
+}
+
+// BuildQueue is the task queue that coordinators and workers built from
+// the same code use, given the queue's base name and the build's stage
+// code versions: base, a dot and a fingerprint of them. A worker built
+// from other code polls another queue, so it never sees a task whose key
+// names code it would not run; a coordinator with no worker of its build
+// finds its queue without pollers (WaitForWorker).
+func BuildQueue(base string, codes map[string]string) string {
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(codes)) {
+		fmt.Fprintf(h, "%s %s\n", name, codes[name])
+	}
+	return fmt.Sprintf("%s.%x", base, h.Sum(nil)[:6])
+}
 
 // Timeouts of a stage's activity.
 const (
@@ -172,7 +207,20 @@ func RunWorkflow(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	workflow.GetSignalChannel(ctx, SignalDone).Receive(ctx, nil)
+	// A cancelled run (the coordinator failed or was interrupted) ends
+	// here, its pending activities cancelled with it, rather than
+	// waiting for a signal that will never come.
+	done := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalDone), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		done = true
+	})
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(ctx)
+	if !done {
+		return temporal.NewCanceledError()
+	}
 	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }
 
@@ -229,6 +277,7 @@ func stageActivity(ctx workflow.Context, req Request) (Reply, error) {
 // its worker dies, not when its code fails.
 func activityFuture(ctx workflow.Context, req Request) workflow.Future {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          activityID(req),
 		StartToCloseTimeout: stageTimeout,
 		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -236,8 +285,8 @@ func activityFuture(ctx workflow.Context, req Request) workflow.Future {
 			BackoffCoefficient:     2,
 			MaximumInterval:        30 * time.Second,
 			MaximumAttempts:        maxAttempts,
-			NonRetryableErrorTypes: []string{ErrStageFailed},
+			NonRetryableErrorTypes: []string{ErrStageFailed, ErrOtherCode},
 		},
 	})
-	return workflow.ExecuteActivity(actx, ActivityStage, req)
+	return workflow.ExecuteActivity(actx, ActivityName(req.Stage), req)
 }

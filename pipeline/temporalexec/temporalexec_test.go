@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -44,8 +48,10 @@ func newWorkflowEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
-	env.RegisterActivityWithOptions(func(ctx context.Context, req Request) (Reply, error) { return Reply{}, nil },
-		activity.RegisterOptions{Name: ActivityStage})
+	for _, stage := range []string{"a", "b", "c"} {
+		env.RegisterActivityWithOptions(func(ctx context.Context, req Request) (Reply, error) { return Reply{}, nil },
+			activity.RegisterOptions{Name: ActivityName(stage)})
+	}
 	return env
 }
 
@@ -58,10 +64,15 @@ var task64 = strings.Repeat("ab", 32)
 func TestWorkflowRunsEachStageAndEndsWhenDone(t *testing.T) {
 	env := newWorkflowEnv(t)
 	var calls atomic.Int32
-	env.OnActivity(ActivityStage, moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
-		calls.Add(1)
-		return Reply{Result: strings.Repeat("0", 63) + req.Stage[:1]}, nil
-	})
+	ids := map[string]string{}
+	for _, stage := range []string{"a", "b"} {
+		env.OnActivity(ActivityName(stage), moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
+			calls.Add(1)
+			info := activity.GetInfo(ctx)
+			ids[info.ActivityType.Name] = info.ActivityID
+			return Reply{Result: strings.Repeat("0", 63) + req.Stage[:1]}, nil
+		})
+	}
 	results := map[string]*updateResult{"a": {}, "b": {}, "bad": {}}
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateStage, "a", results["a"], Request{Stage: "a", Version: "v", Task: task64})
@@ -85,6 +96,25 @@ func TestWorkflowRunsEachStageAndEndsWhenDone(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d activities ran, want 2", n)
 	}
+	// Temporal's UI and CLI show which stage and version each activity ran.
+	if want := map[string]string{"mlsched.stage.a": "a@v", "mlsched.stage.b": "b@v"}; !maps.Equal(ids, want) {
+		t.Errorf("activities (type: ID) %v, want %v", ids, want)
+	}
+}
+
+// TestWorkflowEndsWhenCancelled checks that a run's workflow closes when
+// the coordinator cancels it (a failed or interrupted run), rather than
+// waiting for the done signal, which never comes.
+func TestWorkflowEndsWhenCancelled(t *testing.T) {
+	env := newWorkflowEnv(t)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
+	env.ExecuteWorkflow(WorkflowName)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("the cancelled workflow is still running")
+	}
+	if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
+		t.Errorf("workflow error %v, want cancelled", err)
+	}
 }
 
 // moq matches any argument of a mocked activity.
@@ -107,7 +137,7 @@ func TestWorkflowRetriesDeadWorkersNotFailedStages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env := newWorkflowEnv(t)
 			var calls atomic.Int32
-			env.OnActivity(ActivityStage, moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
+			env.OnActivity(ActivityName("a"), moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
 				if calls.Add(1) < 3 {
 					return Reply{}, c.fail
 				}
@@ -227,7 +257,7 @@ func (u *inline) Stage(ctx context.Context, req Request) (Reply, error) {
 			return Reply{}, errors.New("worker lost") // its reply never arrives
 		}
 		return r, err
-	}, activity.RegisterOptions{Name: ActivityStage})
+	}, activity.RegisterOptions{Name: ActivityName(req.Stage)})
 	env.ExecuteWorkflow("test.stage", req)
 	if err := env.GetWorkflowError(); err != nil {
 		return Reply{}, err
@@ -242,7 +272,7 @@ func newWorker(t *testing.T, rem *remote.Remote, code *stageCode) *Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Worker{Remote: rem, Cache: cache, Name: "test-worker",
+	return &Worker{Remote: rem, Cache: cache, Name: "test-worker", Codes: map[string]string{"make": "v1", "use": "v1"},
 		Exec:    func(json.RawMessage) pipeline.Executor { return runIn{code} },
 		Prepare: func(p json.RawMessage, _ string) (json.RawMessage, error) { return p, nil }}
 }
@@ -474,5 +504,117 @@ func TestDispatcherStartsNoWorkflowWithoutTheRemote(t *testing.T) {
 	}
 	if s, st, f := up.starts.Load(), up.stages.Load(), up.finishes.Load(); s+st+f != 0 {
 		t.Errorf("the updater was asked to start %d, run %d stages and finish %d times; want nothing", s, st, f)
+	}
+}
+
+// TestWorkerRefusesOtherCode checks that a worker built from other code
+// than a task's key names refuses it, for good and naming both code
+// versions, before it pulls or runs anything; and that nothing is stored.
+func TestWorkerRefusesOtherCode(t *testing.T) {
+	ctx := context.Background()
+	rem, err := remote.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+	wk := newWorker(t, rem, code)
+	wk.Codes["make"] = "v2"
+	st := openStore(t)
+	exec := &Dispatcher{Updater: &inline{t: t, wk: wk}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+	_, err = code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrOtherCode || !app.NonRetryable() {
+		t.Fatalf("run: %v, want a non-retryable %s", err, ErrOtherCode)
+	}
+	for _, want := range []string{"needs make's code version v1", "mlsched worker test-worker was built from other code (make's code version v2)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("run: %v\nwant it to say %q", err, want)
+		}
+	}
+	if n := code.runs["make"].Load(); n != 0 {
+		t.Errorf("the worker ran make %d times", n)
+	}
+	if vs, _ := st.Versions("make"); len(vs) != 0 {
+		t.Errorf("a refused stage stored %d versions", len(vs))
+	}
+}
+
+// TestBuildQueue checks that builds share a task queue exactly when every
+// stage's code version is the same.
+func TestBuildQueue(t *testing.T) {
+	codes := map[string]string{"generate": "aa", "train": "bb"}
+	q := BuildQueue("mlsched", codes)
+	if !strings.HasPrefix(q, "mlsched.") || len(q) != len("mlsched.")+12 {
+		t.Errorf("BuildQueue = %q, want mlsched. and 12 hex digits", q)
+	}
+	for _, c := range []struct {
+		name  string
+		codes map[string]string
+		same  bool
+	}{
+		{"same codes", map[string]string{"train": "bb", "generate": "aa"}, true},
+		{"one stage changed", map[string]string{"generate": "ab", "train": "bb"}, false},
+		{"a stage more", map[string]string{"generate": "aa", "train": "bb", "evaluate": "cc"}, false},
+		{"names and codes shifted", map[string]string{"generate": "a", "train": "abb"}, false},
+	} {
+		if got := BuildQueue("mlsched", c.codes); (got == q) != c.same {
+			t.Errorf("%s: queue %s, first %s: same %v, want %v", c.name, got, q, got == q, c.same)
+		}
+	}
+	if BuildQueue("team-a", codes) == q {
+		t.Error("another base name gave the same queue")
+	}
+}
+
+// pollers is a TaskQueueDescriber whose queue gains a poller on its
+// after-th description (never when after is 0).
+type pollers struct {
+	after, calls int
+	queue        string
+}
+
+func (p *pollers) DescribeTaskQueue(_ context.Context, queue string, typ enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+	p.calls++
+	p.queue = queue
+	if typ != enumspb.TASK_QUEUE_TYPE_ACTIVITY {
+		return nil, fmt.Errorf("asked for %v", typ)
+	}
+	resp := &workflowservice.DescribeTaskQueueResponse{}
+	if p.after > 0 && p.calls >= p.after {
+		resp.Pollers = []*taskqueuepb.PollerInfo{{Identity: "mlsched-worker@test"}}
+	}
+	return resp, nil
+}
+
+// TestWaitForWorker checks that a run whose build has a worker goes on
+// without a word, that one without says so at once and goes on when one
+// comes, and that one where none comes fails after the wait, naming the
+// queue.
+func TestWaitForWorker(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		after   int
+		wait    time.Duration
+		said    int
+		wantErr string
+	}{
+		{"a worker polls", 1, time.Minute, 0, ""},
+		{"a worker comes", 2, time.Minute, 1, ""},
+		{"none comes", 0, 0, 1, "no worker built from this code polled task queue q.1 within 0s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &pollers{after: c.after}
+			var said []string
+			err := WaitForWorker(context.Background(), p, "q.1", c.wait, func(s string) { said = append(said, s) })
+			if (err == nil) != (c.wantErr == "") || err != nil && !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("WaitForWorker = %v, want %q", err, c.wantErr)
+			}
+			if len(said) != c.said || c.said > 0 && !strings.Contains(said[0], "no worker built from this code polls task queue q.1 yet") {
+				t.Errorf("said %q, want %d line(s)", said, c.said)
+			}
+			if p.queue != "q.1" {
+				t.Errorf("described queue %q", p.queue)
+			}
+		})
 	}
 }

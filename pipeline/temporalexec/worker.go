@@ -38,6 +38,10 @@ type Worker struct {
 	Prepare func(payload json.RawMessage, configDir string) (json.RawMessage, error)
 	// Name identifies this worker in results and messages.
 	Name string
+	// Codes maps each stage this worker runs to its code version (what
+	// Exec's program was built with): the worker registers an activity
+	// per stage, and refuses a task whose key names other code.
+	Codes map[string]string
 
 	// exclusive lets a stage that measures the machine run alone here.
 	exclusive sync.RWMutex
@@ -46,11 +50,14 @@ type Worker struct {
 	cacheMu sync.Mutex
 }
 
-// Register registers the workflow and the activity with w.
+// Register registers the workflows, and an activity for each stage in
+// Codes, with w.
 func (wk *Worker) Register(w worker.Registry) {
 	w.RegisterWorkflowWithOptions(RunWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
-	w.RegisterActivityWithOptions(wk.RunStage, activity.RegisterOptions{Name: ActivityStage})
+	for stage := range wk.Codes {
+		w.RegisterActivityWithOptions(wk.RunStage, activity.RegisterOptions{Name: ActivityName(stage)})
+	}
 }
 
 // recordName is where a run's stage (or part of one) records its result:
@@ -89,6 +96,9 @@ func (wk *Worker) RunStage(ctx context.Context, req Request) (Reply, error) {
 	}
 	result, err := wk.run(ctx, req, progress)
 	if err != nil {
+		if ctx.Err() == nil && errors.As(err, new(*pipeline.OtherCodeError)) {
+			return Reply{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrOtherCode, nil)
+		}
 		if ctx.Err() == nil && errors.As(err, new(*stageError)) {
 			return Reply{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrStageFailed, nil)
 		}
@@ -136,6 +146,9 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 	t := spec.Task
 	if t.Stage != req.Stage || t.Version != req.Version {
 		return nil, fmt.Errorf("task %.16s describes %s@%s, not %s@%s", req.Task, t.Stage, t.Version, req.Stage, req.Version)
+	}
+	if err := pipeline.CheckCode(&t, wk.Codes[t.Stage], "mlsched worker "+wk.Name); err != nil {
+		return nil, err
 	}
 	inputs, refs, err := wk.pullInputs(ctx, t)
 	if err != nil {
