@@ -256,12 +256,14 @@ type TaskQueueDescriber interface {
 	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
 }
 
-// workerPoll is how often WaitForWorker asks Temporal again.
-const workerPoll = time.Second
+// workerPoll is how often WaitForWorker asks Temporal again, and quietFor
+// how long it waits before it says that no worker polls: a worker started
+// a moment before the run takes about a second to show as a poller.
+const workerPoll, quietFor = time.Second, 2 * time.Second
 
 // WaitForWorker returns once some worker polls queue for activities,
-// saying at once, through say, when none does yet; it fails after wait
-// without one. Since each build polls its own queue (BuildQueue), a run
+// saying within seconds, through say, when none does yet; it fails after
+// wait without one. Since each build polls its own queue (BuildQueue), a run
 // with no worker built from its code learns so here rather than waiting
 // forever for tasks nobody takes.
 func WaitForWorker(ctx context.Context, c TaskQueueDescriber, queue string, wait time.Duration, say func(string)) error {
@@ -275,7 +277,7 @@ func WaitForWorker(ctx context.Context, c TaskQueueDescriber, queue string, wait
 		if len(resp.GetPollers()) > 0 {
 			return nil
 		}
-		if !said {
+		if !said && time.Since(deadline.Add(-wait)) >= quietFor {
 			say(fmt.Sprintf("no worker built from this code polls task queue %s yet: waiting up to %s (start 'mlsched worker' built from this commit; workers built from other code poll other queues)", queue, wait))
 			said = true
 		}

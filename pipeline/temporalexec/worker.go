@@ -182,7 +182,7 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 		Progress: progress.set,
 		Shard:    req.Shard,
 	}
-	if err := wk.Exec(payload).Execute(ctx, &pipeline.Stage{Name: t.Stage}, env); err != nil {
+	if err := wk.Exec(payload).Execute(ctx, &pipeline.Stage{Name: t.Stage, Code: t.Code}, env); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
