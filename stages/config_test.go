@@ -128,16 +128,16 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
-// TestExampleConfigs keeps the configurations in data/examples loadable and
+// TestExampleConfigs keeps the configurations in docs/examples loadable and
 // valid, with every file they name where they name it.
 func TestExampleConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
 		imports string // profile.import, relative to the file's folder
 	}{
-		{"../data/examples/profile-cuda.yaml", ""},
-		{"../data/examples/h200/pipeline.yaml", "../profile-h200-cuda.parquet"},
-		{"../data/examples/gpu-real/pipeline.yaml", ""},
+		{"../docs/examples/profile-cuda.yaml", ""},
+		{"../docs/examples/h200/pipeline.yaml", "../profile-h200-cuda.parquet"},
+		{"../docs/examples/gpu-real/pipeline.yaml", ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			cfg := DefaultConfig()

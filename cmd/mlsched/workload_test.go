@@ -10,7 +10,7 @@ import (
 )
 
 // TestImportedWorkload runs the whole pipeline on docs/workloads.md's example
-// workload (data/examples/workload.csv) as the eval workload, through the real
+// workload (docs/examples/workload.csv) as the eval workload, through the real
 // CLI: every stage downstream takes it as it takes a synthetic one. Then an
 // edit of the file reruns generate, a file out of order fails naming its
 // file, row and column, and paths that are not a regular CSV or Parquet

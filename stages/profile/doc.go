@@ -114,7 +114,7 @@
 // the GPU's name); the onnxruntime products run on the GPU. The machine's
 // description gains the GPU (nvidia-smi's name, memory, driver and compute
 // capability). Such a profile is meant to be imported by the machines
-// that schedule for that GPU; data/examples holds one of an H200.
+// that schedule for that GPU; docs/examples holds one of an H200.
 //
 // # Why it runs alone
 //

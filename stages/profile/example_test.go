@@ -13,8 +13,8 @@ import (
 // The GPU profile committed as an example import, and its provenance: the
 // profile stage's manifest from the machine that measured it.
 const (
-	exampleGPUProfile    = "../../data/examples/profile-h200-cuda.parquet"
-	exampleGPUProvenance = "../../data/examples/profile-h200-cuda.manifest.json"
+	exampleGPUProfile    = "../../docs/examples/profile-h200-cuda.parquet"
+	exampleGPUProvenance = "../../docs/examples/profile-h200-cuda.manifest.json"
 )
 
 // TestExampleGPUProfile checks the committed H200 profile as an import
