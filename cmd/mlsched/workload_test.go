@@ -17,7 +17,7 @@ import (
 // file are refused as config errors (exit 2) at once.
 func TestImportedWorkload(t *testing.T) {
 	p := newProject(t, "tiny.yaml")
-	example, err := os.ReadFile(filepath.Join("..", "..", "data", "examples", "workload.csv"))
+	example, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "workload.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
