@@ -79,9 +79,11 @@ func checkImport(t *testing.T, path string) {
 // bytes: the example of docs/workloads.md, the edge cases the tests name, and what the
 // fuzzer makes of them (and the files in testdata/fuzz/FuzzImportCSV).
 func FuzzImportCSV(f *testing.F) {
-	if example, err := os.ReadFile(filepath.Join("..", "..", "examples", "workload.csv")); err == nil {
-		f.Add(example)
+	example, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "workload.csv"))
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(example)
 	const header = "arrival_s,model,batch_size,class"
 	for _, s := range []string{
 		header + "\n0,mlp,1,batch\n",
