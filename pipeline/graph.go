@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/mlsched/mlsched/pipeline/config"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -128,7 +130,7 @@ func (g *Graph) Closure(targets []string) ([]string, error) {
 	}
 	for _, t := range targets {
 		if g.stages[t] == nil {
-			return nil, notFound(fmt.Sprintf("unknown stage %q (stages: %s)", t, strings.Join(g.topo, ", ")))
+			return nil, g.Unknown(t)
 		}
 		add(t)
 	}
@@ -173,6 +175,17 @@ func (g *Graph) Edges() [][2]string {
 type notFoundError string
 
 func notFound(msg string) error { return notFoundError(msg) }
+
+// Unknown is the error for a stage name the graph does not hold: it names
+// the stage the user most likely meant, when one is a typo away, and the
+// stages there are.
+func (g *Graph) Unknown(name string) error {
+	hint := ""
+	if s := config.Closest(name, g.topo); s != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return notFound(fmt.Sprintf("unknown stage %q%s; the stages are %s", name, hint, strings.Join(g.topo, ", ")))
+}
 
 func (e notFoundError) Error() string        { return string(e) }
 func (e notFoundError) Is(target error) bool { return target == ErrNotFound }

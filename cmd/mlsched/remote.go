@@ -93,7 +93,7 @@ func (a *app) versionArgs(l *loaded, args []string) ([]*pipeline.Manifest, error
 	for _, arg := range args {
 		stage, ver, _ := strings.Cut(arg, "@")
 		if l.p.Graph.Stage(stage) == nil {
-			return nil, usageError{fmt.Errorf("%s: no stage %q (stages: %s)", arg, stage, strings.Join(l.p.Graph.Names(), ", "))}
+			return nil, usageError{fmt.Errorf("%s: %w", arg, l.p.Graph.Unknown(stage))}
 		}
 		m, err := a.resolve(l.p, stage, ver)
 		if err != nil {
@@ -190,7 +190,7 @@ stage's, upstreams first, and stops at the first the remote lacks.`,
 			for _, arg := range args {
 				stage, _, _ := strings.Cut(arg, "@")
 				if l.p.Graph.Stage(stage) == nil {
-					return usageError{fmt.Errorf("%s: no stage %q (stages: %s)", arg, stage, strings.Join(l.p.Graph.Names(), ", "))}
+					return usageError{fmt.Errorf("%s: %w", arg, l.p.Graph.Unknown(stage))}
 				}
 			}
 			r, err := a.remoteFor(cmd.Context(), l)

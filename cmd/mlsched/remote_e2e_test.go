@@ -122,7 +122,8 @@ func TestRemoteBadInput(t *testing.T) {
 		{[]string{"--set", "remote=s3://AKIA:" + testSecret + "@team/x", "status"}, 2, "remote"},
 		{[]string{"--set", "remote=ftp://host/x", "status"}, 2, "unknown scheme"},
 		{[]string{"push"}, 2, "no remote"},
-		{[]string{"pull", "nosuch"}, 2, `no stage "nosuch"`},
+		{[]string{"pull", "nosuch"}, 2, `unknown stage "nosuch"`},
+		{[]string{"pull", "generat"}, 2, `unknown stage "generat" (did you mean generate?)`},
 	}
 	for _, c := range cases {
 		out, errs, code := p.cli(c.args...)

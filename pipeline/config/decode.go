@@ -76,7 +76,7 @@ func (d *decoder) unknown(t reflect.Type, prefix, bad string, rest []string) {
 		names = append(names, f.name)
 	}
 	var hint string
-	if s := closest(bad, names); s != "" {
+	if s := Closest(bad, names); s != "" {
 		hint = joinKey(prefix, s)
 		if len(rest) > 0 {
 			hint += "." + strings.Join(rest, ".")

@@ -242,11 +242,11 @@ func joinKey(prefix, name string) string {
 // quadratic, and no real key is this long.
 const maxSuggestRunes = 64
 
-// closest returns the name in names nearest to bad by case-insensitive edit
+// Closest returns the name in names nearest to bad by case-insensitive edit
 // distance, or "" when none is near enough to be a plausible typo: at most a
 // third of bad's length (at least 1, at most 3) edits away, and fewer edits
 // than bad has runes, so that "x" does not suggest "y".
-func closest(bad string, names []string) string {
+func Closest(bad string, names []string) string {
 	n := utf8.RuneCountInString(bad)
 	if n > maxSuggestRunes {
 		return ""

@@ -94,8 +94,8 @@ func TestSuggestions(t *testing.T) {
 		{"workers", ""},
 	}
 	for _, tt := range tests {
-		if got := closest(tt.bad, names); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.bad, got, tt.want)
+		if got := Closest(tt.bad, names); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.bad, got, tt.want)
 		}
 	}
 	keys := Keys(testConfig{})
