@@ -387,8 +387,29 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 		r.reason = "output damaged: " + strings.Join(bad, "; ")
 	case !errors.Is(err, ErrNotFound):
 		r.reason = err.Error()
+	default:
+		r.reason = r.changed()
 	}
 	return nil, res, false, nil
+}
+
+// changed says briefly why the stage's version is new: how its inputs
+// differ from those of the version it had before (the lock file's, or
+// the newest stored), or that it never ran.
+func (r *runStage) changed() string {
+	ref, err := r.p.current(r.s.Name, r.lock)
+	if err != nil || ref == nil {
+		return "never run"
+	}
+	why, err := r.p.explain(r.s, ref, &r.in)
+	if err != nil || len(why) == 0 {
+		return ""
+	}
+	const shown = 2
+	if len(why) > shown {
+		return fmt.Sprintf("%s; and %d more", strings.Join(why[:shown], "; "), len(why)-shown)
+	}
+	return strings.Join(why, "; ")
 }
 
 // bring settles the stage or runs it.

@@ -610,3 +610,24 @@ func TestStagesRunInTheWorker(t *testing.T) {
 		t.Errorf("run with MLSCHED_WORKER and a new eval workload: %v, want generate and schedule ran, train cached", got)
 	}
 }
+
+// TestRunSaysWhyAStageReran: each stage that runs says why on its line:
+// it never ran, the config key that changed (old → new), or the upstream
+// that changed; a cached stage says nothing.
+func TestRunSaysWhyAStageReran(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	first := p.mustCLI("run")
+	second := p.mustCLI("--set", "generate.eval.seed=5", "run")
+	for _, c := range []struct {
+		out, re string
+	}{
+		{first, `(?m)^generate\s+ran\s+\S+\s+\S+\s+\(never run\)$`},
+		{second, `(?m)^generate\s+ran\s+\S+\s+\S+\s+\(config generate\.eval\.seed: 2 → 5\)$`},
+		{second, `(?m)^schedule\s+ran\s+\S+\s+\S+\s+\(upstream generate changed \([0-9a-f]{16} → [0-9a-f]{16}\)\)$`},
+		{second, `(?m)^train\s+cached\s+\S+\s+\S+$`},
+	} {
+		if !regexp.MustCompile(c.re).MatchString(c.out) {
+			t.Errorf("run output does not match %s:\n%s", c.re, c.out)
+		}
+	}
+}
