@@ -73,6 +73,11 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 				for _, ch := range config.Diff(m.Inputs.Config, cur) {
 					st.Reasons = append(st.Reasons, "config differs from the pinned version: "+name+"."+ch.String())
 				}
+				moved, err := p.pinMoved(s, m, outputs)
+				if err != nil {
+					return nil, err
+				}
+				st.Reasons = append(st.Reasons, moved...)
 			}
 			out = append(out, st)
 			continue
@@ -153,6 +158,48 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// pinMoved says how the version the config and the upstreams would make
+// now differs from the pinned one, m, by its upstreams (the config's
+// differences are said already), and since when the pin holds an older
+// version; nothing when they are the same. An upstream whose output is
+// not known yet is named as such.
+func (p *Pipeline) pinMoved(s *Stage, m *Manifest, outputs map[string]*Manifest) ([]string, error) {
+	var ups []*Manifest
+	var waiting []string
+	for _, d := range s.Deps {
+		if outputs[d] == nil {
+			waiting = append(waiting, fmt.Sprintf("upstream %s is not up to date: once it runs, the pinned version may no longer be what the config makes", d))
+		}
+		ups = append(ups, outputs[d])
+	}
+	if len(waiting) > 0 {
+		return waiting, nil
+	}
+	upstreams, err := upstreamsOf(s, ups)
+	if err != nil {
+		return nil, err
+	}
+	key, in, err := p.key(s, upstreams)
+	if err != nil {
+		return nil, err
+	}
+	if key.Short() == m.Version {
+		return nil, nil
+	}
+	why, err := p.explain(s, m, &in)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range why {
+		if strings.HasPrefix(w, "upstream ") || strings.HasPrefix(w, "code ") || strings.HasPrefix(w, "seed ") {
+			out = append(out, "since the pin: "+w)
+		}
+	}
+	return append(out, fmt.Sprintf("the config would make %s now; the pinned version was made %s (mlsched unpin %s to follow the config)",
+		key.Short(), m.Created.UTC().Format("2006-01-02 15:04 MST"), s.Name)), nil
 }
 
 // explain says in words how the current inputs of s differ from those that

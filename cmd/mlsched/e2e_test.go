@@ -631,3 +631,30 @@ func TestRunSaysWhyAStageReran(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedStageSaysItsUpstreamMoved: a pinned stage's status says when
+// its upstream has moved since the pinned version was made (the version
+// the config would make now, and since when the pin holds an older one),
+// and, while the upstream is stale, that the pin may no longer match.
+func TestPinnedStageSaysItsUpstreamMoved(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.mustCLI("run")
+	p.mustCLI("pin", "train")
+	if out := p.mustCLI("status"); !regexp.MustCompile(`(?m)^train\s+pinned\s+[0-9a-f]{8}$`).MatchString(out) {
+		t.Errorf("status of an unmoved pin says more than pinned:\n%s", out)
+	}
+	set := []string{"--set", "generate.train.seed=3"}
+	if out := p.mustCLI(append(set, "status")...); !strings.Contains(out, "upstream generate is not up to date: once it runs, the pinned version may no longer be what the config makes") {
+		t.Errorf("status with generate stale:\n%s", out)
+	}
+	p.mustCLI(append(set, "run", "generate")...)
+	out := p.mustCLI(append(set, "status")...)
+	for _, re := range []string{
+		`(?m)^    since the pin: upstream generate changed \([0-9a-f]{16} → [0-9a-f]{16}\)$`,
+		`(?m)^    the config would make [0-9a-f]{16} now; the pinned version was made \d{4}-\d\d-\d\d \d\d:\d\d UTC \(mlsched unpin train to follow the config\)$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("status after generate moved does not match %s:\n%s", re, out)
+		}
+	}
+}
