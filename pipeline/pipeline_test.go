@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -508,4 +509,55 @@ func TestExternFileEntersTheKey(t *testing.T) {
 		t.Errorf("status after the file changed = %+v", st)
 	}
 	wantOutcomes(t, run(build("bbbb")), map[string]Outcome{"c": Ran, "a": Cached})
+}
+
+// TestStartSaysHowLongTheLastComparableRunTook checks Event.Previous: a
+// stage that reruns with the config of its last version (forced, or after
+// its code or an upstream changed) is told how long that version took; one
+// whose config changed, or that never ran, is told nothing.
+func TestStartSaysHowLongTheLastComparableRunTook(t *testing.T) {
+	a := &fake{name: "a", cfg: fakeConfig{N: 1}}
+	b := &fake{name: "b", deps: []string{"a"}, cfg: fakeConfig{N: 2}}
+	b.run = func(ctx context.Context, env *Env) error {
+		time.Sleep(20 * time.Millisecond)
+		return b.write(env)
+	}
+	h := newHarness(t, a, b)
+	previous := func(opts RunOptions) map[string]time.Duration {
+		t.Helper()
+		got := map[string]time.Duration{}
+		var mu sync.Mutex
+		opts.Reporter = ReporterFunc(func(e Event) {
+			if e.Kind == EventStart {
+				mu.Lock()
+				got[e.Stage] = e.Previous
+				mu.Unlock()
+			}
+		})
+		h.mustRun(opts)
+		return got
+	}
+	if got := previous(RunOptions{}); got["a"] != 0 || got["b"] != 0 {
+		t.Errorf("first run: previous %v, want none", got)
+	}
+	stored := func(stage string) time.Duration {
+		vs, err := h.pipeline().Store.Versions(stage)
+		if err != nil || len(vs) == 0 {
+			t.Fatal(err)
+		}
+		return time.Duration(vs[len(vs)-1].Duration * float64(time.Second))
+	}
+	want := stored("b")
+	if got := previous(RunOptions{Targets: []string{"b"}, Force: true}); got["b"] != want || want < 20*time.Millisecond {
+		t.Errorf("forced rerun: previous %v, want b's %s", got, want)
+	}
+	b.code = "code-v2"
+	want = stored("b")
+	if got := previous(RunOptions{}); got["b"] != want {
+		t.Errorf("rerun for new code: previous %v, want b's last %s", got, want)
+	}
+	b.cfg.N = 3
+	if got := previous(RunOptions{}); got["b"] != 0 {
+		t.Errorf("rerun for a new config: previous %v, want none", got)
+	}
 }

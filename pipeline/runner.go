@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,6 +94,11 @@ type Event struct {
 	Done, Total int64
 	// Reason says why a stage ran (for example "output damaged").
 	Reason string
+	// Previous, when a stage starts, is how long its last run with the
+	// same configuration took (the version it had before, whose config
+	// is the same): what its progress can be held to. Zero when there is
+	// none.
+	Previous time.Duration
 	// Repaired, for a stage that ran, says what damage its run found and
 	// repaired on the way (damaged memo entries computed again, from the
 	// manifest's MemoNote): the user hears of it, not only the manifest.
@@ -335,6 +341,9 @@ type runStage struct {
 	sem       chan struct{}
 	exclusive *sync.RWMutex
 	reason    string // why the stage ran, when it did
+	// previous is how long the stage's last run with the same config
+	// took, when it must run (see Event.Previous).
+	previous time.Duration
 	key       ID
 	in        KeyInputs
 }
@@ -367,6 +376,7 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 	res.Version = r.key.Short()
 	if r.force {
 		r.reason = "forced"
+		r.changed()
 		return nil, res, false, nil
 	}
 	m, err = p.Store.Manifest(s.Name, res.Version)
@@ -390,19 +400,29 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 	default:
 		r.reason = r.changed()
 	}
+	if r.previous == 0 && m != nil {
+		r.previous = time.Duration(m.Duration * float64(time.Second))
+	}
 	return nil, res, false, nil
 }
 
 // changed says briefly why the stage's version is new: how its inputs
 // differ from those of the version it had before (the lock file's, or
-// the newest stored), or that it never ran.
+// the newest stored), or that it never ran. It sets r.previous when that
+// version's config is the same.
 func (r *runStage) changed() string {
 	ref, err := r.p.current(r.s.Name, r.lock)
 	if err != nil || ref == nil {
 		return "never run"
 	}
 	why, err := r.p.explain(r.s, ref, &r.in)
-	if err != nil || len(why) == 0 {
+	if err != nil {
+		return ""
+	}
+	if !slices.ContainsFunc(why, func(w string) bool { return strings.HasPrefix(w, "config ") }) {
+		r.previous = time.Duration(ref.Duration * float64(time.Second))
+	}
+	if len(why) == 0 {
 		return ""
 	}
 	const shown = 2
@@ -451,7 +471,7 @@ func (r *runStage) bring(ctx context.Context) (*Manifest, Result, error) {
 			return m, res, nil
 		}
 	}
-	r.rep.Report(Event{Kind: EventStart, Stage: s.Name, Version: res.Version, Reason: r.reason})
+	r.rep.Report(Event{Kind: EventStart, Stage: s.Name, Version: res.Version, Reason: r.reason, Previous: r.previous})
 	m, err = p.execute(ctx, s, res.Version, key, in, r.ups, r.rep)
 	res.Duration = time.Since(start)
 	if err != nil {

@@ -28,7 +28,7 @@ var codeVersions = map[string]string{
 	"stages/lib/sim":             "a938d14f8d1987d81bdc51fc9979c2607b765a2a044f0838e67729d5b9a5154a",
 	"stages/lib/zoo":             "206ece1a68ab41b9227b0364c6b832263c6f816858969ec4ae921b34a6067272",
 	"stages/lib/zoo/onnxpb":      "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
-	"stages/profile":             "cbd9bcb0cdf39e062947c55fcc64425a7cf6c0399e6b85dac3c8700dabb61858",
+	"stages/profile":             "0acd81605f61a55e26894cae84212fac6b033e3f9a743085a511c71b2be27a12",
 	"stages/schedule":            "be38562c726aa52d4adeeee4e9dc0a50c5b7f59ff772acba1a4518e52c031c9c",
 	"stages/schedule/ortmachine": "d5f4e22fa8c6c31d41d4e9a2bc087fed9812d3a8666aed0943f260a22157d7fe",
 	"stages/spec/evaluatespec":   "a5200f82587deb870debe6fb5bcecab1ba493cba6a474255cddafee2935141dd",

@@ -15,15 +15,19 @@ func TestProgressDescribe(t *testing.T) {
 		name        string
 		done, total int64
 		bar         bool
+		previous    time.Duration
 		want        string
 	}{
-		{"a quarter in 10s", 25, 100, false, "generate 10.00s  25%, about 30s left"},
-		{"with a bar", 50, 100, true, "generate 10.00s [##########..........]  50%, about 10s left"},
-		{"no progress yet", 0, 100, false, "generate 10.00s   0%"},
-		{"no total", 5, 0, false, "generate 10.00s"},
+		{"a quarter in 10s", 25, 100, false, 0, "generate 10.00s  25%, about 30s left"},
+		{"with a bar", 50, 100, true, 0, "generate 10.00s [##########..........]  50%, about 10s left"},
+		{"no progress yet", 0, 100, false, time.Second, "generate 10.00s   0%"},
+		{"no total", 5, 0, false, 0, "generate 10.00s"},
+		{"as fast as the last run", 25, 100, false, 40 * time.Second, "generate 10.00s  25%, about 30s left"},
+		{"within the spread of the last run", 25, 100, false, 31 * time.Second, "generate 10.00s  25%, about 30s left"},
+		{"slower than the last run", 25, 100, false, 20 * time.Second, "generate 10.00s  25%, about 30s left, 2.0× the 20.00s its last run with this config took: is the machine busy?"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &progress{start: now.Add(-10 * time.Second), done: tt.done, total: tt.total}
+			p := &progress{start: now.Add(-10 * time.Second), done: tt.done, total: tt.total, previous: tt.previous}
 			if got := p.describe("generate", now, tt.bar); got != tt.want {
 				t.Errorf("describe = %q, want %q", got, tt.want)
 			}

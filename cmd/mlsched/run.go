@@ -127,6 +127,9 @@ const progressEvery = 30 * time.Second
 type progress struct {
 	start       time.Time
 	done, total int64
+	// previous is how long the stage's last run with this config took
+	// (pipeline.Event.Previous), or zero.
+	previous time.Duration
 }
 
 // eta is the time left for a stage at its rate so far, or false while
@@ -151,10 +154,18 @@ func (p *progress) describe(name string, now time.Time, withBar bool) string {
 		s += fmt.Sprintf(" %3.0f%%", 100*frac)
 		if left, ok := p.eta(now); ok {
 			s += ", about " + left.Round(time.Second).String() + " left"
+			if whole := now.Sub(p.start) + left; p.previous > 0 && whole > p.previous*slower/100 {
+				s += fmt.Sprintf(", %.1f× the %s its last run with this config took: is the machine busy?",
+					float64(whole)/float64(p.previous), formatDuration(p.previous))
+			}
 		}
 	}
 	return s
 }
+
+// slower is the percentage of a stage's last run time beyond which its
+// projected time is worth a word: run-to-run spread stays well below it.
+const slower = 130
 
 func newRunReporter(out, errw io.Writer) *runReporter {
 	r := &runReporter{out: out, errw: errw, running: map[string]*progress{}}
@@ -173,7 +184,7 @@ func (r *runReporter) Report(e pipeline.Event) {
 	defer r.mu.Unlock()
 	switch e.Kind {
 	case pipeline.EventStart:
-		r.running[e.Stage] = &progress{start: time.Now()}
+		r.running[e.Stage] = &progress{start: time.Now(), previous: e.Previous}
 	case pipeline.EventProgress:
 		if p := r.running[e.Stage]; p != nil {
 			p.done, p.total = e.Done, e.Total

@@ -116,24 +116,17 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 	// device a GPU profile measures: its rows would pass for the cores of
 	// whichever machine imports the profile.
 	gonumMatMul := tg.provider == ort.CPU
-	perSize := len(cfg.Threads)
-	if gonumMatMul {
-		perSize++
-	}
-	total := int64(len(cfg.MatMul.Sizes)*perSize + len(cfg.Contention.Sessions)*cfg.Contention.Rounds)
 	// The serving path runs on this machine's cores whatever device the
 	// profile measures, so a GPU profile, meant to be imported by the
 	// machines that schedule for its GPU, leaves it out.
 	serving := len(cfg.Serving.BatchSizes) > 0 && tg.provider == ort.CPU
-	if serving {
-		total += int64(len(cfg.Serving.BatchSizes))
-	}
-	for _, name := range cfg.Models {
-		total += int64(len(cfg.Precisions) * len(cfg.BatchSizesOf(name)) * len(cfg.Threads))
-	}
+	// Progress counts estimated work (work.go), each measurement's
+	// estimate reported when it is done.
+	w := work{cfg: cfg, t: t}
+	total := w.total(gonumMatMul, serving)
 	var done int64
-	step := func(n int) {
-		done += int64(n)
+	step := func(n int64) {
+		done += n
 		if out.Progress != nil {
 			out.Progress(done, total)
 		}
@@ -160,7 +153,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 					return fmt.Errorf("measure contention of %d sessions, round %d: %w", k, round+1, err)
 				}
 				samples = append(samples, rows...)
-				step(1)
+				step(w.contention(k))
 			}
 			slices.Reverse(order)
 		}
@@ -196,7 +189,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 						Concurrency: 1, Source: SourceMeasured, Note: "unsupported: " + firstLine(err.Error())})
 				}
 				samples = append(samples, rows...)
-				step(len(batches))
+				step(w.series(name))
 			}
 		}
 		// Rounds due by the end of model i of the models.
@@ -210,7 +203,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 			return nil, nil, fmt.Errorf("measure the serving path: %w", err)
 		}
 		samples = append(samples, rows...)
-		step(len(cfg.Serving.BatchSizes))
+		step(w.serving() * int64(len(cfg.Serving.BatchSizes)))
 	}
 	for _, n := range cfg.MatMul.Sizes {
 		if gonumMatMul {
@@ -219,7 +212,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 				return nil, nil, fmt.Errorf("measure gonum matmul %d: %w", n, err)
 			}
 			samples = append(samples, rows...)
-			step(1)
+			step(w.matmul(n))
 		}
 		for _, threads := range cfg.Threads {
 			rows, err := measureORTMatMul(ctx, tg, n, threads, cfg.MatMul.Repeats)
@@ -227,7 +220,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 				return nil, nil, fmt.Errorf("measure onnxruntime matmul %d threads %d: %w", n, threads, err)
 			}
 			samples = append(samples, rows...)
-			step(1)
+			step(w.matmul(n))
 		}
 	}
 	if err := contention(cfg.Contention.Rounds); err != nil {
