@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -344,8 +344,8 @@ type runStage struct {
 	// previous is how long the stage's last run with the same config
 	// took, when it must run (see Event.Previous).
 	previous time.Duration
-	key       ID
-	in        KeyInputs
+	key      ID
+	in       KeyInputs
 }
 
 // settle finds the stored version the stage can use without running: its
