@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "99d02a02f6599a5ee31ee97a03dd9c7a4a4efacdc68d7a3a051a78db3f6a0d50",
-	"stages/evaluate/chart":      "16d08e660e12094c1cb327fb0c03fe448637c803cece5bd67e6a8841eabd1c92",
-	"stages/evaluate/fidelity":   "c13a65f48f9412911080158425805fa4dcb37a4724b5d7790f6072596e5ff0a1",
+	"stages/evaluate":            "8ae60cb101eac420c0e503c47923a5929ccfced2f0f31e82e0dc977124dcf878",
+	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
+	"stages/evaluate/fidelity":   "01195e7d42a8fe67b1b5ff81480669014284e9a6ed38dcac61ac57831a714d9a",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":    "2276730dccc9e308d6276d9384c6db779ac053f1891a699458a43d1567628d0c",
+	"stages/evaluate/learned":    "a6f4ab3812e81c0a45f02d632f6cbe4172fa68ff61e475db329758b5212e76b5",
 	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/section":    "f5efa7e21acdc6e61fc7b93fb746fa631a2b2d20da1680cd993fbdbc6fc47ccf",
+	"stages/evaluate/section":    "1837100c4ff3de07c6ce1c9170868f2d025bde1177063569d00ad1b08a4b562d",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "40dc74104d607fd36d4d2cc54cfa0396b3d4ddee575d11bebdf8da9a8833d034",

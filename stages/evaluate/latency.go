@@ -37,13 +37,13 @@ func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 	for i, p := range ev.Policies {
 		r := ev.Results[i]
 		if len(r.E2ESketch) > 0 {
-			all = append(all, chart.Series{Name: p, X: r.E2ESketch})
+			all = append(all, chart.Series{Name: p, X: r.E2ESketch, Style: ev.Style(p)})
 		}
 		if len(r.InteractiveSketch) > 0 {
-			inter = append(inter, chart.Series{Name: p, X: r.InteractiveSketch})
+			inter = append(inter, chart.Series{Name: p, X: r.InteractiveSketch, Style: ev.Style(p)})
 		}
 		if w := chart.Positive(r.WaitSketch); len(w) > 0 {
-			waits = append(waits, chart.Series{Name: p, X: w})
+			waits = append(waits, chart.Series{Name: p, X: w, Style: ev.Style(p)})
 		}
 		s := r.Summary.E2E
 		p50.Values = append(p50.Values, s.P50)

@@ -52,6 +52,7 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 		for _, p := range ev.Policies {
 			var a, b, c chart.Series
 			a.Name, b.Name, c.Name = p, p, p
+			a.Style, b.Style, c.Style = ev.Style(p), ev.Style(p), ev.Style(p)
 			for i, u := range sw.loads {
 				a.X, a.Y = append(a.X, u), append(a.Y, sw.at(p, i, metricSLO))
 				if v := sw.at(p, i, metricInteractiveSLO); !math.IsNaN(v) {

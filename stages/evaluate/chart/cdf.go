@@ -58,7 +58,7 @@ func CDF(title, xLabel string, series []Series, logX bool) (out []byte, err erro
 	p.Add(grid(true, true))
 	var legend []legendEntry
 	for i, pts := range curves {
-		l := &polyline{runs: [][]xy{pts}, line: lineStyle(i, 1.6)}
+		l := &polyline{runs: [][]xy{pts}, line: lineStyle(style(series, i), 1.6)}
 		p.Add(l)
 		if series[i].Name != "" {
 			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{line: l.line}}})

@@ -15,6 +15,20 @@ import (
 type Series struct {
 	Name string
 	X, Y []float64
+	// Style, when not zero, is the series' style number plus one: series
+	// given the same Style look alike in every chart (colour, dash and
+	// marker), so that a policy keeps its look across a report whatever
+	// other series a chart shows. Zero styles a series by its position.
+	Style int
+}
+
+// style is the style number of series i of series: its Style's, or else
+// its position.
+func style(series []Series, i int) int {
+	if s := series[i].Style; s > 0 {
+		return s - 1
+	}
+	return i
 }
 
 // Errors returned (wrapped, with the chart and series named) by the chart

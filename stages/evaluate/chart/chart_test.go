@@ -162,3 +162,46 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestStyleFollowsTheSeriesNotItsPosition: a series given a Style is drawn
+// in that style's colour in every kind of chart, whatever its position and
+// whatever other series the chart shows; one without takes its position's.
+func TestStyleFollowsTheSeriesNotItsPosition(t *testing.T) {
+	hex := func(i int) string {
+		c := Color(i)
+		return fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B)
+	}
+	xs, ys := []float64{1, 2, 3}, []float64{1, 4, 9}
+	draw := map[string]func([]Series) ([]byte, error){
+		"CDF":       func(s []Series) ([]byte, error) { return CDF("t", "x", s, false) },
+		"Histogram": func(s []Series) ([]byte, error) { return Histogram("t", "x", s, 4, false) },
+		"Lines":     func(s []Series) ([]byte, error) { return Lines("t", "x", "y", s, LineOptions{}) },
+		"Scatter":   func(s []Series) ([]byte, error) { return Scatter("t", "x", "y", s, ScatterOptions{}) },
+	}
+	for name, f := range draw {
+		t.Run(name, func(t *testing.T) {
+			for _, series := range [][]Series{
+				{{Name: "edf", X: xs, Y: ys, Style: 4}},
+				{{Name: "fifo", X: xs, Y: ys, Style: 1}, {Name: "edf", X: xs, Y: ys, Style: 4}},
+			} {
+				svg, err := f(series)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(svg), hex(3)) {
+					t.Errorf("%d series: edf (Style 4) is not drawn in %s", len(series), hex(3))
+				}
+				if len(series) == 1 && strings.Contains(string(svg), hex(0)) {
+					t.Errorf("edf alone (Style 4) is drawn in the first position's %s", hex(0))
+				}
+			}
+			svg, err := f([]Series{{Name: "a", X: xs, Y: ys}, {Name: "b", X: xs, Y: ys}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(svg), hex(1)) {
+				t.Errorf("the second unstyled series is not drawn in %s", hex(1))
+			}
+		})
+	}
+}

@@ -60,13 +60,13 @@ func Histogram(title, xLabel string, series []Series, bins int, logX bool) (out 
 	var legend []legendEntry
 	for i := range series {
 		outline := histOutline(edges, fracs[i])
-		p.Add(&polygon{shapes: [][]xy{outline}, fill: withAlpha(Color(i), alpha)})
+		p.Add(&polygon{shapes: [][]xy{outline}, fill: withAlpha(Color(style(series, i)), alpha)})
 	}
 	for i := range series {
-		l := &polyline{runs: [][]xy{histOutline(edges, fracs[i])}, line: lineStyle(i, 1.3)}
+		l := &polyline{runs: [][]xy{histOutline(edges, fracs[i])}, line: lineStyle(style(series, i), 1.3)}
 		p.Add(l)
 		if series[i].Name != "" {
-			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{fill: withAlpha(Color(i), alpha), line: l.line}}})
+			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{fill: withAlpha(Color(style(series, i)), alpha), line: l.line}}})
 		}
 	}
 	doc, err := (&frame{title: title, plot: p, legend: legend}).svg()

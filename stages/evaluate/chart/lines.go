@@ -146,9 +146,9 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 		p.Add(&diagonal{style: refLine})
 	}
 	for i, c := range curves {
-		l := &polyline{runs: c, line: lineStyle(i, 1.5)}
+		l := &polyline{runs: c, line: lineStyle(style(series, i), 1.5)}
 		if !opts.NoMarkers {
-			l.marker = markerStyle(i)
+			l.marker = markerStyle(style(series, i))
 		}
 		p.Add(l)
 		if series[i].Name != "" {
@@ -156,7 +156,7 @@ func Lines(title, xLabel, yLabel string, series []Series, opts LineOptions) (out
 		}
 	}
 	for _, m := range marks {
-		p.Add(&polyline{runs: [][]xy{{{m.X, m.Y}}}, marker: markStyle(Color(m.Series))})
+		p.Add(&polyline{runs: [][]xy{{{m.X, m.Y}}}, marker: markStyle(Color(style(series, m.Series)))})
 	}
 	if len(marks) > 0 && opts.MarksLabel != "" {
 		legend = append(legend, legendEntry{opts.MarksLabel, []plot.Thumbnailer{sample{marker: markStyle(refColor)}}})

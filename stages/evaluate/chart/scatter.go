@@ -72,7 +72,7 @@ func Scatter(title, xLabel, yLabel string, series []Series, opts ScatterOptions)
 	}
 	var legend []legendEntry
 	for i, pts := range points {
-		m := &polyline{runs: [][]xy{pts}, marker: markerStyle(i)} // no line style: markers only
+		m := &polyline{runs: [][]xy{pts}, marker: markerStyle(style(series, i))} // no line style: markers only
 		p.Add(m)
 		if series[i].Name != "" {
 			legend = append(legend, legendEntry{series[i].Name, []plot.Thumbnailer{sample{marker: m.marker}}})

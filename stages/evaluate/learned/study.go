@@ -56,6 +56,8 @@ type predictionError struct {
 	conditions []condition
 	at         map[string]map[condition]schedulespec.StudyRow
 	jobs       int64
+	// style is each policy's chart style (section.Evaluation.Style).
+	style func(policy string) int
 }
 
 func newPredictionError(rows []schedulespec.StudyRow, policies []string) *predictionError {

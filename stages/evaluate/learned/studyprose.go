@@ -21,6 +21,7 @@ func (l *runs) predictionErrorText(ev *section.Evaluation) (string, []report.Cha
 		return "", nil, nil
 	}
 	s := newPredictionError(rows, ev.Policies)
+	s.style = ev.Style
 	var b strings.Builder
 	withTrain, crosses, alt := "", "", ""
 	if slices.ContainsFunc(s.conditions, func(c condition) bool { return c.predictor != schedulespec.PredictorTable }) {
@@ -61,6 +62,9 @@ func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, erro
 	lo := math.Inf(1)
 	for _, p := range s.policies {
 		sr := chart.Series{Name: p}
+		if s.style != nil {
+			sr.Style = s.style(p)
+		}
 		for _, c := range s.tableErrors() {
 			if r, ok := s.at[p][c]; ok && !math.IsNaN(m.value(r)) {
 				sr.X, sr.Y = append(sr.X, r.PredictionMAPE), append(sr.Y, m.value(r))

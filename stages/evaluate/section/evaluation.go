@@ -75,6 +75,12 @@ func (ev *Evaluation) Index(spec string) int {
 	return -1
 }
 
+// Style is the chart style of a policy or ablation (chart.Series.Style):
+// its Index, so that it looks the same in every chart of the report
+// whatever others a chart shows; zero (by position) for a spec not
+// simulated.
+func (ev *Evaluation) Style(spec string) int { return ev.Index(spec) + 1 }
+
 // Result is what the report has of one policy once its traces are
 // released: the summary, its differences from each baseline, and samples
 // of its latency distributions for the charts.
