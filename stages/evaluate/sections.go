@@ -78,18 +78,17 @@ func intro(ev *section.Evaluation) string {
 	if ev.Replications > 1 {
 		reps = fmt.Sprintf("%d replications", ev.Replications)
 	}
-	var jobs, rate, offered float64
+	var jobs, rate float64
 	for _, b := range ev.BoundsRows {
 		jobs += float64(b.Jobs)
 		if b.LastArrivalS > 0 {
 			rate += float64(b.Jobs) / b.LastArrivalS
 		}
-		offered += b.OfferedLoad
 	}
 	n := float64(max(len(ev.BoundsRows), 1))
 	load := ""
-	if offered > 0 {
-		load = fmt.Sprintf(", offered at %s of the cluster's capacity (%s jobs/s)", report.Pct(offered/n), report.Num(rate/n))
+	if offered := offeredLoad(ev); offered > 0 {
+		load = fmt.Sprintf(", offered at %s of the cluster's capacity (%s jobs/s)", report.Pct(offered), report.Num(rate/n))
 	}
 	shared := ""
 	if ev.SharedWorkload {
@@ -98,4 +97,15 @@ func intro(ev *section.Evaluation) string {
 	return fmt.Sprintf("%d policies simulated in %s of about %.0f eval jobs each%s, on a cluster of %s. %s%s "+
 		"A difference whose interval contains zero is reported as no difference.",
 		len(ev.Policies), reps, jobs/n, load, section.ClusterText(ev.Devices), ev.Analysis.Method(ev.Policies), shared)
+}
+
+// offeredLoad is the main comparison's offered load as a fraction of the
+// cluster's capacity (the sweep's definition), the mean over the
+// replications' workloads; 0 where schedule did not record it.
+func offeredLoad(ev *section.Evaluation) float64 {
+	var offered float64
+	for _, b := range ev.BoundsRows {
+		offered += b.OfferedLoad
+	}
+	return offered / float64(max(len(ev.BoundsRows), 1))
 }

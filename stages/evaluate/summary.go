@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 )
 
@@ -150,6 +151,7 @@ func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) 
 	}
 	b.WriteString(t.String())
 	b.WriteString(capacitySummary(s.sweep.result, ev.Config.Baselines))
+	b.WriteString(beyondCapacity(ev, s.sweep.result))
 	return report.Section{Title: "Summary", Markdown: b.String()}, nil
 }
 
@@ -316,5 +318,49 @@ func capacitySummary(sw *sweepResult, baselines []string) string {
 		each = append(each, fmt.Sprintf("%s %s", report.Escape(p), loadText(sw.sustained(p))))
 	}
 	fmt.Fprintf(&b, "\nEvery policy's sustained load: %s.\n", strings.Join(each, ", "))
+	return b.String()
+}
+
+// beyondCapacity says plainly when the main comparison offers more load
+// than any policy sustains at the capacity target: its figures then rank
+// the policies under a load none of them serves as the target asks, and
+// the reader should know before quoting them. Empty otherwise, or without
+// a capacity search or a recorded offered load.
+func beyondCapacity(ev *section.Evaluation, sw *sweepResult) string {
+	offered := offeredLoad(ev)
+	if sw == nil || len(sw.capacity) == 0 || !(offered > 0) {
+		return ""
+	}
+	// The best interactive attainment at the offered load, over the
+	// policies the report ranks.
+	lead, violation := "", math.Inf(1)
+	for i, p := range ev.Policies {
+		if v := ev.Analysis.Estimate(i, metrics.MetricInteractiveSLOViolation).Mean; v < violation {
+			lead, violation = p, v
+		}
+	}
+	return beyondText(offered, sw.target, sw.best, sw.sustained(sw.best), lead, 1-violation)
+}
+
+// beyondText is beyondCapacity's paragraph: offered is the main
+// comparison's load, best the policy that sustains the most at target,
+// and lead the one that keeps the most interactive jobs within SLO at the
+// offered load, attained of them. Empty unless offered exceeds the best
+// sustained load (its interval's upper end, where it has one).
+func beyondText(offered, target float64, best string, sustained estimate, lead string, attained float64) string {
+	most, limit := sustained.mean, sustained.mean
+	if sustained.hasInterval() {
+		most, limit = sustained.hi, sustained.lo
+	}
+	if math.IsNaN(most) || offered <= most {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**The main comparison runs beyond every policy's capacity.** It offers %s of the cluster's capacity; the most any policy sustains with %s of its interactive jobs within SLO is %s's %s.",
+		report.Pct(offered), report.Pct(target), report.Escape(best), loadText(sustained))
+	if lead != "" && !math.IsNaN(attained) {
+		fmt.Fprintf(&b, " At %s the best keeps %s of them (%s).", report.Pct(offered), report.Pct(attained), report.Escape(lead))
+	}
+	fmt.Fprintf(&b, " Its figures rank the policies under a load none serves as the target asks; to compare them where they meet it, set schedule.utilization to %s or less.\n", report.Pct(limit))
 	return b.String()
 }

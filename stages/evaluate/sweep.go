@@ -49,6 +49,9 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 	var charts []report.Chart
 	if len(sw.loads) > 0 {
 		var slo, inter, p99 []chart.Series
+		// Each policy's sustained load is marked on the target line of the
+		// interactive chart, whose axis then covers it, on the grid or not.
+		var sustainedMarks []chart.Mark
 		for _, p := range ev.Policies {
 			var a, b, c chart.Series
 			a.Name, b.Name, c.Name = p, p, p
@@ -64,6 +67,9 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 			}
 			slo = append(slo, a)
 			if len(b.X) > 0 {
+				if c := sw.capacity[p]; c != nil && slices.Max(c.sustained) > 0 {
+					sustainedMarks = append(sustainedMarks, chart.Mark{Series: len(inter), X: sw.sustained(p).mean, Y: sw.target})
+				}
 				inter = append(inter, b)
 			}
 			if len(c.X) > 0 {
@@ -88,8 +94,8 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 			opts                chart.LineOptions
 		}{
 			{"sweep-slo.svg", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", slo, chart.LineOptions{YMin: &zero, YMax: &one}},
-			{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target", inter,
-				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + report.Pct(target)}},
+			{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target and, on it, the load each policy sustains", inter,
+				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + report.Pct(target), Marks: sustainedMarks, MarksLabel: "load sustained"}},
 			{"sweep-p99.svg", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", p99, chart.LineOptions{LogY: true}},
 		} {
 			if len(c.series) == 0 {

@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,32 @@ func TestSweepSaysWhereAttainmentIsNotMonotone(t *testing.T) {
 	}
 	if strings.Contains(sec.Markdown, "edf (") {
 		t.Errorf("the section names edf, whose attainment does not dip:\n%s", sec.Markdown)
+	}
+}
+
+// TestBeyondCapacity: the Summary says plainly when the main comparison
+// offers more than the best policy sustains (beyond its interval's upper
+// end), with the figures and the setting that compares the policies where
+// they meet the target; within capacity, or within the interval, it says
+// nothing.
+func TestBeyondCapacity(t *testing.T) {
+	sustained := estimate{mean: 0.403, lo: 0.370, hi: 0.437}
+	for _, c := range []struct {
+		name    string
+		offered float64
+		est     estimate
+		want    string
+	}{
+		{"beyond", 0.70, sustained, "**The main comparison runs beyond every policy's capacity.** It offers 70.0% of the cluster's capacity; the most any policy sustains with 99.0% of its interactive jobs within SLO is learned's 40.3% (37.0% … 43.7%). At 70.0% the best keeps 95.9% of them (edf+batch+split+migrate). Its figures rank the policies under a load none serves as the target asks; to compare them where they meet it, set schedule.utilization to 37.0% or less.\n"},
+		{"within the interval", 0.42, sustained, ""},
+		{"below", 0.30, sustained, ""},
+		{"one replication, beyond", 0.5, estimate{mean: 0.4, lo: math.NaN(), hi: math.NaN()}, "set schedule.utilization to 40.0% or less"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := beyondText(c.offered, 0.99, "learned", c.est, "edf+batch+split+migrate", 0.959)
+			if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+				t.Errorf("beyondText = %q, want %q", got, c.want)
+			}
+		})
 	}
 }

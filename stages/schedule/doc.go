@@ -84,7 +84,7 @@
 //	  dynamic: {class: 1, urgency: 2, batch: 0.5, service: 0.5, memory: 0.25}
 //	  replications: 1
 //	  sweep:
-//	    loads: [0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.2]   # fractions of capacity; empty: no grid
+//	    loads: [0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.1]   # fractions of capacity; empty: no grid
 //	    jobs: 50000               # the first eval jobs each point simulates (0: all)
 //	    target: 0.99              # the interactive SLO attainment that makes a load sustained
 //	    tolerance: 0.01           # the capacity search's resolution; 0: no search

@@ -397,7 +397,7 @@ func DefaultConfig() Config {
 		Real:         Real{Policies: []string{"fifo", "edf", "edf+batch", "learned"}, Loads: []float64{0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02, Draws: 10},
 		Replications: 10,
 		Utilization:  0.7,
-		Sweep:        Sweep{Loads: []float64{0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2}, Jobs: 10_000, Target: 0.99, Tolerance: 0.01},
+		Sweep:        Sweep{Loads: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.1}, Jobs: 10_000, Target: 0.99, Tolerance: 0.01},
 	}
 }
 
