@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "92fdd2fdeabd02d2f408378d4fce222eebbc26be1763735c141e584ccee469d1",
+	"stages/evaluate":            "0416fbcbb68d4cf905bcf6506284a27bf4c9f4087c96c596c728c917e83d85e8",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":   "ae96ff3455f89903e493961c4c45bb08cf157487151b3509210549e7ca313d53",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
