@@ -210,6 +210,14 @@ mv -f "$$tmp/$$name" $(abspath $(1)); \
 say "installed $$bin ($$(( $$(stat -c %s $$bin) / 1000000 )) MB)"
 endef
 
+# servers builds what is missing (mlsched, and the two servers: minutes the
+# first time) and runs mlsched dev-servers: the Temporal dev server and
+# versitygw on 127.0.0.1, for trying distributed runs on this machine, with
+# what to paste printed, until Ctrl-C (docs/deployment.md).
+.PHONY: servers
+servers: build distributed-tools
+	./$(BIN) dev-servers --tools $(abspath $(TOOLS_BIN))
+
 # bench-tools installs what only the comparison benchmarks need; idempotent.
 # Debian's snakemake is what BenchmarkSnakemakeNoop times against the cached
 # mlsched run; hyperfine times either from the shell.
