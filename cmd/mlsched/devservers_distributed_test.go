@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -153,6 +155,14 @@ func TestDistributedDevServers(t *testing.T) {
 		t.Errorf("Temporal at %s: %v", taddr, err)
 	}
 	c.Close()
+	// So does its web UI.
+	if m := regexp.MustCompile(`web UI (http://[^ )]+)\)`).FindStringSubmatch(d.out); m == nil {
+		t.Errorf("no web UI printed:\n%s", d.out)
+	} else if resp, err := http.Get(m[1]); err != nil {
+		t.Errorf("Temporal's web UI at %s: %v", m[1], err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusOK {
+		t.Errorf("Temporal's web UI at %s: %s, want 200 OK", m[1], resp.Status)
+	}
 
 	// The remote takes a blob with the printed credentials, and refuses
 	// another secret.
@@ -175,6 +185,13 @@ func TestDistributedDevServers(t *testing.T) {
 		} else if tt.ok {
 			if b, err := r.GetBlob(ctx, sha, 100); err != nil || string(b) != "hello" {
 				t.Errorf("the blob read back: %q, %v", b, err)
+			}
+			// A push writes a manifest only where none exists: the
+			// server honours If-None-Match.
+			for i, want := range []bool{true, false} {
+				if made, err := r.Create(ctx, "devservers-test", []byte{byte(i)}); err != nil || made != want {
+					t.Errorf("Create, time %d: %v, %v; want %v", i+1, made, err, want)
+				}
 			}
 		} else if err == nil {
 			t.Errorf("put a blob into %s with another secret: no error, want one", remoteURL)
