@@ -38,9 +38,8 @@ foreground: Ctrl-C stops both (exit 0); if it is killed, the kernel stops
 them with it.
 
 The credentials are those of the environment (AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY) where both are set, otherwise new random ones; they
-go only to the S3 server's environment and this program's output, never
-into a file. Start it again from a shell with the printed exports and the
+AWS_SECRET_ACCESS_KEY) where both are set, and then never printed;
+otherwise new random ones, printed. They go into no file. Start it again from a shell with the printed exports and the
 workers' shells keep working. The servers' state (Temporal's SQLite file,
 the bucket's folder) and their logs stay in --dir between starts.
 
@@ -85,6 +84,9 @@ team's is an S3 bucket and a Temporal cluster (docs/deployment.md).`,
 			s, err := devservers.Start(ctx, c)
 			if errors.Is(err, devservers.ErrPortInUse) {
 				return usageError{fmt.Errorf("%w: is another mlsched dev-servers running? Give other ports, or 0 for free ones (--temporal-port, --ui-port, --s3-port)", err)}
+			}
+			if err != nil && ctx.Err() != nil {
+				return errors.New("dev-servers: interrupted before both servers answered; neither runs now")
 			}
 			if err != nil {
 				return fmt.Errorf("dev-servers: %w", err)

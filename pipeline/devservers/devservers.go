@@ -135,9 +135,11 @@ func Start(ctx context.Context, c Config) (_ *Servers, err error) {
 		return nil, err
 	}
 	s := &Servers{
-		Temporal:   net.JoinHostPort("127.0.0.1", strconv.Itoa(tport)),
-		S3Endpoint: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(sport)),
-		Bucket:     c.Bucket, AccessKey: c.AccessKey, SecretKey: c.SecretKey,
+		Temporal:    net.JoinHostPort("127.0.0.1", strconv.Itoa(tport)),
+		S3Endpoint:  "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(sport)),
+		Bucket:      c.Bucket,
+		AccessKey:   c.AccessKey,
+		SecretKey:   c.SecretKey,
 		TemporalLog: filepath.Join(c.Dir, "temporal.log"),
 		S3Log:       filepath.Join(c.Dir, "versitygw.log"),
 		exited:      make(chan *server, 2),
@@ -194,8 +196,11 @@ func reserve(want []wantPort) error {
 	}()
 	for _, w := range want {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*w.port)))
-		if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("%s: 127.0.0.1:%d: %w", w.what, *w.port, ErrPortInUse)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.what, err)
 		}
 		held = append(held, l)
 		*w.port = l.Addr().(*net.TCPAddr).Port
