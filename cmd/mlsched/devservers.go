@@ -39,8 +39,9 @@ them with it.
 
 The credentials are those of the environment (AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY) where both are set, and then never printed;
-otherwise new random ones, printed. They go into no file. Start it again from a shell with the printed exports and the
-workers' shells keep working. The servers' state (Temporal's SQLite file,
+otherwise new random ones, printed. They go into no file. Start it again
+from a shell with the printed exports, and the workers' shells keep
+working. The servers' state (Temporal's SQLite file,
 the bucket's folder) and their logs stay in --dir between starts.
 
 The servers are built by 'make distributed-tools' into .tools/bin ('make
