@@ -134,9 +134,11 @@ $(DUCKDB_DIR)/node_modules/@duckdb/node-api/package.json:
 # distributed-tools builds the two servers the distributed integration test
 # starts on 127.0.0.1, from Go modules at pinned versions, into $(TOOLS_BIN):
 # the Temporal dev server (temporal server start-dev; MIT) and versitygw, an
-# S3 server over a directory (Apache-2.0). From empty module and build
-# caches on 2 cores temporal takes about 4 minutes (1.8 GB of modules, 1.4 GB
-# of build cache) and versitygw about 3, so each is built once.
+# S3 server over a directory (Apache-2.0). Each is built once: from empty
+# module and build caches, on the two-core development machine while other
+# builds ran beside it (load average 6 to 8), both took 7m37s, temporal
+# 5m29s of it (docs/benchmarks.md, with the command); they leave 2.2 GB of
+# modules and 1.7 GB of build cache.
 # temporalio/cli v1.5.1 is pinned because newer releases' go.mod carries a
 # replace directive that go install refuses. Both are static (CGO_ENABLED=0),
 # -trimpath and without symbol tables (-s -w: temporal is 213 MB instead of
@@ -169,6 +171,12 @@ is-module = awk '$$1 == "mod" && $$2 == "$(1)" && $$3 == "$(2)" { found = 1 } EN
 # starts over (removing what a killed build left behind). GOFLAGS is cleared
 # from the environment, since -mod=vendor there makes go install pkg@version
 # fail and -tags would change what a pinned version builds.
+#
+# It says what it does, phase by phase, with the seconds since it began:
+# first go mod download, in a copy of MODULE's go.mod, fetches every module
+# that go.mod requires (what go install would fetch, and MODULE's test-only
+# modules besides) and counts them and their zips' size; then go install
+# builds, with a line every 30 s, since it prints nothing until it is done.
 define go-tool
 set -e; \
 bin=$(1); name=$(notdir $(1)); dir=$(patsubst %/,%,$(dir $(1))); \
@@ -177,19 +185,38 @@ if [ -f $$bin ]; then \
   echo "make distributed-tools: $$bin is not $(2) $(4); building it again"; \
   rm -f $$bin; \
 fi; \
-echo "make distributed-tools: building $(3)@$(4) into $$dir (minutes)"; \
 mkdir -p $$dir; \
 rm -rf $$dir/.build-$$name.*; \
 tmp=$$(mktemp -d $(abspath $(dir $(1)))/.build-$$name.XXXXXX); \
-trap 'rm -rf "$$tmp"' EXIT; \
+beat=; \
+trap '[ -z "$$beat" ] || kill $$beat 2>/dev/null; rm -rf "$$tmp"' EXIT; \
 trap 'exit 130' INT TERM HUP; \
+start=$$(date +%s); \
+say() { echo "make distributed-tools: $$name: $$* ($$(( $$(date +%s) - start )) s)"; }; \
+say "downloading $(2)@$(4) and the modules it requires (go mod download)"; \
+src=$$(GOFLAGS= $(GO) mod download -json $(2)@$(4) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+mkdir "$$tmp/mod"; cp "$$src/go.mod" "$$src/go.sum" "$$tmp/mod/"; chmod u+w "$$tmp/mod/go.mod" "$$tmp/mod/go.sum"; \
+(cd "$$tmp/mod" && GOWORK=off GOFLAGS=-mod=mod $(GO) mod download -json) >"$$tmp/modules.json"; \
+say "the module cache holds them: $$(sed -n 's/.*"Zip": "\(.*\)".*/\1/p' "$$tmp/modules.json" | xargs stat -c %s | awk '{ n++; s += $$1 } END { printf "%d modules, %.0f MB of zips", n, s / 1e6 }')"; \
+say "building $(3)@$(4) (go install; a line every 30 s)"; \
+(while sleep 30 </dev/null >/dev/null 2>&1; do say "building $(3)@$(4)"; done) & beat=$$!; \
 GOBIN="$$tmp" GOFLAGS= CGO_ENABLED=0 $(GO) install -trimpath -ldflags='-s -w $(5)' $(3)@$(4); \
+kill $$beat 2>/dev/null || true; beat=; \
 if ! $(GO) version -m "$$tmp/$$name" | $(call is-module,$(2),$(4)); then \
   echo "make distributed-tools: go install $(3)@$(4) gave a binary that is not $(2) $(4); nothing installed" >&2; \
   exit 1; \
 fi; \
-mv -f "$$tmp/$$name" $(abspath $(1))
+mv -f "$$tmp/$$name" $(abspath $(1)); \
+say "installed $$bin ($$(( $$(stat -c %s $$bin) / 1000000 )) MB)"
 endef
+
+# servers builds what is missing (mlsched, and the two servers: minutes the
+# first time) and runs mlsched dev-servers: the Temporal dev server and
+# versitygw on 127.0.0.1, for trying distributed runs on this machine, with
+# what to paste printed, until Ctrl-C (docs/deployment.md).
+.PHONY: servers
+servers: build distributed-tools
+	./$(BIN) dev-servers --tools $(abspath $(TOOLS_BIN))
 
 # bench-tools installs what only the comparison benchmarks need; idempotent.
 # Debian's snakemake is what BenchmarkSnakemakeNoop times against the cached

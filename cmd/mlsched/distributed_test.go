@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	"github.com/mlsched/mlsched/pipeline/devservers"
 )
 
 // toolsBin is where make distributed-tools puts the servers.
@@ -41,17 +40,6 @@ func toolsBin(t testing.TB, name string) string {
 		t.Fatalf("%s: %v (run make distributed-tools)", p, err)
 	}
 	return p
-}
-
-// freePort returns a port on 127.0.0.1 that nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // daemon starts a server process that the test stops (SIGTERM) at its end;
@@ -127,46 +115,30 @@ func children(pid int, prefix string) []int {
 const testS3Key, testS3Secret = "team-key", "team-secret-never-shown"
 
 // startServers starts the Temporal dev server and versitygw, with a
-// bucket, on free ports of 127.0.0.1, waits until both answer, and returns
-// Temporal's address, the remote's URL and the AWS environment that
-// reaches it.
+// bucket, on free ports of 127.0.0.1, as mlsched dev-servers does, waits
+// until both answer, and returns Temporal's address, the remote's URL and
+// the AWS environment that reaches it. They stop when the test ends.
 func startServers(t testing.TB) (taddr, remoteURL string, aws []string) {
-	// The servers, on 127.0.0.1.
-	tport, sport := freePort(t), freePort(t)
-	taddr = fmt.Sprintf("127.0.0.1:%d", tport)
-	daemon(t, "temporal", []string{"HOME=" + t.TempDir()}, toolsBin(t, "temporal"), "server", "start-dev",
-		"--ip", "127.0.0.1", "--port", strconv.Itoa(tport), "--http-port", strconv.Itoa(freePort(t)),
-		"--metrics-port", strconv.Itoa(freePort(t)), "--headless", "--log-level", "error",
-		"--db-filename", filepath.Join(t.TempDir(), "temporal.db"))
-	s3root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(s3root, "team"), 0o755); err != nil {
+	s, err := devservers.Start(context.Background(), devservers.Config{
+		Temporal: toolsBin(t, "temporal"), Versitygw: toolsBin(t, "versitygw"),
+		Dir: t.TempDir(), Bucket: "team", AccessKey: testS3Key, SecretKey: testS3Secret,
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	daemon(t, "versitygw", []string{"ROOT_ACCESS_KEY_ID=" + testS3Key, "ROOT_SECRET_ACCESS_KEY=" + testS3Secret},
-		toolsBin(t, "versitygw"), "--port", fmt.Sprintf("127.0.0.1:%d", sport), "--quiet", "posix", s3root)
-	waitFor(t, "Temporal", time.Minute, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		c, err := client.DialContext(ctx, client.Options{HostPort: taddr})
-		if err != nil {
-			return err
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
 		}
-		defer c.Close()
-		_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
-		return err
-	})
-	waitFor(t, "versitygw", 30*time.Second, func() error {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", sport))
-		if err == nil {
-			c.Close()
+		if t.Failed() {
+			for _, log := range []string{s.TemporalLog, s.S3Log} {
+				b, _ := os.ReadFile(log)
+				t.Logf("%s:\n%s", log, tail(string(b), 3000))
+			}
 		}
-		return err
 	})
-	remoteURL = fmt.Sprintf("s3://team/mlsched?endpoint=http://127.0.0.1:%d&region=us-east-1&use_path_style=true&disable_https=true", sport)
-	aws = []string{"AWS_ACCESS_KEY_ID=" + testS3Key, "AWS_SECRET_ACCESS_KEY=" + testS3Secret,
-		"AWS_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(t.TempDir(), "none")}
-
-	return taddr, remoteURL, aws
+	aws = append(s.Env(), "AWS_CONFIG_FILE="+filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(t.TempDir(), "none"))
+	return s.Temporal, s.RemoteURL("mlsched"), aws
 }
 
 func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {

@@ -98,3 +98,7 @@ func (a *app) pullCmd() *cobra.Command {
 func (a *app) workerCmd() *cobra.Command {
 	return a.handedOver("worker", "Serve runs' stages from Temporal on this machine (mlsched run --executor temporal)")
 }
+
+func (a *app) devServersCmd() *cobra.Command {
+	return a.handedOver("dev-servers", "Start a Temporal dev server and an S3 server on 127.0.0.1, to try distributed runs")
+}
