@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "0416fbcbb68d4cf905bcf6506284a27bf4c9f4087c96c596c728c917e83d85e8",
+	"stages/evaluate":            "5f527ba60f945828cc19e07b0418529bf3cbcfb4b5762acc7246de6eecbbc4ac",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "ae96ff3455f89903e493961c4c45bb08cf157487151b3509210549e7ca313d53",
-	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":    "f3a641fe93feb8fac13275cba8296c002a62d9a66d485c7c681c08ef9f8bdd5b",
-	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/section":    "f94ae86c98cea9337a4b753e5e1ea6bb8e7566b48e7bf91241531fce4df2c013",
+	"stages/evaluate/fidelity":   "1e7b9634c60a8f505b203118602aa7559838783ff79ba807e731447e678c69fd",
+	"stages/evaluate/golden":     "75a6b4ed2b70ddcc2a802f3a51501faa8f235c67bb06c06e126f124e43487802",
+	"stages/evaluate/learned":    "0dda484dc8a43ef7f8a651b6b999af0eb5f5a0fd6d09262050563cdbe161821c",
+	"stages/evaluate/report":     "7cff5f9935e1f6b89362e7f06aec9f4221d5fed052986ac22c5189a94e43e113",
+	"stages/evaluate/section":    "6797d3e4ed5a12d421c6e049ae67c9f9a4d6e56d4355a13235e10babc476a02c",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "da5f68ce882452523b16fc9ef0dbce1e1a1b6bb49a5aabf46418286d1dcd2164",

@@ -27,23 +27,37 @@ func (latencySection) Read(*section.Evaluation) error { return nil }
 // rows.
 func (latencySection) Rows(*section.Evaluation) []MetricRow { return nil }
 
-// Render draws the CDFs, the percentiles and the waits.
+// crowded is the most policies a distribution chart overlays: beyond it
+// the curves merge (twelve filled histograms read as one smear).
+const crowded = 6
+
+// Render draws the CDFs, the percentiles and the waits. A distribution
+// chart of many policies shows the featured few (the recommendation, the
+// runner-up and the baselines) and offers every policy's folded beneath.
 func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 	var all, inter, waits []chart.Series
+	var showAll, showInter, showWaits []chart.Series
+	few := featured(ev)
 	cats := slices.Clone(ev.Policies)
 	p50 := chart.BarSeries{Name: "P50"}
 	p95 := chart.BarSeries{Name: "P95"}
 	p99 := chart.BarSeries{Name: "P99"}
 	for i, p := range ev.Policies {
 		r := ev.Results[i]
+		keep := func(to, shown *[]chart.Series, s chart.Series) {
+			*to = append(*to, s)
+			if slices.Contains(few, i) {
+				*shown = append(*shown, s)
+			}
+		}
 		if len(r.E2ESketch) > 0 {
-			all = append(all, chart.Series{Name: p, X: r.E2ESketch, Style: ev.Style(p)})
+			keep(&all, &showAll, chart.Series{Name: p, X: r.E2ESketch, Style: ev.Style(p)})
 		}
 		if len(r.InteractiveSketch) > 0 {
-			inter = append(inter, chart.Series{Name: p, X: r.InteractiveSketch, Style: ev.Style(p)})
+			keep(&inter, &showInter, chart.Series{Name: p, X: r.InteractiveSketch, Style: ev.Style(p)})
 		}
 		if w := chart.Positive(r.WaitSketch); len(w) > 0 {
-			waits = append(waits, chart.Series{Name: p, X: w, Style: ev.Style(p)})
+			keep(&waits, &showWaits, chart.Series{Name: p, X: w, Style: ev.Style(p)})
 		}
 		s := r.Summary.E2E
 		p50.Values = append(p50.Values, s.P50)
@@ -60,32 +74,56 @@ func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 	}
 	var charts []report.Chart
 	var md strings.Builder
-	add := func(name, alt string, svg []byte, err error) error {
+	add := func(name string, link func(report.Chart) string, svg []byte, err error) error {
 		if err != nil {
 			return fmt.Errorf("chart %s: %w", name, err)
 		}
 		c := report.Chart{Name: name, SVG: svg}
 		charts = append(charts, c)
-		fmt.Fprintf(&md, "%s\n\n", c.Link(alt))
+		fmt.Fprintf(&md, "%s\n\n", link(c))
 		return nil
 	}
-	svg, err := chart.CDF("End-to-end latency, all jobs", "latency (s)", all, true)
-	if err := add("latency-cdf.svg", "CDF of end-to-end latency, every policy", svg, err); err != nil {
+	shown := func(alt string) func(report.Chart) string {
+		return func(c report.Chart) string { return c.Link(alt) }
+	}
+	folded := func(text string) func(report.Chart) string {
+		return func(c report.Chart) string { return c.Detail(text) }
+	}
+	// distribution draws one distribution: every policy's where they are
+	// few enough to tell apart, or else the featured policies', with every
+	// policy's folded beneath.
+	distribution := func(name, alt string, every, few []chart.Series, draw func(title string, s []chart.Series) ([]byte, error), title string) error {
+		if len(every) <= crowded || len(few) == 0 || len(few) == len(every) {
+			svg, err := draw(title, every)
+			return add(name+".svg", shown(alt+", every policy"), svg, err)
+		}
+		names := make([]string, len(few))
+		for i, s := range few {
+			names[i] = report.Escape(s.Name)
+		}
+		svg, err := draw(title, few)
+		if err := add(name+".svg", shown(fmt.Sprintf("%s: %s (the recommendation, the runner-up and the baselines)", alt, strings.Join(names, ", "))), svg, err); err != nil {
+			return err
+		}
+		svg, err = draw(title+", every policy", every)
+		return add(name+"-all.svg", folded(fmt.Sprintf("%s, every policy (%d)", alt, len(every))), svg, err)
+	}
+	cdf := func(title string, s []chart.Series) ([]byte, error) { return chart.CDF(title, "latency (s)", s, true) }
+	if err := distribution("latency-cdf", "CDF of end-to-end latency", all, showAll, cdf, "End-to-end latency, all jobs"); err != nil {
 		return report.Section{}, err
 	}
 	if len(inter) > 0 {
-		svg, err = chart.CDF("End-to-end latency, interactive jobs", "latency (s)", inter, true)
-		if err := add("interactive-cdf.svg", "CDF of the interactive jobs' end-to-end latency", svg, err); err != nil {
+		if err := distribution("interactive-cdf", "CDF of the interactive jobs' end-to-end latency", inter, showInter, cdf, "End-to-end latency, interactive jobs"); err != nil {
 			return report.Section{}, err
 		}
 	}
-	svg, err = chart.Bars("End-to-end latency percentiles", "latency (s)", cats, []chart.BarSeries{p50, p95, p99}, true)
-	if err := add("latency-percentiles.svg", "P50, P95 and P99 end-to-end latency per policy; the P99 bars carry their interval", svg, err); err != nil {
+	svg, err := chart.Bars("End-to-end latency percentiles", "latency (s)", cats, []chart.BarSeries{p50, p95, p99}, true)
+	if err := add("latency-percentiles.svg", shown("P50, P95 and P99 end-to-end latency per policy; the P99 bars carry their interval"), svg, err); err != nil {
 		return report.Section{}, err
 	}
 	if len(waits) > 0 {
-		svg, err = chart.Histogram("Wait before starting (jobs that waited)", "wait (s)", waits, 40, true)
-		if err := add("wait-histogram.svg", "Histograms of the wait of the jobs that waited at all", svg, err); err != nil {
+		hist := func(title string, s []chart.Series) ([]byte, error) { return chart.Histogram(title, "wait (s)", s, 40, true) }
+		if err := distribution("wait-histogram", "Histograms of the wait of the jobs that waited at all", waits, showWaits, hist, "Wait before starting (jobs that waited)"); err != nil {
 			return report.Section{}, err
 		}
 	}

@@ -1,6 +1,8 @@
 package evaluate
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mlsched/mlsched/stages/evaluate/section"
@@ -35,5 +37,57 @@ func TestLatencyChartsWideIntervals(t *testing.T) {
 	}
 	if _, err := (latencySection{}).Render(ev); err != nil {
 		t.Errorf("Render: %v", err)
+	}
+}
+
+// TestCrowdedDistributionsShowTheFeatured: with more policies than a
+// distribution chart can overlay, the chart shows the recommendation, the
+// runner-up and the baselines, and every policy's chart follows folded;
+// with few policies every one is shown and nothing is folded.
+func TestCrowdedDistributionsShowTheFeatured(t *testing.T) {
+	for _, c := range []struct {
+		policies []string
+		shown    string // the shown chart's alt text
+		folded   bool
+	}{
+		{[]string{"fifo", "edf", "dynamic"}, "![CDF of end-to-end latency, every policy](charts/latency-cdf.svg)", false},
+		{[]string{"fifo", "round_robin", "random", "edf", "batch_aware", "dynamic", "edf+batch", "edf+migrate"},
+			"![CDF of end-to-end latency: fifo, batch_aware, edf+batch, edf+migrate (the recommendation, the runner-up and the baselines)](charts/latency-cdf.svg)", true},
+	} {
+		ev := &section.Evaluation{Config: DefaultConfig(), Policies: c.policies, Replications: 2}
+		ev.Config.Baselines = []string{"fifo", "batch_aware"}
+		var reps [][]metrics.Summary
+		var series [][]section.Series
+		for i := range c.policies {
+			// The later a policy, the lower its interactive violations:
+			// the last is the best, the one before it the runner-up.
+			v := 0.5 - 0.05*float64(i)
+			var r []metrics.Summary
+			var s []section.Series
+			for k := range 2 {
+				m := metrics.Summary{E2E: metrics.Latency{Mean: 0.1, P50: 0.05, P95: 0.2, P99: 0.3}, SLOViolation: v + 0.001*float64(k),
+					Classes: []metrics.ClassSummary{{Class: "interactive", SLOViolation: v + 0.001*float64(k)}}}
+				r = append(r, m)
+				s = append(s, section.Series{E2E: []float64{0.1, 0.1}, Missed: []float64{0, 0}, InteractiveMissed: []float64{0, 0}})
+			}
+			reps, series = append(reps, r), append(series, s)
+			ev.Results = append(ev.Results, section.Result{Summary: metrics.MeanSummary(r), Reps: r,
+				E2ESketch: []float64{0.05, 0.1}, InteractiveSketch: []float64{0.05, 0.1}, WaitSketch: []float64{0.01, 0.02}})
+		}
+		var err error
+		if ev.Analysis, err = section.NewAnalysis(reps, series, 0.95); err != nil {
+			t.Fatal(err)
+		}
+		sec, err := (latencySection{}).Render(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(sec.Markdown, c.shown) {
+			t.Errorf("%d policies: the section does not show %q:\n%s", len(c.policies), c.shown, sec.Markdown)
+		}
+		want := fmt.Sprintf("[CDF of end-to-end latency, every policy (%d)](charts/latency-cdf-all.svg)", len(c.policies))
+		if got := strings.Contains(sec.Markdown, want); got != c.folded {
+			t.Errorf("%d policies: folded chart %q present %v, want %v:\n%s", len(c.policies), want, got, c.folded, sec.Markdown)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package evaluate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -363,4 +364,30 @@ func beyondText(offered, target float64, best string, sustained estimate, lead s
 	}
 	fmt.Fprintf(&b, " Its figures rank the policies under a load none serves as the target asks; to compare them where they meet it, set schedule.utilization to %s or less.\n", report.Pct(limit))
 	return b.String()
+}
+
+// featured are the policies a chart of many shows by default, in
+// schedule's order: the two best for the configured objective (the
+// recommendation and the runner-up), the strongest baseline for it and
+// the simplest baseline. A chart of every policy can follow them folded
+// (report.Chart.Detail).
+func featured(ev *section.Evaluation) []int {
+	o, ok := section.ObjectiveOf(ev.Config.Objective)
+	if !ok {
+		o = section.Objectives()[0]
+	}
+	ranked := ev.Analysis.Ranked(o)
+	pick := map[int]bool{}
+	for _, i := range ranked[:min(2, len(ranked))] {
+		pick[i] = true
+	}
+	if len(ranked) > 0 {
+		if j := strongest(ev, o, ranked[0]); j >= 0 {
+			pick[j] = true
+		}
+	}
+	if k := simplest(ev); k >= 0 {
+		pick[k] = true
+	}
+	return slices.Sorted(maps.Keys(pick))
 }

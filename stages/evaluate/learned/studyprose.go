@@ -91,6 +91,11 @@ func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, erro
 		return nil, nil
 	}
 	opts := chart.LineOptions{Marks: marks, MarksLabel: "train's predictor"}
+	if hi := maxOf(series); !m.higher && lo > 0 && hi/lo > 100 {
+		// Latencies from milliseconds to minutes: on a linear axis every
+		// policy but the worst would sit on zero.
+		opts.LogY = true
+	}
 	if m.higher {
 		// Attainment: up to 100%, down far enough below the lowest value
 		// that the differences show, at least a percentage point.
@@ -294,4 +299,15 @@ func costText(spec string, rows []schedulespec.StudyRow) string {
 	return fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
 		report.Escape(spec), report.Secs(dear.DecisionCostS), report.Escape(dear.DecisionCost), report.Secs(cheap.DecisionCostS), report.Escape(cheap.DecisionCost), strings.Join(parts, ", "),
 		judged(report.Escape(spec), better, worse, same, "unchanged in"))
+}
+
+// maxOf is the largest y of the series.
+func maxOf(series []chart.Series) float64 {
+	hi := math.Inf(-1)
+	for _, s := range series {
+		for _, y := range s.Y {
+			hi = math.Max(hi, y)
+		}
+	}
+	return hi
 }

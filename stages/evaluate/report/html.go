@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/util"
 )
@@ -22,6 +23,32 @@ type inlineCharts struct {
 
 func (r *inlineCharts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindImage, r.image)
+	reg.Register(ast.KindLink, r.link)
+}
+
+// link renders a link to one of the report's charts (Chart.Detail) as the
+// chart folded under the link's text, and any other link as a link.
+func (r *inlineCharts) link(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+	l := n.(*ast.Link)
+	dest := string(l.Destination)
+	dir, name := path.Split(dest)
+	if svg, ok := r.charts[name]; ok && dir == ChartsDir+"/" {
+		if entering {
+			fmt.Fprintf(w, "<details>\n<summary>%s</summary>\n<figure>\n%s\n</figure>\n</details>\n", html.EscapeString(altText(l, source)), stripProlog(svg))
+		}
+		return ast.WalkSkipChildren, nil
+	}
+	if entering {
+		w.WriteString("<a")
+		// As goldmark renders a link: no href that runs script.
+		if !gmhtml.IsDangerousURL(l.Destination) {
+			fmt.Fprintf(w, " href=\"%s\"", html.EscapeString(string(util.URLEscape(l.Destination, true))))
+		}
+		w.WriteString(">")
+	} else {
+		w.WriteString("</a>")
+	}
+	return ast.WalkContinue, nil
 }
 
 func (r *inlineCharts) image(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {

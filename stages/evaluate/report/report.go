@@ -60,6 +60,14 @@ func (c Chart) Link(alt string) string {
 	return fmt.Sprintf("![%s](%s)", alt, path.Join(ChartsDir, c.Name))
 }
 
+// Detail returns the Markdown that offers the chart without showing it:
+// in report.md a link to the chart's file, in report.html the chart folded
+// under the link's text, shown by a click. For a chart of every series
+// beside one that shows the few that matter.
+func (c Chart) Detail(text string) string {
+	return fmt.Sprintf("[%s](%s)", text, path.Join(ChartsDir, c.Name))
+}
+
 var chartName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.svg$`)
 
 // check reports duplicate or badly named charts and sections without a

@@ -121,3 +121,31 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailFoldsAChart: a chart offered with Detail is a link in the
+// Markdown and, in the HTML, the chart itself folded under the link's
+// text; other links stay links, and one that would run script loses its
+// href.
+func TestDetailFoldsAChart(t *testing.T) {
+	svg := []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>`)
+	c := Chart{Name: "all.svg", SVG: svg}
+	d := &Document{Title: "T", Sections: []Section{{Title: "Latency", Charts: []Chart{c},
+		Markdown: c.Detail("Every policy's CDF") + "\n\nSee [the docs](https://example.com/a?b=1&c) and [this](javascript:alert(1)).\n"}}}
+	if md := string(d.Markdown()); !strings.Contains(md, "[Every policy's CDF](charts/all.svg)") {
+		t.Errorf("Markdown does not link the chart:\n%s", md)
+	}
+	page, err := d.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"<details>\n<summary>Every policy&#39;s CDF</summary>\n<figure>\n<svg",
+		`<a href="#latency">Latency</a>`,
+		`<a href="https://example.com/a?b=1&amp;c">the docs</a>`,
+		`<a>this</a>`,
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("HTML lacks %q:\n%s", want, page)
+		}
+	}
+}
