@@ -122,7 +122,9 @@ func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 		return report.Section{}, err
 	}
 	if len(waits) > 0 {
-		hist := func(title string, s []chart.Series) ([]byte, error) { return chart.Histogram(title, "wait (s)", s, 40, true) }
+		hist := func(title string, s []chart.Series) ([]byte, error) {
+			return chart.Histogram(title, "wait (s)", s, 40, true)
+		}
 		if err := distribution("wait-histogram", "Histograms of the wait of the jobs that waited at all", waits, showWaits, hist, "Wait before starting (jobs that waited)"); err != nil {
 			return report.Section{}, err
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
-	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 )
 
