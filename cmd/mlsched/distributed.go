@@ -81,15 +81,12 @@ func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFla
 		return nil, err
 	}
 	// The workers get the config alone: nothing of this machine (its
-	// environment holds credentials) goes with a stage.
-	payload, err := stages.EncodePayload(l.cfg, stages.Runtime{})
+	// environment holds credentials) goes with a stage, and the files it
+	// imports go under paths of their own, wherever they are here.
+	cfg, extern := stages.ShipImports(l.cfg, stages.Runtime{ConfigDir: filepath.Dir(a.configPath)})
+	payload, err := stages.EncodePayload(cfg, stages.Runtime{})
 	if err != nil {
 		return nil, err
-	}
-	rt := stages.Runtime{ConfigDir: filepath.Dir(a.configPath)}
-	extern, err := stages.ExternFiles(l.cfg, rt)
-	if err != nil {
-		return nil, usageError{err}
 	}
 	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
 		Payload: payload, Extern: extern}, nil

@@ -350,6 +350,59 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 	}
 }
 
+// TestWorkerGetsTheFilesOutsideTheStore checks that a file outside the
+// store that the config names reaches the stage on the worker, wherever
+// it is on the coordinator (here by an absolute path in a folder of its
+// own), at the relative path the worker's config names it by; and that a
+// task naming a path outside the directory the worker gives as the
+// config's is refused.
+func TestWorkerGetsTheFilesOutsideTheStore(t *testing.T) {
+	ctx := context.Background()
+	rem, err := remote.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := filepath.Join(t.TempDir(), "far", "away", "samples.csv")
+	if err := os.MkdirAll(filepath.Dir(far), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(far, []byte("model,batch\nmlp,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const shipped = "imports/profile.import/samples.csv"
+	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+	wk := newWorker(t, rem, code)
+	var got []string
+	wk.Prepare = func(p json.RawMessage, configDir string) (json.RawMessage, error) {
+		b, err := os.ReadFile(filepath.Join(configDir, shipped))
+		got = append(got, string(b))
+		return p, err
+	}
+	st := openStore(t)
+	exec := &Dispatcher{Updater: &inline{t: t, wk: wk}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`),
+		Extern: map[string]string{shipped: far}}
+	if _, err := code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "model,batch\nmlp,1\n" || got[1] != got[0] {
+		t.Errorf("the stages found %q at %s, want the file's bytes for each", got, shipped)
+	}
+
+	b, err := json.Marshal(TaskSpec{Task: pipeline.Task{Stage: "make", Version: "0123456789abcdef"},
+		Extern: []Extern{{Path: far, SHA256: strings.Repeat("0", 64), Size: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := rem.PutBlob(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&inline{t: t, wk: wk}).Stage(ctx, Request{Stage: "make", Version: "0123456789abcdef", Task: task})
+	if err == nil || !strings.Contains(err.Error(), "is not a relative path inside the config's directory") {
+		t.Errorf("a task naming %s: %v, want it refused", far, err)
+	}
+}
+
 // TestStageFailureIsNotRetried checks that a stage whose code fails
 // fails the run with its error, marked as not to be retried, and that
 // nothing of it is stored.
