@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -294,7 +296,17 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 			remoteCode := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
 			coordinator := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
 			st := openStore(t)
-			up := &inline{t: t, wk: newWorker(t, rem, remoteCode), crash: crash}
+			wk := newWorker(t, rem, remoteCode)
+			var (
+				mu  sync.Mutex
+				log []string
+			)
+			wk.Log = func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				log = append(log, fmt.Sprintf(format, args...))
+			}
+			up := &inline{t: t, wk: wk, crash: crash}
 			exec := &Dispatcher{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
 			p := coordinator.pipeline(t, st, exec)
 			p.Remote = rem
@@ -337,6 +349,25 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 			}
 			if n := remoteCode.built.Load(); n != 6 {
 				t.Errorf("the worker built %d units, want each of the 6 once", n)
+			}
+			// The worker logged each activity: what it ran, and a retry
+			// that found the first attempt's result.
+			ran := regexp.MustCompile(`^(make|use)@[0-9a-f]{16}( part [1-3] of 3)?: ran in [0-9.]+s \(attempt 1, workflow `)
+			again := regexp.MustCompile(`^(make|use)@[0-9a-f]{16}( part [1-3] of 3)?: answered with an earlier attempt's result in [0-9.]+s \(attempt 2, workflow `)
+			var nran, nagain int32
+			for _, l := range log {
+				switch {
+				case ran.MatchString(l):
+					nran++
+				case again.MatchString(l):
+					nagain++
+				default:
+					t.Errorf("worker log line %q", l)
+				}
+			}
+			runs := remoteCode.runs["make"].Load() + remoteCode.runs["use"].Load()
+			if retried := map[bool]int32{true: runs}[crash]; nran != runs || nagain != retried {
+				t.Errorf("worker log: %d ran, %d answered again; want %d and %d\n%s", nran, nagain, runs, retried, strings.Join(log, "\n"))
 			}
 			if probs, _, err := st.Verify(ctx); err != nil || len(probs) > 0 {
 				t.Errorf("verify: %v %v", probs, err)
