@@ -41,22 +41,30 @@ func (l *lazyRemote) Location() string {
 	return "(remote)"
 }
 
-// Fetch implements pipeline.Remote.
+// Fetch implements pipeline.Remote. A remote that cannot be read fails
+// the fetch with a *remoteError, which run explains.
 func (l *lazyRemote) Fetch(ctx context.Context, st pipeline.StoreWriter, stage, version, key string) (*pipeline.Manifest, error) {
 	r, err := l.open(ctx)
 	if err != nil {
-		return nil, err
+		return nil, &remoteError{op: "fetch", err: err}
 	}
-	return r.Fetch(ctx, st, stage, version, key)
+	m, err := r.Fetch(ctx, st, stage, version, key)
+	if err != nil {
+		return nil, &remoteError{op: "fetch", err: err}
+	}
+	return m, nil
 }
 
 // Push implements pipeline.Remote.
 func (l *lazyRemote) Push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) error {
 	r, err := l.open(ctx)
 	if err != nil {
-		return err
+		return &remoteError{op: "push", err: err}
 	}
-	return r.Push(ctx, st, m)
+	if err := r.Push(ctx, st, m); err != nil {
+		return &remoteError{op: "push", err: err}
+	}
+	return nil
 }
 
 // openRemote returns the config's remote, opened on first use.

@@ -92,6 +92,33 @@ func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
 	}
 }
 
+// TestRemoteOutOfReach checks that a run whose remote cannot be reached
+// fails, rather than going on without the team's store, with an error
+// that names the flag that runs without it, and that the flag does.
+func TestRemoteOutOfReach(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.env = append(awsEnv(t), "MLSCHED_REMOTE="+remotetest.Unreachable(t, "team", "mlsched"))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "(to run without the remote, fetching and pushing nothing, add --no-remote)"},
+		{[]string{"run", "--executor", "temporal", "--temporal", "127.0.0.1:1"}, "to run here without it, use --executor local --no-remote"},
+	}
+	for _, c := range cases {
+		out, errs, code := p.cli(c.args...)
+		if code != 1 || !strings.Contains(errs, "fetch from the remote s3://team/mlsched") || !strings.Contains(errs, c.want) || strings.Contains(out, " ran ") {
+			t.Errorf("mlsched %s with the remote down: exit %d\n%s%s\nwant exit 1, nothing run, naming %q", strings.Join(c.args, " "), code, out, errs, c.want)
+		}
+	}
+	out := p.mustCLI("run", "--no-remote")
+	for stage, o := range outcomes(out) {
+		if o != "ran" {
+			t.Errorf("run --no-remote: %s %s, want ran", stage, o)
+		}
+	}
+}
+
 // lockOutputs is each stage's output digest in pipeline.lock, one per line.
 func lockOutputs(t *testing.T, p *project) string {
 	t.Helper()

@@ -32,7 +32,9 @@ per stage: cached, ran, pinned or fetched, its version and its duration.
 With a remote in the config (remote: s3://bucket/prefix?…), a stage that
 must run is first looked for there: a version someone already computed is
 downloaded, its files checked against their digests, instead of computed
-again ("fetched"); each version the run computes is pushed there.`,
+again ("fetched"); each version the run computes is pushed there. A
+remote that cannot be reached fails the run, which says so: --no-remote
+runs without it, --no-push without pushing.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			l, err := a.loadFor(args)
 			if err != nil {
@@ -83,7 +85,7 @@ again ("fetched"); each version the run computes is pushed there.`,
 					err = fmt.Errorf("end the run's workflow: %w", ferr)
 				}
 			}
-			return err
+			return explainRemote(err, executor)
 		}),
 	}
 	f := cmd.Flags()
@@ -96,6 +98,38 @@ again ("fetched"); each version the run computes is pushed there.`,
 	f.StringVar(&executor, "executor", executorLocal, "where stages run: `local` (here), or temporal (on 'mlsched worker' machines, through the remote)")
 	tflags.add(f)
 	return cmd
+}
+
+// remoteError is a fetch or push that the remote failed during a run.
+type remoteError struct {
+	op  string // "fetch" or "push"
+	err error
+}
+
+func (e *remoteError) Error() string { return e.err.Error() }
+func (e *remoteError) Unwrap() error { return e.err }
+
+// explainRemote adds to a run's error, when the remote failed it, how to
+// run without the remote.
+//
+// A run whose remote is out of reach fails rather than going on without
+// it, because a silent fall-back would hide a misconfigured or lost team
+// store: a typo in the endpoint or expired credentials would look like a
+// run that worked, while every version was computed again here and none
+// reached the team. The person at the keyboard decides, with the flag
+// the error names, which is one word to add.
+func explainRemote(err error, executor string) error {
+	var re *remoteError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch {
+	case executor == executorTemporal:
+		return fmt.Errorf("%w\n(--executor temporal needs the remote; to run here without it, use --executor local --no-remote)", err)
+	case re.op == "push":
+		return fmt.Errorf("%w\n(to run on without pushing, add --no-push; --no-remote also fetches nothing)", err)
+	}
+	return fmt.Errorf("%w\n(to run without the remote, fetching and pushing nothing, add --no-remote)", err)
 }
 
 // The executors run can use.
