@@ -45,7 +45,9 @@ func (t *temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Clie
 type lazyTemporal struct {
 	flags  temporalFlags
 	stderr io.Writer
-	c      *temporalexec.Client
+	// note prints a line for the user while the run goes on.
+	note func(string)
+	c    *temporalexec.Client
 }
 
 func (l *lazyTemporal) Start(ctx context.Context) error {
@@ -54,7 +56,8 @@ func (l *lazyTemporal) Start(ctx context.Context) error {
 		return err
 	}
 	l.c = &temporalexec.Client{Client: c, TaskQueue: l.flags.taskQueue,
-		WorkflowID: temporalexec.WorkflowID(func() int64 { return time.Now().UnixNano() })}
+		WorkflowID: temporalexec.WorkflowID(func() int64 { return time.Now().UnixNano() }),
+		Log:        func(format string, args ...any) { l.note(fmt.Sprintf(format, args...)) }}
 	return l.c.Start(ctx)
 }
 
@@ -71,8 +74,9 @@ func (l *lazyTemporal) Finish(ctx context.Context, cancelled bool) error {
 }
 
 // temporalExecutor makes the pipeline of l run its stages on Temporal
-// workers, its inputs and outputs moving through the config's remote.
-func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (pipeline.Executor, error) {
+// workers, its inputs and outputs moving through the config's remote;
+// note is told of each retried activity.
+func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags, note func(string)) (pipeline.Executor, error) {
 	if l.remote == nil {
 		return nil, usageError{fmt.Errorf("--executor temporal: the workers exchange artifacts through a shared remote, and %s names none (remote: s3://bucket/prefix?endpoint=…)", a.configPath)}
 	}
@@ -88,7 +92,7 @@ func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFla
 	if err != nil {
 		return nil, err
 	}
-	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
+	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr, note: note}, Remote: sharedRemote{r, l.remote}, Store: l.p.Store,
 		Payload: payload, Extern: extern}, nil
 }
 
@@ -162,6 +166,9 @@ from the standard AWS environment, as for run.`,
 					return &pipeline.Process{Command: []string{exe, "stage"}, Payload: payload, Stderr: a.stderr}
 				},
 				Prepare: a.preparePayload,
+				Log: func(format string, args ...any) {
+					fmt.Fprint(a.stderr, escapeControl(fmt.Sprintf("mlsched worker %s: %s\n", name, fmt.Sprintf(format, args...))))
+				},
 			}
 			w := worker.New(c, flags.taskQueue, worker.Options{
 				MaxConcurrentActivityExecutionSize: concurrency,
