@@ -445,7 +445,10 @@ func TestStageFailureIsNotRetried(t *testing.T) {
 	}
 	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, fail: "use"}
 	st := openStore(t)
-	exec := &Dispatcher{Updater: &inline{t: t, wk: newWorker(t, rem, code)}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+	wk := newWorker(t, rem, code)
+	var log []string
+	wk.Log = func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
+	exec := &Dispatcher{Updater: &inline{t: t, wk: wk}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
 	_, err = code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1})
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != ErrStageFailed || !app.NonRetryable() || !strings.Contains(err.Error(), "the stage's own bug") {
@@ -453,6 +456,11 @@ func TestStageFailureIsNotRetried(t *testing.T) {
 	}
 	if vs, _ := st.Versions("use"); len(vs) != 0 {
 		t.Errorf("a failed stage stored %d versions", len(vs))
+	}
+	// The worker logged it, its error last.
+	failed := regexp.MustCompile(`^use@[0-9a-f]{16}: failed for good in [0-9.]+s \(attempt 1, workflow [^)]*\): use@[0-9a-f]{16} on test-worker: the stage's own bug$`)
+	if len(log) != 2 || !failed.MatchString(log[1]) {
+		t.Errorf("worker log:\n%s\nwant make's line, then use's failure", strings.Join(log, "\n"))
 	}
 }
 

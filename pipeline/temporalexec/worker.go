@@ -40,7 +40,7 @@ type Worker struct {
 	Name string
 	// Log, if set, is told of each activity this worker ran, in one line:
 	// what it ran (stage@version, and which part), how it ended, how long
-	// it took, and its attempt and workflow.
+	// it took, its attempt and workflow, and its error.
 	Log func(format string, args ...any)
 
 	// exclusive lets a stage that measures the machine run alone here.
@@ -129,18 +129,19 @@ func (wk *Worker) logActivity(ctx context.Context, info activity.Info, req Reque
 	if wk.Log == nil {
 		return
 	}
-	outcome := ran
+	outcome, why := ran, ""
 	var app *temporal.ApplicationError
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		outcome = "stopped (" + ctx.Err().Error() + ")"
+		outcome, why = "stopped", ": "+ctx.Err().Error()
 	case errors.As(err, &app) && app.NonRetryable():
-		outcome = "failed for good: " + err.Error()
+		outcome, why = "failed for good", ": "+app.Message()
 	default:
-		outcome = "failed: " + err.Error()
+		outcome, why = "failed", ": "+err.Error()
 	}
-	wk.Log("%s: %s in %.2fs (attempt %d, workflow %s)", req.label(), outcome, took.Seconds(), info.Attempt, info.WorkflowExecution.ID)
+	// The error last: it may be long (an object store's).
+	wk.Log("%s: %s in %.2fs (attempt %d, workflow %s)%s", req.label(), outcome, took.Seconds(), info.Attempt, info.WorkflowExecution.ID, why)
 }
 
 // stageError is a failure of the stage's own code.
