@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "5f527ba60f945828cc19e07b0418529bf3cbcfb4b5762acc7246de6eecbbc4ac",
+	"stages/evaluate":            "4eb92a6f6161469d6ea99c388e2a9a7db1e09cd36ac625c230e1e58378556850",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "1e7b9634c60a8f505b203118602aa7559838783ff79ba807e731447e678c69fd",
-	"stages/evaluate/golden":     "75a6b4ed2b70ddcc2a802f3a51501faa8f235c67bb06c06e126f124e43487802",
-	"stages/evaluate/learned":    "0dda484dc8a43ef7f8a651b6b999af0eb5f5a0fd6d09262050563cdbe161821c",
-	"stages/evaluate/report":     "7cff5f9935e1f6b89362e7f06aec9f4221d5fed052986ac22c5189a94e43e113",
-	"stages/evaluate/section":    "6797d3e4ed5a12d421c6e049ae67c9f9a4d6e56d4355a13235e10babc476a02c",
+	"stages/evaluate/fidelity":   "ec0213da806cec9a02cc721f9416b90de17233dd35cd2f1373ba1594a328c50d",
+	"stages/evaluate/golden":     "ad802f68b122e5d9dbec8672ab5475b47358e4433894803bce57b1d749dd3b2b",
+	"stages/evaluate/learned":    "6f9da8e3edf5750a84dc3381699a197b8e1f4e9202c74957acf8ce417c2635b4",
+	"stages/evaluate/report":     "3158d30032d4c0b388d7408058a6f932efc9da7dd78ffe2f38e6eb6ef7ef55fb",
+	"stages/evaluate/section":    "480e669cced8e944cfd3c95cc41e87f97fa84e845740e9b340e1daf7bf2aad50",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "da5f68ce882452523b16fc9ef0dbce1e1a1b6bb49a5aabf46418286d1dcd2164",

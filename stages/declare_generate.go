@@ -37,11 +37,15 @@ func declareGenerate(cfg Config, rt Runtime) (pipeline.Stage, error) {
 		extern[key] = digest
 		keys = append(keys, key)
 	}
+	keyed := cfg.Generate
+	for _, w := range keyed.Workloads() {
+		w.W.Import = importName(w.W.Import)
+	}
 	return pipeline.Stage{
 		Name: Generate,
 		// Its own section, and how many eval workloads schedule's
 		// replications need.
-		Config:   generatespec.KeyedOf(cfg.Generate, cfg.Schedule.Replications),
+		Config:   generatespec.KeyedOf(keyed, cfg.Schedule.Replications),
 		UsesSeed: true,
 		Estimate: generateEstimate{cfg: cfg.Generate, reps: cfg.Schedule.Replications, path: rt.Path},
 		Extern:   extern,

@@ -15,6 +15,8 @@ var profileStage = declare(Profile, func(c *Config) *profilespec.Config { return
 
 func declareProfile(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	extern := map[string]string{}
+	keyed := cfg.Profile
+	keyed.Import = importName(keyed.Import)
 	if pc := cfg.Profile; pc.Import != "" {
 		importPath := rt.Path(pc.Import)
 		digest, err := fileDigest(importPath, profilespec.MaxImportBytes)
@@ -25,7 +27,7 @@ func declareProfile(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	}
 	return pipeline.Stage{
 		Name:      Profile,
-		Config:    cfg.Profile,
+		Config:    keyed,
 		UsesSeed:  true,
 		Extern:    extern,
 		Exclusive: true, // nothing else may run on the cores while it times

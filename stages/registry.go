@@ -215,26 +215,52 @@ func fileDigest(path string, limit int64) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ExternFiles lists the files outside the store that cfg names (imported
-// profiles and workloads), by the path the config gives, relative to its
-// directory, with where each is on this machine: what must travel with a
-// stage run on another machine. A file named by an absolute path cannot,
-// and is refused, naming its key.
-func ExternFiles(cfg Config, rt Runtime) (map[string]string, error) {
-	out := map[string]string{}
-	files := []struct{ key, path string }{{"profile.import", cfg.Profile.Import}}
-	for _, w := range cfg.Generate.Workloads() {
-		files = append(files, struct{ key, path string }{"generate." + w.Name + ".import", w.W.Import})
+// importName is what of an imported file's path enters its stage's key:
+// the file's base name (its format, .csv or .parquet, and the name people
+// know it by), not the folders that lead to it. Its content enters by its
+// digest (pipeline.Stage.Extern). The same file named by an absolute
+// path, a relative one or another relative one from elsewhere then keeps
+// the stage's version, and so does a worker's copy (ShipImports).
+func importName(path string) string {
+	if path == "" {
+		return ""
 	}
-	for _, f := range files {
-		if f.path == "" {
+	return filepath.Base(path)
+}
+
+// importKey is a key of a config that names a file outside the store.
+type importKey struct {
+	key  string
+	path *string // the key's value in the config
+}
+
+// imports lists the keys of cfg that name files outside the store.
+func imports(cfg *Config) []importKey {
+	out := []importKey{{"profile.import", &cfg.Profile.Import}}
+	for _, w := range cfg.Generate.Workloads() {
+		out = append(out, importKey{"generate." + w.Name + ".import", &w.W.Import})
+	}
+	return out
+}
+
+// ShipImports readies cfg for a worker on another machine: it returns the
+// files outside the store that cfg names (imported profiles and
+// workloads), each by a path relative to the config's directory that
+// names its key and its file (imports/profile.import/samples.csv), with
+// where each is on this machine; and cfg with each import's path replaced
+// by that one. The worker puts each file at its path below a directory it
+// gives the stage as the config's. Where the file is here (an absolute
+// path, one through .., a link) travels nowhere, as it enters no key
+// (importName).
+func ShipImports(cfg Config, rt Runtime) (Config, map[string]string) {
+	files := map[string]string{}
+	for _, im := range imports(&cfg) {
+		if *im.path == "" {
 			continue
 		}
-		if !filepath.IsLocal(f.path) {
-			return nil, &config.Error{Key: f.key, Err: config.ErrInvalidValue,
-				Msg: fmt.Sprintf("%s is not a path inside the config's directory, so it cannot travel to another machine's worker: put the file beside the config and name it relatively", f.path)}
-		}
-		out[filepath.Clean(f.path)] = rt.Path(f.path)
+		shipped := "imports/" + im.key + "/" + importName(*im.path)
+		files[shipped] = rt.Path(*im.path)
+		*im.path = shipped
 	}
-	return out, nil
+	return cfg, files
 }

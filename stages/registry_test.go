@@ -57,8 +57,9 @@ func TestGenerateImportEntersTheKey(t *testing.T) {
 	if _, err := extern(cfg); err == nil || !strings.Contains(err.Error(), "generate.holdout.import: holds the same jobs as generate.train.import") {
 		t.Errorf("train and holdout the same jobs: %v", err)
 	}
-	if files, err := ExternFiles(cfg, rt); err != nil || files["holdout.csv"] == "" {
-		t.Errorf("ExternFiles = %v, %v; want the holdout import among the files that travel", files, err)
+	if shipped, files := ShipImports(cfg, rt); files["imports/generate.holdout.import/holdout.csv"] != filepath.Join(dir, "holdout.csv") ||
+		shipped.Generate.Holdout.Import != "imports/generate.holdout.import/holdout.csv" {
+		t.Errorf("ShipImports = %v, %v; want the holdout import among the files that travel", shipped.Generate.Holdout.Import, files)
 	}
 
 	if err := syscall.Mkfifo(filepath.Join(dir, "p.csv"), 0o644); err != nil {

@@ -51,7 +51,9 @@ func (t *temporalFlags) buildQueue() string {
 type lazyTemporal struct {
 	flags  temporalFlags
 	stderr io.Writer
-	c      *temporalexec.Client
+	// note prints a line for the user while the run goes on.
+	note func(string)
+	c    *temporalexec.Client
 }
 
 func (l *lazyTemporal) Start(ctx context.Context) error {
@@ -66,7 +68,8 @@ func (l *lazyTemporal) Start(ctx context.Context) error {
 		return err
 	}
 	l.c = &temporalexec.Client{Client: c, TaskQueue: queue,
-		WorkflowID: temporalexec.WorkflowID(func() int64 { return time.Now().UnixNano() })}
+		WorkflowID: temporalexec.WorkflowID(func() int64 { return time.Now().UnixNano() }),
+		Log:        func(format string, args ...any) { l.note(fmt.Sprintf(format, args...)) }}
 	return l.c.Start(ctx)
 }
 
@@ -83,8 +86,9 @@ func (l *lazyTemporal) Finish(ctx context.Context, cancelled bool) error {
 }
 
 // temporalExecutor makes the pipeline of l run its stages on Temporal
-// workers, its inputs and outputs moving through the config's remote.
-func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags) (pipeline.Executor, error) {
+// workers, its inputs and outputs moving through the config's remote;
+// note is told of each retried activity.
+func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFlags, note func(string)) (pipeline.Executor, error) {
 	if l.remote == nil {
 		return nil, usageError{fmt.Errorf("--executor temporal: the workers exchange artifacts through a shared remote, and %s names none (remote: s3://bucket/prefix?endpoint=…)", a.configPath)}
 	}
@@ -93,17 +97,14 @@ func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFla
 		return nil, err
 	}
 	// The workers get the config alone: nothing of this machine (its
-	// environment holds credentials) goes with a stage.
-	payload, err := stages.EncodePayload(l.cfg, stages.Runtime{})
+	// environment holds credentials) goes with a stage, and the files it
+	// imports go under paths of their own, wherever they are here.
+	cfg, extern := stages.ShipImports(l.cfg, stages.Runtime{ConfigDir: filepath.Dir(a.configPath)})
+	payload, err := stages.EncodePayload(cfg, stages.Runtime{})
 	if err != nil {
 		return nil, err
 	}
-	rt := stages.Runtime{ConfigDir: filepath.Dir(a.configPath)}
-	extern, err := stages.ExternFiles(l.cfg, rt)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr}, Remote: r, Store: l.p.Store,
+	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr, note: note}, Remote: sharedRemote{r, l.remote}, Store: l.p.Store,
 		Payload: payload, Extern: extern}, nil
 }
 
@@ -182,6 +183,9 @@ from the standard AWS environment, as for run.`,
 					return &pipeline.Process{Command: []string{exe, "stage"}, Payload: payload, Stderr: a.stderr}
 				},
 				Prepare: a.preparePayload,
+				Log: func(format string, args ...any) {
+					fmt.Fprint(a.stderr, escapeControl(fmt.Sprintf("mlsched worker %s: %s\n", name, fmt.Sprintf(format, args...))))
+				},
 			}
 			queue := flags.buildQueue()
 			w := worker.New(c, queue, worker.Options{

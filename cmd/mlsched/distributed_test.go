@@ -13,9 +13,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -158,7 +161,10 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 	dist.env = append(aws, "MLSCHED_REMOTE="+remoteURL)
 	local := newProject(t, "tiny.yaml")
 
-	run := exec.Command(mlschedBin, append(sets, "run", "--executor", "temporal", "--temporal", taddr)...)
+	// The coordinator names its profile by an absolute path, which travels
+	// to the workers as well as a relative one and keeps every version.
+	abs := []string{"--set", "profile.import=" + filepath.Join(dist.dir, "imported-profile.csv")}
+	run := exec.Command(mlschedBin, append(append(abs, sets...), "run", "--executor", "temporal", "--temporal", taddr)...)
 	run.Dir, run.Env = dist.dir, append(os.Environ(), dist.env...)
 	var out, errLines strings.Builder
 	run.Stdout, run.Stderr = &out, &errLines
@@ -208,12 +214,44 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 		}
 	}
 	dist.mustCLI("verify")
+	// What the run pushed, what each worker ran, and the retry of the
+	// killed worker's activity, as they happened.
+	if moved(out.String(), "pushed  ") != "evaluate generate profile schedule train" {
+		t.Errorf("the run's output does not say what each stage's push moved:\n%s", out.String())
+	}
+	t.Logf("the run's stderr:\n%s", errLines.String())
+	activity := regexp.MustCompile(`(?m)^mlsched worker \S+: ((\w+)@[0-9a-f]{16}(?: part \d+ of \d+)?): ran in [0-9.]+s \(attempt (\d+), workflow `)
+	ran := map[string]bool{}
+	retried := 0
+	for i, w := range workers {
+		b, err := os.ReadFile(w.Stdout.(*os.File).Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range activity.FindAllStringSubmatch(string(b), -1) {
+			ran[m[2]] = true
+			// The run told of each retry the workers ran.
+			if m[3] != "1" {
+				retried++
+				if told := "mlsched: " + m[1] + ": retried as attempt " + m[3] + " of 10 after attempt "; !strings.Contains(errLines.String(), told) {
+					t.Errorf("worker %d ran %s as attempt %s, but the run's stderr lacks %q", i+1, m[1], m[3], told)
+				}
+			}
+		}
+		t.Logf("worker %d's log:\n%s", i+1, tail(string(b), 2000))
+	}
+	if len(ran) != 5 || retried == 0 {
+		t.Errorf("the workers' logs name the activities of %v, %d of them retried; want all five stages, and the killed worker's activities retried", slices.Sorted(maps.Keys(ran)), retried)
+	}
 
 	localStart := time.Now()
 	local.mustCLI(append(sets, "run")...)
 	t.Logf("local run: %s", time.Since(localStart).Round(time.Millisecond))
 	if got, want := lockOutputs(t, dist), lockOutputs(t, local); got != want {
 		t.Errorf("distributed outputs differ from a local run's:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := lockField(t, dist, "version"), lockField(t, local, "version"); got != want {
+		t.Errorf("the versions of a run naming the profile by an absolute path differ from those of one naming it relatively:\n%s\nwant\n%s", got, want)
 	}
 	if strings.Contains(out.String()+errLines.String(), secret) {
 		t.Error("the run's output shows the secret")

@@ -162,10 +162,15 @@ func (p *project) mustCLI(args ...string) string {
 	return out
 }
 
-// outcomes parses run's "stage outcome version duration" lines.
+// outcomes parses run's "stage outcome version duration" lines (and
+// status's "stage state version"), passing over the indented lines below
+// them (what a push moved, why a stage is stale).
 func outcomes(out string) map[string]string {
 	m := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, " ") {
+			continue
+		}
 		if f := strings.Fields(line); len(f) >= 2 {
 			m[f[0]] = f[1]
 		}

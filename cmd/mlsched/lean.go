@@ -55,7 +55,7 @@ func (a *app) handOver(why string) error {
 }
 
 // lazyRemote is never made in the lean build (openRemote hands over).
-type lazyRemote struct{}
+type lazyRemote struct{ moved func(stage, line string) }
 
 func (*lazyRemote) Location() string { return "" }
 func (*lazyRemote) Fetch(context.Context, pipeline.StoreWriter, string, string, string) (*pipeline.Manifest, error) {
@@ -73,7 +73,7 @@ func (a *app) compareRemote(context.Context, *loaded) error {
 	return a.handOver("verify --remote")
 }
 
-func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags) (pipeline.Executor, error) {
+func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags, func(string)) (pipeline.Executor, error) {
 	return nil, a.handOver("--executor temporal")
 }
 

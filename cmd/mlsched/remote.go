@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,9 @@ import (
 // everything cached never touches it.
 type lazyRemote struct {
 	url string
+	// moved, when set, is told what each fetch and push moved, as a line
+	// of the run's output under the stage's own (runReporter.moved).
+	moved func(stage, line string)
 
 	once sync.Once
 	r    *remote.Remote
@@ -41,22 +45,81 @@ func (l *lazyRemote) Location() string {
 	return "(remote)"
 }
 
-// Fetch implements pipeline.Remote.
+func (l *lazyRemote) tell(stage, line string) {
+	if l.moved != nil {
+		l.moved(stage, line)
+	}
+}
+
+// Fetch implements pipeline.Remote. A remote that cannot be read fails
+// the fetch with a *remoteError, which run explains.
 func (l *lazyRemote) Fetch(ctx context.Context, st pipeline.StoreWriter, stage, version, key string) (*pipeline.Manifest, error) {
 	r, err := l.open(ctx)
 	if err != nil {
-		return nil, err
+		return nil, &remoteError{op: "fetch", err: err}
 	}
-	return r.Fetch(ctx, st, stage, version, key)
+	start := time.Now()
+	m, err := r.Fetch(ctx, st, stage, version, key)
+	if err != nil {
+		return nil, &remoteError{op: "fetch", err: err}
+	}
+	if m != nil {
+		var size int64
+		for _, f := range m.Files {
+			size += f.Size
+		}
+		l.tell(stage, fmt.Sprintf("fetched %s@%s  %d file(s), %s in %s", stage, version, len(m.Files), formatBytes(size), formatDuration(time.Since(start))))
+	}
+	return m, nil
 }
 
 // Push implements pipeline.Remote.
 func (l *lazyRemote) Push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) error {
+	return l.push(ctx, st, m, false)
+}
+
+// push uploads a version and says what it moved; quiet says nothing of a
+// version the remote held already (an input a distributed run pushes
+// for each stage that reads it).
+func (l *lazyRemote) push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest, quiet bool) error {
 	r, err := l.open(ctx)
 	if err != nil {
-		return err
+		return &remoteError{op: "push", err: err}
 	}
-	return r.Push(ctx, st, m)
+	start := time.Now()
+	stats, err := r.PushVersion(ctx, st, m)
+	if err != nil {
+		return &remoteError{op: "push", err: err}
+	}
+	if line := pushLine(m, stats, time.Since(start)); !quiet || !stats.Existed || stats.Blobs > 0 {
+		l.tell(m.Stage, line)
+	}
+	return nil
+}
+
+// pushLine says what a push of m moved, as push and a run print it.
+func pushLine(m *pipeline.Manifest, st remote.PushStats, took time.Duration) string {
+	name := m.Stage + "@" + m.Version
+	switch {
+	case st.Other != "":
+		return fmt.Sprintf("kept    %s  the remote holds another machine's measurement of this version (%.16s; here %.16s): %s measures the machine", name, st.Other, m.Output, m.Stage)
+	case st.Existed && st.Blobs == 0:
+		return fmt.Sprintf("present %s", name)
+	}
+	return fmt.Sprintf("pushed  %s  %d file(s), %s in %s (%d already there)", name, st.Blobs, formatBytes(st.Bytes), formatDuration(took), st.Present)
+}
+
+// sharedRemote is the opened remote that a distributed run's Dispatcher
+// pushes each stage's inputs to, through lazyRemote, so that an input
+// uploaded for a worker is reported like a version the run computed.
+type sharedRemote struct {
+	*remote.Remote
+	l *lazyRemote
+}
+
+// Push implements temporalexec.DispatcherRemote.
+func (s sharedRemote) Push(ctx context.Context, st pipeline.VersionSource, m *pipeline.Manifest) error {
+	return s.l.push(ctx, st, m, true)
 }
 
 // openRemote returns the config's remote, opened on first use.
@@ -138,6 +201,7 @@ one, --replace puts it in place of the remote's.`,
 			}
 			var conflicts []error
 			for _, m := range ms {
+				start := time.Now()
 				st, err := push(cmd.Context(), l.p.Store, m)
 				if c := (*pipeline.ConflictError)(nil); errors.As(err, &c) {
 					fmt.Fprintf(a.stdout, "CONFLICT %s@%s  the remote's output %.16s, here %.16s\n", m.Stage, m.Version, c.Remote, c.Local)
@@ -147,17 +211,11 @@ one, --replace puts it in place of the remote's.`,
 				if err != nil {
 					return err
 				}
-				name := m.Stage + "@" + m.Version
-				switch {
-				case replace && st.Other != "":
-					fmt.Fprintf(a.stdout, "replaced %s  the remote's output %.16s with this store's %.16s\n", name, st.Other, m.Output)
-				case st.Other != "":
-					fmt.Fprintf(a.stdout, "kept    %s  the remote holds another machine's measurement of this version (%.16s; here %.16s): %s measures the machine\n", name, st.Other, m.Output, m.Stage)
-				case st.Existed && st.Blobs == 0:
-					fmt.Fprintf(a.stdout, "present %s\n", name)
-				default:
-					fmt.Fprintf(a.stdout, "pushed  %s  %d file(s), %s (%d already there)\n", name, st.Blobs, formatBytes(st.Bytes), st.Present)
+				if replace && st.Other != "" {
+					fmt.Fprintf(a.stdout, "replaced %s@%s  the remote's output %.16s with this store's %.16s\n", m.Stage, m.Version, st.Other, m.Output)
+					continue
 				}
+				fmt.Fprintln(a.stdout, pushLine(m, st, time.Since(start)))
 			}
 			return errors.Join(conflicts...)
 		}),

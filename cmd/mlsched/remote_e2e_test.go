@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +47,10 @@ func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
 			t.Errorf("first machine: %s %s, want ran", stage, o)
 		}
 	}
+	// Each push is a line under its stage's: what it moved.
+	if moved(out, "pushed  ") != "evaluate generate profile schedule train" {
+		t.Errorf("first machine's run: want a line under each stage's saying what its push moved\n%s", out)
+	}
 	if out := a.mustCLI("push"); strings.Count(out, "present ") != 5 {
 		t.Errorf("push after a run pushed everything:\n%s\nwant 5 lines 'present'", out)
 	}
@@ -55,6 +61,9 @@ func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
 		if o != "fetched" {
 			t.Errorf("second machine: %s %s, want fetched", stage, o)
 		}
+	}
+	if moved(out, "fetched ") != "evaluate generate profile schedule train" {
+		t.Errorf("second machine's run: want a line under each stage's saying what its fetch moved\n%s", out)
 	}
 	b.mustCLI("verify")
 
@@ -95,8 +104,63 @@ func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
 	}
 }
 
+// moveLine is a line of run's output under a stage's, saying what a push
+// or fetch of its version moved.
+var moveLine = regexp.MustCompile(`^(  (?:pushed  |fetched ))(\w+)@([0-9a-f]{16})  \d+ file\(s\), \S+ \S+ in \S+`)
+
+// moved lists, sorted, the stages that a run's output says were pushed
+// or fetched (how says which), each in a line right under its stage's
+// line, at the stage's version.
+func moved(out, how string) string {
+	var stages []string
+	lines := strings.Split(out, "\n")
+	for i, line := range lines {
+		m := moveLine.FindStringSubmatch(line)
+		if m == nil || m[1] != "  "+how || i == 0 {
+			continue
+		}
+		if f := strings.Fields(lines[i-1]); len(f) < 3 || f[0] != m[2] || !strings.HasPrefix(m[3], f[2]) {
+			continue
+		}
+		stages = append(stages, m[2])
+	}
+	slices.Sort(stages)
+	return strings.Join(stages, " ")
+}
+
+// TestRemoteOutOfReach checks that a run whose remote cannot be reached
+// fails, rather than going on without the team's store, with an error
+// that names the flag that runs without it, and that the flag does.
+func TestRemoteOutOfReach(t *testing.T) {
+	p := newProject(t, "tiny.yaml")
+	p.env = append(awsEnv(t), "MLSCHED_REMOTE="+remotetest.Unreachable(t, "team", "mlsched"))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "(to run without the remote, fetching and pushing nothing, add --no-remote)"},
+		{[]string{"run", "--executor", "temporal", "--temporal", "127.0.0.1:1"}, "to run here without it, use --executor local --no-remote"},
+	}
+	for _, c := range cases {
+		out, errs, code := p.cli(c.args...)
+		if code != 1 || !strings.Contains(errs, "fetch from the remote s3://team/mlsched") || !strings.Contains(errs, c.want) || strings.Contains(out, " ran ") {
+			t.Errorf("mlsched %s with the remote down: exit %d\n%s%s\nwant exit 1, nothing run, naming %q", strings.Join(c.args, " "), code, out, errs, c.want)
+		}
+	}
+	out := p.mustCLI("run", "--no-remote")
+	for stage, o := range outcomes(out) {
+		if o != "ran" {
+			t.Errorf("run --no-remote: %s %s, want ran", stage, o)
+		}
+	}
+}
+
 // lockOutputs is each stage's output digest in pipeline.lock, one per line.
-func lockOutputs(t *testing.T, p *project) string {
+func lockOutputs(t *testing.T, p *project) string { return lockField(t, p, "output") }
+
+// lockField is each stage's field of that name in pipeline.lock, one per
+// line.
+func lockField(t *testing.T, p *project, field string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(p.dir, "pipeline.lock"))
 	if err != nil {
@@ -104,7 +168,7 @@ func lockOutputs(t *testing.T, p *project) string {
 	}
 	var lines []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, `"output"`) {
+		if strings.Contains(l, `"`+field+`"`) {
 			lines = append(lines, strings.TrimSpace(l))
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,7 +34,10 @@ per stage: cached, ran, pinned or fetched, its version and its duration.
 With a remote in the config (remote: s3://bucket/prefix?…), a stage that
 must run is first looked for there: a version someone already computed is
 downloaded, its files checked against their digests, instead of computed
-again ("fetched"); each version the run computes is pushed there.`,
+again ("fetched"); each version the run computes is pushed there. A line
+under the stage's says what each fetch and push moved. A remote that
+cannot be reached fails the run, which says so: --no-remote runs without
+it, --no-push without pushing.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			l, err := a.loadFor(args)
 			if err != nil {
@@ -46,22 +51,25 @@ again ("fetched"); each version the run computes is pushed there.`,
 				l.p.Remote = nil
 			}
 			l.p.ReadOnlyRemote = noPush
-			switch executor {
-			case executorLocal:
-			case executorTemporal:
-				if noRemote {
-					return usageError{errors.New("--executor temporal needs the remote: drop --no-remote")}
-				}
-				exec, err := a.temporalExecutor(cmd.Context(), l, tflags)
-				if err != nil {
-					return err
-				}
-				l.p.Executor = exec
-			default:
+			if executor != executorLocal && executor != executorTemporal {
 				return usageError{fmt.Errorf("--executor %q: want %s or %s", executor, executorLocal, executorTemporal)}
+			}
+			if executor == executorTemporal && noRemote {
+				return usageError{errors.New("--executor temporal needs the remote: drop --no-remote")}
 			}
 			opts.Waiting = l.p.Waiting
 			rep := newRunReporter(a.stdout, a.stderr)
+			if l.remote != nil {
+				l.remote.moved = rep.moved
+			}
+			if executor == executorTemporal {
+				exec, err := a.temporalExecutor(cmd.Context(), l, tflags, rep.note)
+				if err != nil {
+					rep.close()
+					return err
+				}
+				l.p.Executor = exec
+			}
 			opts.Reporter = pipeline.ReporterFunc(func(e pipeline.Event) {
 				// From the first stage that runs on, an interrupt stops
 				// the stages cleanly rather than ending the process.
@@ -83,7 +91,7 @@ again ("fetched"); each version the run computes is pushed there.`,
 					err = fmt.Errorf("end the run's workflow: %w", ferr)
 				}
 			}
-			return err
+			return explainRemote(err, executor)
 		}),
 	}
 	f := cmd.Flags()
@@ -97,6 +105,38 @@ again ("fetched"); each version the run computes is pushed there.`,
 	tflags.add(f)
 	tflags.addRun(f)
 	return cmd
+}
+
+// remoteError is a fetch or push that the remote failed during a run.
+type remoteError struct {
+	op  string // "fetch" or "push"
+	err error
+}
+
+func (e *remoteError) Error() string { return e.err.Error() }
+func (e *remoteError) Unwrap() error { return e.err }
+
+// explainRemote adds to a run's error, when the remote failed it, how to
+// run without the remote.
+//
+// A run whose remote is out of reach fails rather than going on without
+// it, because a silent fall-back would hide a misconfigured or lost team
+// store: a typo in the endpoint or expired credentials would look like a
+// run that worked, while every version was computed again here and none
+// reached the team. The person at the keyboard decides, with the flag
+// the error names, which is one word to add.
+func explainRemote(err error, executor string) error {
+	var re *remoteError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch {
+	case executor == executorTemporal:
+		return fmt.Errorf("%w\n(--executor temporal needs the remote; to run here without it, use --executor local --no-remote)", err)
+	case re.op == "push":
+		return fmt.Errorf("%w\n(to run on without pushing, add --no-push; --no-remote also fetches nothing)", err)
+	}
+	return fmt.Errorf("%w\n(to run without the remote, fetching and pushing nothing, add --no-remote)", err)
 }
 
 // The executors run can use.
@@ -116,8 +156,12 @@ type runReporter struct {
 	mu      sync.Mutex
 	running map[string]*progress
 	drawn   bool
-	stop    chan struct{}
-	stopped chan struct{}
+	// reported holds the stages whose line is printed; held, the lines of
+	// what a fetch or push moved for a stage whose line is not yet.
+	reported map[string]bool
+	held     map[string][]string
+	stop     chan struct{}
+	stopped  chan struct{}
 }
 
 // progressEvery is how often a stage's progress is printed when stderr is
@@ -168,7 +212,7 @@ func (p *progress) describe(name string, now time.Time, withBar bool) string {
 const slower = 130
 
 func newRunReporter(out, errw io.Writer) *runReporter {
-	r := &runReporter{out: out, errw: errw, running: map[string]*progress{}}
+	r := &runReporter{out: out, errw: errw, running: map[string]*progress{}, reported: map[string]bool{}, held: map[string][]string{}}
 	r.stop, r.stopped = make(chan struct{}), make(chan struct{})
 	every := progressEvery
 	if f, ok := errw.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -200,7 +244,36 @@ func (r *runReporter) Report(e pipeline.Event) {
 		if e.Repaired != "" {
 			fmt.Fprintf(r.out, "  repaired: %s\n", e.Repaired)
 		}
+		r.reported[e.Stage] = true
+		for _, l := range r.held[e.Stage] {
+			fmt.Fprintf(r.out, "  %s\n", l)
+		}
+		delete(r.held, e.Stage)
 	}
+}
+
+// note prints a line on stderr, as "mlsched: line", escaped: something
+// a user should see while the run goes on (a retried stage).
+func (r *runReporter) note(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearLocked()
+	fmt.Fprintf(r.errw, "mlsched: %s\n", escapeControl(line))
+}
+
+// moved prints a line saying what a fetch or push of stage's version
+// moved, indented under the stage's line: held until that line is
+// printed (the runner fetches and pushes before it reports the stage), or
+// at once if it was (an input a distributed run pushes).
+func (r *runReporter) moved(stage, line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.reported[stage] {
+		r.held[stage] = append(r.held[stage], line)
+		return
+	}
+	r.clearLocked()
+	fmt.Fprintf(r.out, "  %s\n", line)
 }
 
 // animate redraws the live line, or prints the progress lines, while
@@ -268,6 +341,13 @@ func (r *runReporter) close() {
 	<-r.stopped
 	r.mu.Lock()
 	r.clearLocked()
+	// A stage that never reported (a run that stopped) still moved what
+	// it moved.
+	for _, stage := range slices.Sorted(maps.Keys(r.held)) {
+		for _, l := range r.held[stage] {
+			fmt.Fprintf(r.out, "  %s\n", l)
+		}
+	}
 	r.mu.Unlock()
 }
 

@@ -179,8 +179,16 @@ type Client struct {
 	TaskQueue string
 	// WorkflowID names the run's workflow; unique per run.
 	WorkflowID string
+	// Log, if set, is told of each retry of the run's activities while a
+	// stage waits for them, in one line: what the activity runs, its
+	// attempt and its last failure (watchRetries).
+	Log func(format string, args ...any)
+	// WatchEvery is how often Temporal is asked about retries; zero means
+	// RetryWatchEvery.
+	WatchEvery time.Duration
 
-	runID string
+	runID   string
+	retries retries
 }
 
 var _ Updater = (*Client)(nil)
@@ -197,6 +205,7 @@ func (c *Client) Start(ctx context.Context) error {
 
 // Stage implements Updater.
 func (c *Client) Stage(ctx context.Context, req Request) (Reply, error) {
+	defer c.watchRetries(ctx)()
 	h, err := c.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: c.WorkflowID, RunID: c.runID, UpdateName: UpdateStage,
 		UpdateID: req.Stage + "@" + req.Version, Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,

@@ -8,7 +8,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -324,7 +326,17 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 			remoteCode := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
 			coordinator := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, shards: c.shards}
 			st := openStore(t)
-			up := &inline{t: t, wk: newWorker(t, rem, remoteCode), crash: crash}
+			wk := newWorker(t, rem, remoteCode)
+			var (
+				mu  sync.Mutex
+				log []string
+			)
+			wk.Log = func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				log = append(log, fmt.Sprintf(format, args...))
+			}
+			up := &inline{t: t, wk: wk, crash: crash}
 			exec := &Dispatcher{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
 			p := coordinator.pipeline(t, st, exec)
 			p.Remote = rem
@@ -368,6 +380,25 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 			if n := remoteCode.built.Load(); n != 6 {
 				t.Errorf("the worker built %d units, want each of the 6 once", n)
 			}
+			// The worker logged each activity: what it ran, and a retry
+			// that found the first attempt's result.
+			ran := regexp.MustCompile(`^(make|use)@[0-9a-f]{16}( part [1-3] of 3)?: ran in [0-9.]+s \(attempt 1, workflow `)
+			again := regexp.MustCompile(`^(make|use)@[0-9a-f]{16}( part [1-3] of 3)?: answered with an earlier attempt's result in [0-9.]+s \(attempt 2, workflow `)
+			var nran, nagain int32
+			for _, l := range log {
+				switch {
+				case ran.MatchString(l):
+					nran++
+				case again.MatchString(l):
+					nagain++
+				default:
+					t.Errorf("worker log line %q", l)
+				}
+			}
+			runs := remoteCode.runs["make"].Load() + remoteCode.runs["use"].Load()
+			if retried := map[bool]int32{true: runs}[crash]; nran != runs || nagain != retried {
+				t.Errorf("worker log: %d ran, %d answered again; want %d and %d\n%s", nran, nagain, runs, retried, strings.Join(log, "\n"))
+			}
 			if probs, _, err := st.Verify(ctx); err != nil || len(probs) > 0 {
 				t.Errorf("verify: %v %v", probs, err)
 			}
@@ -377,6 +408,59 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 				t.Errorf("the worker's memo entry is not here: %v", err)
 			}
 		})
+	}
+}
+
+// TestWorkerGetsTheFilesOutsideTheStore checks that a file outside the
+// store that the config names reaches the stage on the worker, wherever
+// it is on the coordinator (here by an absolute path in a folder of its
+// own), at the relative path the worker's config names it by; and that a
+// task naming a path outside the directory the worker gives as the
+// config's is refused.
+func TestWorkerGetsTheFilesOutsideTheStore(t *testing.T) {
+	ctx := context.Background()
+	rem, err := remote.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := filepath.Join(t.TempDir(), "far", "away", "samples.csv")
+	if err := os.MkdirAll(filepath.Dir(far), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(far, []byte("model,batch\nmlp,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const shipped = "imports/profile.import/samples.csv"
+	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}}
+	wk := newWorker(t, rem, code)
+	var got []string
+	wk.Prepare = func(p json.RawMessage, configDir string) (json.RawMessage, error) {
+		b, err := os.ReadFile(filepath.Join(configDir, shipped))
+		got = append(got, string(b))
+		return p, err
+	}
+	st := openStore(t)
+	exec := &Dispatcher{Updater: &inline{t: t, wk: wk}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`),
+		Extern: map[string]string{shipped: far}}
+	if _, err := code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "model,batch\nmlp,1\n" || got[1] != got[0] {
+		t.Errorf("the stages found %q at %s, want the file's bytes for each", got, shipped)
+	}
+
+	b, err := json.Marshal(TaskSpec{Task: pipeline.Task{Stage: "make", Version: "0123456789abcdef"},
+		Extern: []Extern{{Path: far, SHA256: strings.Repeat("0", 64), Size: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := rem.PutBlob(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&inline{t: t, wk: wk}).Stage(ctx, Request{Stage: "make", Version: "0123456789abcdef", Task: task})
+	if err == nil || !strings.Contains(err.Error(), "is not a relative path inside the config's directory") {
+		t.Errorf("a task naming %s: %v, want it refused", far, err)
 	}
 }
 
@@ -391,7 +475,10 @@ func TestStageFailureIsNotRetried(t *testing.T) {
 	}
 	code := &stageCode{runs: map[string]*atomic.Int32{"make": {}, "use": {}}, fail: "use"}
 	st := openStore(t)
-	exec := &Dispatcher{Updater: &inline{t: t, wk: newWorker(t, rem, code)}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+	wk := newWorker(t, rem, code)
+	var log []string
+	wk.Log = func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
+	exec := &Dispatcher{Updater: &inline{t: t, wk: wk}, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
 	_, err = code.pipeline(t, st, exec).Run(ctx, pipeline.RunOptions{Jobs: 1})
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != ErrStageFailed || !app.NonRetryable() || !strings.Contains(err.Error(), "the stage's own bug") {
@@ -399,6 +486,11 @@ func TestStageFailureIsNotRetried(t *testing.T) {
 	}
 	if vs, _ := st.Versions("use"); len(vs) != 0 {
 		t.Errorf("a failed stage stored %d versions", len(vs))
+	}
+	// The worker logged it, its error last.
+	failed := regexp.MustCompile(`^use@[0-9a-f]{16}: failed for good in [0-9.]+s \(attempt 1, workflow [^)]*\): use@[0-9a-f]{16} on test-worker: the stage's own bug$`)
+	if len(log) != 2 || !failed.MatchString(log[1]) {
+		t.Errorf("worker log:\n%s\nwant make's line, then use's failure", strings.Join(log, "\n"))
 	}
 }
 

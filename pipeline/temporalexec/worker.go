@@ -42,6 +42,10 @@ type Worker struct {
 	// Exec's program was built with): the worker registers an activity
 	// per stage, and refuses a task whose key names other code.
 	Codes map[string]string
+	// Log, if set, is told of each activity this worker ran, in one line:
+	// what it ran (stage@version, and which part), how it ended, how long
+	// it took, its attempt and workflow, and its error.
+	Log func(format string, args ...any)
 
 	// exclusive lets a stage that measures the machine run alone here.
 	exclusive sync.RWMutex
@@ -74,11 +78,14 @@ func recordName(workflowID string, req Request) string {
 }
 
 // RunStage is the activity: it runs one stage of a run on this machine.
-func (wk *Worker) RunStage(ctx context.Context, req Request) (Reply, error) {
+func (wk *Worker) RunStage(ctx context.Context, req Request) (_ Reply, err error) {
 	info := activity.GetInfo(ctx)
+	start, ran := time.Now(), "ran"
+	defer func() { wk.logActivity(ctx, info, req, time.Since(start), ran, err) }()
 	record := recordName(info.WorkflowExecution.ID, req)
 	// A retry after an attempt that finished returns its result.
 	if d, err := wk.Remote.Record(ctx, record); err == nil {
+		ran = "answered with an earlier attempt's result"
 		return Reply{Result: string(d)}, nil
 	} else if !errors.Is(err, pipeline.ErrNotFound) {
 		return Reply{}, err
@@ -125,6 +132,26 @@ func (wk *Worker) RunStage(ctx context.Context, req Request) (Reply, error) {
 		d = string(first)
 	}
 	return Reply{Result: d}, nil
+}
+
+// logActivity tells Log how an activity ended.
+func (wk *Worker) logActivity(ctx context.Context, info activity.Info, req Request, took time.Duration, ran string, err error) {
+	if wk.Log == nil {
+		return
+	}
+	outcome, why := ran, ""
+	var app *temporal.ApplicationError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		outcome, why = "stopped", ": "+ctx.Err().Error()
+	case errors.As(err, &app) && app.NonRetryable():
+		outcome, why = "failed for good", ": "+app.Message()
+	default:
+		outcome, why = "failed", ": "+err.Error()
+	}
+	// The error last: it may be long (an object store's).
+	wk.Log("%s: %s in %.2fs (attempt %d, workflow %s)%s", req.label(), outcome, took.Seconds(), info.Attempt, info.WorkflowExecution.ID, why)
 }
 
 // stageError is a failure of the stage's own code.

@@ -34,3 +34,17 @@ func S3(t testing.TB, bucket, prefix string) string {
 	t.Cleanup(srv.Close)
 	return fmt.Sprintf("s3://%s/%s?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", bucket, prefix, srv.URL)
 }
+
+// Unreachable returns the URL of a remote on 127.0.0.1 where nothing
+// listens: a port that was free a moment ago, as an S3 server that is
+// down leaves it.
+func Unreachable(t testing.TB, bucket, prefix string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return fmt.Sprintf("s3://%s/%s?endpoint=http://%s&region=us-east-1&use_path_style=true&disable_https=true", bucket, prefix, addr)
+}
