@@ -449,7 +449,7 @@ func TestWorkerGetsTheFilesOutsideTheStore(t *testing.T) {
 		t.Errorf("the stages found %q at %s, want the file's bytes for each", got, shipped)
 	}
 
-	b, err := json.Marshal(TaskSpec{Task: pipeline.Task{Stage: "make", Version: "0123456789abcdef"},
+	b, err := json.Marshal(TaskSpec{Task: pipeline.Task{Stage: "make", Version: "0123456789abcdef", Code: "v1"},
 		Extern: []Extern{{Path: far, SHA256: strings.Repeat("0", 64), Size: 1}}})
 	if err != nil {
 		t.Fatal(err)
