@@ -105,7 +105,7 @@ func (a *app) temporalExecutor(ctx context.Context, l *loaded, flags temporalFla
 		return nil, err
 	}
 	return &temporalexec.Dispatcher{Updater: &lazyTemporal{flags: flags, stderr: a.stderr, note: note}, Remote: sharedRemote{r, l.remote}, Store: l.p.Store,
-		Payload: payload, Extern: extern}, nil
+		Payload: payload, Extern: extern, Where: l.remote.moved}, nil
 }
 
 func (a *app) workerCmd() *cobra.Command {

@@ -219,6 +219,13 @@ func TestDistributedRunSurvivesAKilledWorker(t *testing.T) {
 	if moved(out.String(), "pushed  ") != "evaluate generate profile schedule train" {
 		t.Errorf("the run's output does not say what each stage's push moved:\n%s", out.String())
 	}
+	where := regexp.MustCompile(`(?m)^(\w+)\s+ran\s+([0-9a-f]{8})\s.*\n  (\w+)@([0-9a-f]{16}) ran on \S+`)
+	if n := len(where.FindAllString(out.String(), -1)); n != 5 {
+		t.Errorf("the run's output says where %d of the 5 stages ran, under their lines:\n%s", n, out.String())
+	}
+	if !regexp.MustCompile(`(?m)^  schedule@[0-9a-f]{16} ran on \S+, its \d+ parts on `).MatchString(out.String()) {
+		t.Errorf("the run's output does not say where schedule's parts ran:\n%s", out.String())
+	}
 	t.Logf("the run's stderr:\n%s", errLines.String())
 	activity := regexp.MustCompile(`(?m)^mlsched worker \S+: ((\w+)@[0-9a-f]{16}(?: part \d+ of \d+)?): ran in [0-9.]+s \(attempt (\d+), workflow `)
 	ran := map[string]bool{}

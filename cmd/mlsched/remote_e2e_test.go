@@ -119,7 +119,12 @@ func moved(out, how string) string {
 		if m == nil || m[1] != "  "+how || i == 0 {
 			continue
 		}
-		if f := strings.Fields(lines[i-1]); len(f) < 3 || f[0] != m[2] || !strings.HasPrefix(m[3], f[2]) {
+		// The stage's line is the nearest above that is not indented.
+		above := i - 1
+		for above > 0 && strings.HasPrefix(lines[above], "  ") {
+			above--
+		}
+		if f := strings.Fields(lines[above]); len(f) < 3 || f[0] != m[2] || !strings.HasPrefix(m[3], f[2]) {
 			continue
 		}
 		stages = append(stages, m[2])

@@ -47,6 +47,9 @@ type Dispatcher struct {
 	// Payload goes to the worker with every stage, as Process's does; it
 	// must hold nothing of this machine's (no environment).
 	Payload json.RawMessage
+	// Where, if set, is told where each stage ran (its worker, and its
+	// parts' workers), as a line about the stage.
+	Where func(stage, line string)
 	// Extern maps the paths, relative to the config's directory, of the
 	// files outside the store the config names to their local paths.
 	Extern map[string]string
@@ -155,6 +158,9 @@ func (e *Dispatcher) Execute(ctx context.Context, s *pipeline.Stage, env *pipeli
 	}
 	notes(env.Notes, res.Notes)
 	env.Memo.Use(res.Memo...)
+	if e.Where != nil {
+		e.Where(env.Stage, fmt.Sprintf("%s@%s %s", env.Stage, env.Version, res.where()))
+	}
 	// The worker's memo entries come here too, so that a later local run
 	// reuses them.
 	return e.Remote.PullMemo(ctx, e.Store, env.Stage, res.Memo)

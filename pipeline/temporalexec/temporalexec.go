@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -180,8 +181,26 @@ type Result struct {
 	Files   []pipeline.File   `json:"files"`
 	Notes   map[string]string `json:"notes,omitempty"`
 	Memo    []string          `json:"memo,omitempty"`
-	// Worker names the worker that ran it, for messages.
-	Worker string `json:"worker"`
+	// Worker names the worker that ran it, for messages, and PartsOn,
+	// for a stage in parts, how many of them each worker ran.
+	Worker  string         `json:"worker"`
+	PartsOn map[string]int `json:"parts_on,omitempty"`
+}
+
+// where says where a result's stage ran: its worker and, for a stage in
+// parts, how many parts each worker ran.
+func (r *Result) where() string {
+	s := "ran on " + r.Worker
+	if len(r.PartsOn) == 0 {
+		return s
+	}
+	var on []string
+	n := 0
+	for _, w := range slices.Sorted(maps.Keys(r.PartsOn)) {
+		on = append(on, fmt.Sprintf("%s (%d)", w, r.PartsOn[w]))
+		n += r.PartsOn[w]
+	}
+	return fmt.Sprintf("%s, its %d parts on %s", s, n, strings.Join(on, ", "))
 }
 
 func decode[T any](b []byte, what string) (*T, error) {

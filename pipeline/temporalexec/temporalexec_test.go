@@ -337,7 +337,10 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 				log = append(log, fmt.Sprintf(format, args...))
 			}
 			up := &inline{t: t, wk: wk, crash: crash}
-			exec := &Dispatcher{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`)}
+			where := map[string]string{}
+			var whereMu sync.Mutex
+			exec := &Dispatcher{Updater: up, Remote: rem, Store: st, Payload: json.RawMessage(`{}`),
+				Where: func(stage, line string) { whereMu.Lock(); where[stage] = line; whereMu.Unlock() }}
 			p := coordinator.pipeline(t, st, exec)
 			p.Remote = rem
 			res, err := p.Run(ctx, pipeline.RunOptions{Jobs: 2})
@@ -347,6 +350,13 @@ func TestDispatcherMatchesALocalRun(t *testing.T) {
 			for _, r := range res {
 				if r.Outcome != pipeline.Ran {
 					t.Errorf("%s: %s, want ran", r.Stage, r.Outcome)
+				}
+				wantWhere := r.Stage + "@" + r.Version + " ran on test-worker"
+				if r.Stage == "make" && c.shards > 1 {
+					wantWhere += fmt.Sprintf(", its %d parts on test-worker (%d)", c.shards, c.shards)
+				}
+				if where[r.Stage] != wantWhere {
+					t.Errorf("%s: told %q, want %q", r.Stage, where[r.Stage], wantWhere)
 				}
 				wm, err := want.Versions(r.Stage)
 				if err != nil || len(wm) != 1 {

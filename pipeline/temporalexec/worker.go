@@ -181,7 +181,8 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 	if err != nil {
 		return nil, err
 	}
-	if err := wk.pullParts(ctx, t.Stage, req.After); err != nil {
+	partsOn, err := wk.pullParts(ctx, t.Stage, req.After)
+	if err != nil {
 		return nil, err
 	}
 	work, err := os.MkdirTemp("", "mlsched-task-")
@@ -234,7 +235,7 @@ func (wk *Worker) run(ctx context.Context, req Request, progress *heartbeat) (*R
 	if _, err := wk.Remote.UploadFiles(ctx, uploads); err != nil {
 		return nil, err
 	}
-	return &Result{Stage: t.Stage, Version: t.Version, Files: files, Notes: env.Notes, Memo: used, Worker: wk.Name}, nil
+	return &Result{Stage: t.Stage, Version: t.Version, Files: files, Notes: env.Notes, Memo: used, Worker: wk.Name, PartsOn: partsOn}, nil
 }
 
 // pullInputs brings the task's inputs and references into the cache and
@@ -276,33 +277,37 @@ func (wk *Worker) pullInputs(ctx context.Context, t pipeline.Task) (inputs, refs
 
 // pullParts brings the memo entries of the parts whose Results are named
 // into the cache, so that the stage finds them.
-func (wk *Worker) pullParts(ctx context.Context, stage string, results []string) error {
+func (wk *Worker) pullParts(ctx context.Context, stage string, results []string) (partsOn map[string]int, err error) {
 	var keys []string
 	for _, d := range results {
 		b, err := wk.Remote.GetBlob(ctx, d, maxRecord)
 		if err != nil {
-			return fmt.Errorf("a part of %s: %w", stage, err)
+			return nil, fmt.Errorf("a part of %s: %w", stage, err)
 		}
 		res, err := decode[Result](b, "a part's result")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if res.Stage != stage {
-			return fmt.Errorf("a part's result %.16s is %s's, not %s's", d, res.Stage, stage)
+			return nil, fmt.Errorf("a part's result %.16s is %s's, not %s's", d, res.Stage, stage)
 		}
 		keys = append(keys, res.Memo...)
+		if partsOn == nil {
+			partsOn = map[string]int{}
+		}
+		partsOn[res.Worker]++
 	}
 	if len(keys) == 0 {
-		return nil
+		return partsOn, nil
 	}
 	wk.cacheMu.Lock()
 	defer wk.cacheMu.Unlock()
 	unlock, err := wk.Cache.Lock(ctx, "mlsched worker", true, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
-	return wk.Remote.PullMemo(ctx, wk.Cache, stage, keys)
+	return partsOn, wk.Remote.PullMemo(ctx, wk.Cache, stage, keys)
 }
 
 // fetchExtern puts each file outside the store at its relative path
