@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "4eb92a6f6161469d6ea99c388e2a9a7db1e09cd36ac625c230e1e58378556850",
+	"stages/evaluate":            "77572c6faa33009190bc57ca7e4f281d3dda69649b9952e25954e8bbd223bf8d",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "ec0213da806cec9a02cc721f9416b90de17233dd35cd2f1373ba1594a328c50d",
+	"stages/evaluate/fidelity":   "017a74a8defb68904e232b87891e280299d52ee73a6f923f05a0094fb4dcf002",
 	"stages/evaluate/golden":     "ad802f68b122e5d9dbec8672ab5475b47358e4433894803bce57b1d749dd3b2b",
-	"stages/evaluate/learned":    "6f9da8e3edf5750a84dc3381699a197b8e1f4e9202c74957acf8ce417c2635b4",
+	"stages/evaluate/learned":    "06cd143f47f1aad421135f410148f3b02304f7c944b679f21c6c241817b4d13b",
 	"stages/evaluate/report":     "3158d30032d4c0b388d7408058a6f932efc9da7dd78ffe2f38e6eb6ef7ef55fb",
 	"stages/evaluate/section":    "480e669cced8e944cfd3c95cc41e87f97fa84e845740e9b340e1daf7bf2aad50",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",

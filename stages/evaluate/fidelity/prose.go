@@ -444,16 +444,18 @@ func yesNo(b bool) string {
 // contributions, and names the largest.
 func (f *comparison) sourcesText() string {
 	var b strings.Builder
-	b.WriteString("\n### Where the error comes from\n\nWhat the real runs did that the simulator does not model, from each run's dispatch.parquet and runs.parquet: " +
-		"the dispatch overhead from the policy's decision to onnxruntime's Run (run_s − start_s) and the lag before the scheduler noticed a batch's end " +
-		"(noticed_s − end_s), median / P99 over the batches; the measured run time (end_s − run_s) over the time the simulator's service model gives " +
-		"the batch on the real run's own timeline (the profile's mean, slowed by the profiled contention factor for as long as other lanes of the device " +
-		"ran their real batches beside it), each summed over the batches that ran alone throughout and over those that ran beside other lanes at some " +
-		"point (so that a batch weighs by its time, and the mlp's microsecond batches, all fixed cost, do not outvote the rest), the latter with the " +
-		"slowdown the model gave them (their modelled time over their profile means); how late the scheduler handled events due at a time; the pages the lanes' " +
-		"threads faulted in during the batches' runs (memory onnxruntime had not used before, which the profile's warm runs do not pay); and the " +
-		"untimed runs that warmed the lanes' sessions before the run's clock started, each session at its largest batch size until a run faulted " +
-		"no page in (none where an earlier run had warmed them).\n\n")
+	b.WriteString("\n### Where the error comes from\n\n" +
+		"The real runs did things the simulator does not model. Each column measures one of them, from the run's dispatch.parquet and runs.parquet:\n\n" +
+		"- **Dispatch overhead**: from the policy's decision to onnxruntime's Run (run_s − start_s), median / P99 over the batches.\n" +
+		"- **Notice lag**: from a batch's end until the scheduler noticed it (noticed_s − end_s), median / P99.\n" +
+		"- **Run / model**: the measured run time (end_s − run_s) over the time the simulator's model gives the batch on the run's own timeline. " +
+		"The model is the profile's mean, slowed by the profiled contention factor while other lanes of the device ran beside it. " +
+		"Alone sums the batches that ran alone throughout; beside others, those that shared the device at some point. " +
+		"A batch weighs by its time, so the mlp's microsecond batches do not outvote the rest.\n" +
+		"- **Modelled slowdown**: the slowdown the model gave the batches beside others (modelled time over profile means).\n" +
+		"- **Late events** and **lateness**: how late the scheduler handled events due at a given time.\n" +
+		"- **Pages faulted in**: memory the lanes' threads touched for the first time during the runs. The profile's warm runs do not pay for it.\n" +
+		"- **Warm-up**: the untimed runs that warmed each session at its largest batch size before the clock started, until a run faulted no page in.\n\n")
 	t := report.NewTable("run", ">batches", ">dispatch overhead", ">notice lag", ">run / model, alone", ">run / model, beside others", ">modelled slowdown",
 		">late events per job", ">lateness P50 / P99", ">pages faulted in", ">warm-up")
 	for _, r := range f.runs {

@@ -237,7 +237,7 @@ func (l *runs) servingText() string {
 		"batched is a decision of a batch (the call's time over its decisions); a cache hit includes standardising the inputs and " +
 		"computing the key. Only the uncached path is measured here as its target is; the batched and cache-hit targets are benchmark " +
 		"figures (a decision at batch " + strconv.Itoa(targetBatch) + ", the lookup alone), given for scale.\n\n")
-	t = report.NewTable("run", "path", ">decisions", ">P50", ">P99", "the issue's target")
+	t = report.NewTable("run", "path", ">decisions", ">P50", ">P99", "target")
 	var none, inference []string
 	for _, spec := range l.specs {
 		for k := range l.serving[spec] {
