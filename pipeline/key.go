@@ -148,6 +148,16 @@ func readsOf(s *Stage, m *Manifest) ([]File, error) {
 // *outputs*, not versions, enter the key, so an upstream that reran but
 // produced the same content leaves this key unchanged (early cutoff),
 // unless the stage shows its upstreams' versions (ShowsUpstreams).
+// keyFrom is the key of s made from its upstreams' stored versions ms,
+// in s's order (upstreamsOf, then key).
+func (p *Pipeline) keyFrom(s *Stage, ms []*Manifest) (ID, KeyInputs, error) {
+	ups, err := upstreamsOf(s, ms)
+	if err != nil {
+		return ID{}, KeyInputs{}, err
+	}
+	return p.key(s, ups)
+}
+
 func (p *Pipeline) key(s *Stage, ups []Upstream) (ID, KeyInputs, error) {
 	in, err := p.ownInputs(s)
 	if err != nil {

@@ -365,11 +365,7 @@ func (r *runStage) settle() (m *Manifest, res Result, ok bool, err error) {
 		}
 		return m, res, true, nil
 	}
-	ups, err := upstreamsOf(s, r.ups)
-	if err != nil {
-		return nil, res, false, err
-	}
-	r.key, r.in, err = p.key(s, ups)
+	r.key, r.in, err = p.keyFrom(s, r.ups)
 	if err != nil {
 		return nil, res, false, err
 	}

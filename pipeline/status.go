@@ -109,11 +109,7 @@ func (p *Pipeline) Status(targets []string) ([]StageStatus, error) {
 			out = append(out, st)
 			continue
 		}
-		upstreams, err := upstreamsOf(s, ups)
-		if err != nil {
-			return nil, err
-		}
-		key, in, err := p.key(s, upstreams)
+		key, in, err := p.keyFrom(s, ups)
 		if err != nil {
 			return nil, err
 		}
@@ -177,11 +173,7 @@ func (p *Pipeline) pinMoved(s *Stage, m *Manifest, outputs map[string]*Manifest)
 	if len(waiting) > 0 {
 		return waiting, nil
 	}
-	upstreams, err := upstreamsOf(s, ups)
-	if err != nil {
-		return nil, err
-	}
-	key, in, err := p.key(s, upstreams)
+	key, in, err := p.keyFrom(s, ups)
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,7 @@ const testSecret = "s3cr3t-never-shown"
 // byte for byte, and the secret appears in no output and no stored file.
 func TestRemoteSharesVersionsBetweenMachines(t *testing.T) {
 	url := s3Server(t)
-	machine := func() *project {
-		p := newProject(t, "tiny.yaml")
-		p.env = append(awsEnv(t), "MLSCHED_REMOTE="+url)
-		return p
-	}
+	machine := func() *project { return remoteMachine(t, url) }
 	a := machine()
 	out := a.mustCLI("run")
 	for stage, o := range outcomes(out) {
@@ -158,6 +154,14 @@ func TestRemoteOutOfReach(t *testing.T) {
 			t.Errorf("run --no-remote: %s %s, want ran", stage, o)
 		}
 	}
+}
+
+// remoteMachine is a project on tiny.yaml whose remote is url, with the
+// AWS environment that reaches it: one machine of a team.
+func remoteMachine(t *testing.T, url string) *project {
+	p := newProject(t, "tiny.yaml")
+	p.env = append(awsEnv(t), "MLSCHED_REMOTE="+url)
+	return p
 }
 
 // lockOutputs is each stage's output digest in pipeline.lock, one per line.
@@ -285,11 +289,7 @@ func forgeOutput(t *testing.T, p *project, stage string) (version, output string
 // none on the first machine; the remote keeps the first machine's output.
 func TestPushRefusesAConflict(t *testing.T) {
 	url := s3Server(t)
-	machine := func() *project {
-		p := newProject(t, "tiny.yaml")
-		p.env = append(awsEnv(t), "MLSCHED_REMOTE="+url)
-		return p
-	}
+	machine := func() *project { return remoteMachine(t, url) }
 	a, b := machine(), machine()
 	a.mustCLI("run")
 	b.mustCLI("run", "--no-remote")
