@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "8ae60cb101eac420c0e503c47923a5929ccfced2f0f31e82e0dc977124dcf878",
+	"stages/evaluate":            "c3e780b4741de99170ac5d050ce7222b86c4bf5cefb7a4580f7fdc2b869db379",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "01195e7d42a8fe67b1b5ff81480669014284e9a6ed38dcac61ac57831a714d9a",
+	"stages/evaluate/fidelity":   "c766ba8b46b31d22dec9bddf3ac7f4df3dd01641f0dd50f9bcffb64e60b8d2ed",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":    "a6f4ab3812e81c0a45f02d632f6cbe4172fa68ff61e475db329758b5212e76b5",
+	"stages/evaluate/learned":    "b23d0050198594979c5ad374e7a72bc77f4aa2d896c37df62526b69116513318",
 	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/section":    "1837100c4ff3de07c6ce1c9170868f2d025bde1177063569d00ad1b08a4b562d",
+	"stages/evaluate/section":    "2563daa43536c4a5624a2ba99e088a2e294c238b8adf05a78941f4fece1e3126",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "40dc74104d607fd36d4d2cc54cfa0396b3d4ddee575d11bebdf8da9a8833d034",
