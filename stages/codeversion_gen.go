@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "c3e780b4741de99170ac5d050ce7222b86c4bf5cefb7a4580f7fdc2b869db379",
+	"stages/evaluate":            "a0f0e0bad9829f73bc5dcca5cdd58e95c87fd8b5d88f6aba16a1180c791043f5",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "c766ba8b46b31d22dec9bddf3ac7f4df3dd01641f0dd50f9bcffb64e60b8d2ed",
+	"stages/evaluate/fidelity":   "677cfd2ed29bb2ca41ed57d8acb80c7eaa8747886970efaf9d83fa69fa82cf1e",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":    "b23d0050198594979c5ad374e7a72bc77f4aa2d896c37df62526b69116513318",
+	"stages/evaluate/learned":    "0961e2c84b4ce0cad369ab2c7e5e52bab535c7b79f825d1feb9a9182ce0b99af",
 	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/section":    "2563daa43536c4a5624a2ba99e088a2e294c238b8adf05a78941f4fece1e3126",
+	"stages/evaluate/section":    "94c7e3d3fae9c36503ee1d745597338a54cea9d826ccf8bac508f88c4d40e28a",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "40dc74104d607fd36d4d2cc54cfa0396b3d4ddee575d11bebdf8da9a8833d034",
@@ -20,7 +20,7 @@ var codeVersions = map[string]string{
 	"stages/lib/metrics":         "f1b247e804a4a8ba336ba9911d9f2d3e9c1c9cd41ebedf40fdde8f65c983f82c",
 	"stages/lib/ort":             "616cf99e6c92b37fa77ccec9f8c226459348675a579a9780e8f549a0f9d018d1",
 	"stages/lib/ort/orttest":     "fc3d75779d4c1f86e925b5f6b121e2f57a68fd48f76d4e5559db624a308c57a3",
-	"stages/lib/outputanalysis":  "33b6800e941883bdca4376e80d85447e3816ec86c23d0ad8b5f3eb07a1a4b9f1",
+	"stages/lib/outputanalysis":  "39a90e41dbd902295b3dbbe60427e62ebe2bb68072740db844e9405bff27144a",
 	"stages/lib/placementnet":    "465b97df325e2aa8c4415cb13f94d3ff75791417c7925033ed3bb12ff4c58714",
 	"stages/lib/policy":          "9b958ecbd7e7e9ada7e6f8fede6b5ac627fc567671b6858514e3fba9288753f9",
 	"stages/lib/predictor":       "4196919251d85aa4abbe87d6c29da86630d8fd35b9f30def6afc4954c9246df0",
