@@ -183,7 +183,7 @@ func (c *diffContext) version(ver string) (run, error) {
 	if err != nil {
 		return run{}, err
 	}
-	return run{name: "in " + displayPath(l.p.Store.Location()), store: l.p.Store, m: m}, nil
+	return run{name: "in the store " + displayPath(l.p.Store.Location()), store: l.p.Store, m: m}, nil
 }
 
 // file is the run a lock file records, or a config's last run: the one
