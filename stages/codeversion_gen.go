@@ -12,7 +12,7 @@ var codeVersions = map[string]string{
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
 	"stages/evaluate/learned":    "0961e2c84b4ce0cad369ab2c7e5e52bab535c7b79f825d1feb9a9182ce0b99af",
 	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/rundiff":    "86f67be8a88a5791f7d14a0348fccf7882fa4c1d916f2f590cd2271994a6c610",
+	"stages/evaluate/rundiff":    "4fd248fa6fd46f737be0393f82ee20138886acc8245bf06784bf1449e8371603",
 	"stages/evaluate/section":    "94c7e3d3fae9c36503ee1d745597338a54cea9d826ccf8bac508f88c4d40e28a",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",

@@ -262,7 +262,7 @@ func (c *diffContext) recorded(path string, lf *pipeline.LockFile, store, name s
 // version's manifest, and the confidence of its intervals.
 func readRun(r run) (rundiff.Run, error) {
 	m := r.m
-	out := rundiff.Run{Name: r.name, Version: m.Version}
+	out := rundiff.Run{Name: r.name, Version: shortVersion(m.Version)}
 	var cfg struct {
 		Confidence float64 `json:"confidence"`
 	}
@@ -325,7 +325,7 @@ func compareStages(a, b run) []rundiff.Stage {
 	var out []rundiff.Stage
 	for _, n := range names {
 		la, lb := chainA[n], chainB[n]
-		s := rundiff.Stage{Name: n, A: la.version, B: lb.version}
+		s := rundiff.Stage{Name: n, A: shortVersion(la.version), B: shortVersion(lb.version)}
 		switch {
 		case la.version == "":
 			s.Changes = []string{"only in B"}

@@ -10,18 +10,6 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 )
 
-// short is how a version is shown: its first 8 digits, as run's lines
-// show it.
-func short(v string) string {
-	if len(v) > 8 {
-		return v[:8]
-	}
-	if v == "" {
-		return "–"
-	}
-	return v
-}
-
 // changes are a stage's changes as the table shows them: "same" for a
 // stage of one version in both runs.
 func (s Stage) changes() []string {
@@ -37,15 +25,15 @@ func (s Stage) changes() []string {
 func (d *Diff) Text(w io.Writer) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "A\tevaluate@%s\t%s\n", short(d.A.Version), d.A.Name)
-	fmt.Fprintf(tw, "B\tevaluate@%s\t%s\n", short(d.B.Version), d.B.Name)
+	fmt.Fprintf(tw, "A\tevaluate@%s\t%s\n", d.A.Version, d.A.Name)
+	fmt.Fprintf(tw, "B\tevaluate@%s\t%s\n", d.B.Version, d.B.Name)
 	fmt.Fprintln(tw)
 	tw.Flush()
 	fmt.Fprintln(tw, "STAGE\tA\tB\tWHAT DIFFERS IN B")
 	for _, s := range d.Stages {
 		for i, c := range s.changes() {
 			if i == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, short(s.A), short(s.B), c)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.A, s.B, c)
 			} else {
 				fmt.Fprintf(tw, "\t\t\t%s\n", c)
 			}
@@ -82,12 +70,12 @@ func (d *Diff) Text(w io.Writer) error {
 // through report.Escape; a significant difference is set in bold.
 func (d *Diff) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### evaluate@%s → evaluate@%s\n\n", short(d.A.Version), short(d.B.Version))
+	fmt.Fprintf(&b, "### evaluate@%s → evaluate@%s\n\n", d.A.Version, d.B.Version)
 	fmt.Fprintf(&b, "A is evaluate@%s (%s), B is evaluate@%s (%s).\n\n",
-		short(d.A.Version), report.Escape(d.A.Name), short(d.B.Version), report.Escape(d.B.Name))
+		d.A.Version, report.Escape(d.A.Name), d.B.Version, report.Escape(d.B.Name))
 	st := report.NewTable("stage", "A", "B", "what differs in B")
 	for _, s := range d.Stages {
-		st.Add(report.Escape(s.Name), short(s.A), short(s.B), report.Escape(strings.Join(s.changes(), "; ")))
+		st.Add(report.Escape(s.Name), s.A, s.B, report.Escape(strings.Join(s.changes(), "; ")))
 	}
 	b.WriteString(st.String())
 	if len(d.Policies) > 0 {

@@ -28,7 +28,7 @@ type Run struct {
 	// Name says how the user named the run, or how it was found: a
 	// lock file, a config, "the newest evaluate version in data".
 	Name string
-	// Version is its evaluate version.
+	// Version is its evaluate version, as the command shows versions.
 	Version string
 	// Confidence is the coverage of its intervals (evaluate.confidence);
 	// 0 where it is not known.
@@ -41,7 +41,8 @@ type Run struct {
 // inputs differ from A's.
 type Stage struct {
 	Name string
-	// A and B are its versions in each run; "" where a run has none.
+	// A and B are its versions in each run, as the command shows
+	// versions.
 	A, B string
 	// Changes say how B's version's inputs differ from A's, in words
 	// (pipeline.InputChanges), or why they cannot be compared.

@@ -76,11 +76,11 @@ func TestCompareVerdicts(t *testing.T) {
 }
 
 func TestCompareRuns(t *testing.T) {
-	a := Run{Name: "first.lock", Version: "aaaaaaaa11", Confidence: 0.9, Rows: []section.MetricRow{
+	a := Run{Name: "first.lock", Version: "aaaaaaaa", Confidence: 0.9, Rows: []section.MetricRow{
 		meanLatency("fifo", 0.010, 0.001), meanLatency("edf", 0.010, 0.001), meanLatency("random", 0.010, 0.001)}}
-	b := Run{Name: "pipeline.lock", Version: "bbbbbbbb22", Confidence: 0.95, Rows: []section.MetricRow{
+	b := Run{Name: "pipeline.lock", Version: "bbbbbbbb", Confidence: 0.95, Rows: []section.MetricRow{
 		meanLatency("edf", 0.001, 0.0001), meanLatency("fifo", 0.010, 0.001), meanLatency("a|b*", 0.010, 0.001)}}
-	d := Compare(a, b, []Stage{{Name: "generate", A: "1111111122", B: "1111111122"}, {Name: "evaluate", A: a.Version, B: b.Version, Changes: []string{"config evaluate.confidence: 0.9 → 0.95"}}})
+	d := Compare(a, b, []Stage{{Name: "generate", A: "11111111", B: "11111111"}, {Name: "evaluate", A: a.Version, B: b.Version, Changes: []string{"config evaluate.confidence: 0.9 → 0.95"}}})
 
 	var names []string
 	for _, p := range d.Policies {
