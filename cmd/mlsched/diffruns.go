@@ -67,6 +67,7 @@ type diffContext struct {
 	l *loaded
 }
 
+// loaded is the config, loaded at the first call.
 func (c *diffContext) loaded() (*loaded, error) {
 	if c.l == nil {
 		l, err := c.a.load()
