@@ -205,7 +205,16 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 		}
 		cur = &own
 	}
-	old := ref.Inputs
+	return InputChanges(s.Name, &ref.Inputs, cur), nil
+}
+
+// InputChanges says in words how the inputs cur of stage differ from
+// old, one line per difference, as status and run give their reasons:
+// "code changed", "seed changed: 1 → 3", "config generate.eval.jobs: 1000
+// → 500", "upstream generate changed (old version → new)". The upstreams
+// are compared only when cur has them (a stage whose upstream outputs are
+// not known yet has none).
+func InputChanges(stage string, old, cur *KeyInputs) []string {
 	var why []string
 	if old.Code != cur.Code {
 		why = append(why, "code changed")
@@ -240,7 +249,7 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 		why = append(why, fmt.Sprintf("references changed: [%s] → [%s]", strings.Join(was, ", "), strings.Join(now, ", ")))
 	}
 	for _, ch := range config.Diff(old.Config, cur.Config) {
-		why = append(why, "config "+s.Name+"."+ch.String())
+		why = append(why, "config "+stage+"."+ch.String())
 	}
 	if cur.Upstream != nil {
 		prev := map[string]Upstream{}
@@ -259,7 +268,7 @@ func (p *Pipeline) explain(s *Stage, ref *Manifest, cur *KeyInputs) ([]string, e
 			}
 		}
 	}
-	return why, nil
+	return why
 }
 
 func shortOr(s, def string) string {

@@ -6,13 +6,14 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "77572c6faa33009190bc57ca7e4f281d3dda69649b9952e25954e8bbd223bf8d",
+	"stages/evaluate":            "93b1c9127f47a5ab499a2e10dbde572b59f7ecd48ad9d876ab7720ae87321ce9",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "017a74a8defb68904e232b87891e280299d52ee73a6f923f05a0094fb4dcf002",
+	"stages/evaluate/fidelity":   "bb17d584e04634e54b1d1a7a21a62f2741dbdc628b68f081407879e595582406",
 	"stages/evaluate/golden":     "ad802f68b122e5d9dbec8672ab5475b47358e4433894803bce57b1d749dd3b2b",
-	"stages/evaluate/learned":    "06cd143f47f1aad421135f410148f3b02304f7c944b679f21c6c241817b4d13b",
+	"stages/evaluate/learned":    "7d3d0b898106a1028807a4db6d0d64160addd1aa2c755211526d593604479ba7",
 	"stages/evaluate/report":     "3158d30032d4c0b388d7408058a6f932efc9da7dd78ffe2f38e6eb6ef7ef55fb",
-	"stages/evaluate/section":    "480e669cced8e944cfd3c95cc41e87f97fa84e845740e9b340e1daf7bf2aad50",
+	"stages/evaluate/rundiff":    "4052125fdf6dffaea3a8b8a8f111995712d300b2cd41c4ee3bae371747dfff06",
+	"stages/evaluate/section":    "0198cc5d9459f3b5d3ef002b26fbc7b5eaf9a473700ff50e9a02bb7b9e833a61",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "da5f68ce882452523b16fc9ef0dbce1e1a1b6bb49a5aabf46418286d1dcd2164",
@@ -20,7 +21,7 @@ var codeVersions = map[string]string{
 	"stages/lib/metrics":         "f1b247e804a4a8ba336ba9911d9f2d3e9c1c9cd41ebedf40fdde8f65c983f82c",
 	"stages/lib/ort":             "616cf99e6c92b37fa77ccec9f8c226459348675a579a9780e8f549a0f9d018d1",
 	"stages/lib/ort/orttest":     "fc3d75779d4c1f86e925b5f6b121e2f57a68fd48f76d4e5559db624a308c57a3",
-	"stages/lib/outputanalysis":  "33b6800e941883bdca4376e80d85447e3816ec86c23d0ad8b5f3eb07a1a4b9f1",
+	"stages/lib/outputanalysis":  "39a90e41dbd902295b3dbbe60427e62ebe2bb68072740db844e9405bff27144a",
 	"stages/lib/placementnet":    "465b97df325e2aa8c4415cb13f94d3ff75791417c7925033ed3bb12ff4c58714",
 	"stages/lib/policy":          "9b958ecbd7e7e9ada7e6f8fede6b5ac627fc567671b6858514e3fba9288753f9",
 	"stages/lib/predictor":       "c80462ce9cec8f10137fbd8065904401ee5ee08c6528b9d521d9450aee685f05",

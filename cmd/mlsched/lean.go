@@ -77,6 +77,11 @@ func (a *app) temporalExecutor(context.Context, *loaded, temporalFlags, func(str
 	return nil, a.handOver("--executor temporal")
 }
 
+// diff reads metrics.parquet, which the lean build cannot (see diffCmd).
+func (a *app) diff([]string, bool) error {
+	return a.handOver("mlsched diff")
+}
+
 // handedOver is a command of the full build: this one hands it over whole.
 func (a *app) handedOver(use, short string) *cobra.Command {
 	return &cobra.Command{

@@ -396,6 +396,24 @@ func checkMetrics(t *testing.T, out string, sched schedule.Config, cfg Config) {
 		if r := find(section.ScopePolicy, p, "", "slo_violation", 0); r != nil && !(r.Value >= 0 && r.Value <= 1) {
 			t.Errorf("%s: SLO violation rate %v", p, r.Value)
 		}
+		// Every objective's row carries the estimate the report gives,
+		// with its interval where it has one (mlsched diff reads them).
+		for _, o := range section.Objectives() {
+			scope, class, metric := o.Where()
+			i := slices.IndexFunc(rows, func(r MetricRow) bool {
+				return r.Scope == scope && r.Policy == p && r.Class == class && r.Metric == metric
+			})
+			switch {
+			case i < 0 && scope == section.ScopeClass:
+				// A workload without the class has no row of it.
+			case i < 0:
+				t.Errorf("%s: no %s row %s", p, scope, metric)
+			case rows[i].Lo == nil || rows[i].Hi == nil:
+				t.Errorf("%s: %s (%s %s %s) has no interval", p, o.Name, scope, class, metric)
+			case sched.Replications > 1 && !(*rows[i].Lo <= rows[i].Value && rows[i].Value <= *rows[i].Hi):
+				t.Errorf("%s: %s %v outside its interval %v … %v", p, o.Name, rows[i].Value, *rows[i].Lo, *rows[i].Hi)
+			}
+		}
 		for _, b := range cfg.Baselines {
 			if b != p {
 				find(section.ScopeDifference, p, b, "mean_e2e_s", 0)

@@ -86,6 +86,7 @@ func metricRows(policies []string, results []section.Result, b metrics.Bounds, a
 	}
 	for i, p := range policies {
 		s := results[i].Summary
+		first := len(rows)
 		pr := MetricRow{Scope: section.ScopePolicy, Policy: p}
 		add := func(metric string, v float64) {
 			r := pr
@@ -94,17 +95,11 @@ func metricRows(policies []string, results []section.Result, b metrics.Bounds, a
 		}
 		add("jobs", float64(s.Jobs))
 		add("rejected", float64(s.Rejected))
-		for _, r := range latencyRows(pr, "e2e", s.E2E) {
-			if r.Metric == metrics.MetricP99E2E || r.Metric == metrics.MetricMeanE2E {
-				iv := a.Estimate(i, r.Metric)
-				r.Value, r.Lo, r.Hi = iv.Mean, new(iv.Lo), new(iv.Hi)
-			}
-			rows = append(rows, r)
-		}
+		rows = append(rows, latencyRows(pr, "e2e", s.E2E)...)
 		rows = append(rows, latencyRows(pr, "wait", s.Wait)...)
 		rows = append(rows, latencyRows(pr, "service", s.Service)...)
-		add("slo_violation", s.SLOViolation)
-		add("goodput_jobs_per_s", s.Goodput)
+		add(metrics.MetricSLOViolation, s.SLOViolation)
+		add(section.MetricGoodputRate, s.Goodput)
 		add("throughput_jobs_per_s", s.Throughput)
 		add("throughput_samples_per_s", s.SampleThroughput)
 		add("makespan_s", s.Makespan)
@@ -120,9 +115,9 @@ func metricRows(policies []string, results []section.Result, b metrics.Bounds, a
 			rows = append(rows, latencyRows(cr, "e2e", c.E2E)...)
 			rows = append(rows, latencyRows(cr, "wait", c.Wait)...)
 			rows = append(rows, latencyRows(cr, "service", c.Service)...)
-			r.Metric, r.Value = "slo_violation", c.SLOViolation
+			r.Metric, r.Value = metrics.MetricSLOViolation, c.SLOViolation
 			rows = append(rows, r)
-			r.Metric, r.Value = "goodput_jobs_per_s", c.Goodput
+			r.Metric, r.Value = section.MetricGoodputRate, c.Goodput
 			rows = append(rows, r)
 		}
 		for _, d := range s.Devices {
@@ -140,6 +135,22 @@ func metricRows(policies []string, results []section.Result, b metrics.Bounds, a
 			r = MetricRow{Scope: section.ScopeDifference, Policy: p, Baseline: d.Baseline, Metric: "ratio_" + d.Metric, Value: d.Ratio}
 			rows = append(rows, r)
 		}
+		estimates(rows[first:], i, a)
 	}
 	return rows
+}
+
+// estimates gives each objective's row among rows, policy i's
+// (Objective.Where), the analysis's estimate and its interval, as the
+// report's tables give them; NaN bounds where the estimate has none.
+func estimates(rows []MetricRow, i int, a *section.Analysis) {
+	for _, o := range section.Objectives() {
+		scope, class, metric := o.Where()
+		for k := range rows {
+			if r := &rows[k]; r.Scope == scope && r.Class == class && r.Metric == metric {
+				iv := a.Estimate(i, o.Diff)
+				r.Value, r.Lo, r.Hi = iv.Mean, new(iv.Lo), new(iv.Hi)
+			}
+		}
+	}
 }

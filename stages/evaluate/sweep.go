@@ -180,9 +180,9 @@ const (
 	metricMeanE2E        = "mean_e2e_s"
 	metricP99E2E         = "p99_e2e_s"
 	metricThroughput     = "throughput_jobs_per_s"
-	metricGoodput        = "goodput_jobs_per_s"
+	metricGoodput        = section.MetricGoodputRate
 	metricScheduleLoad   = "schedule_load"
-	metricSustained      = "sustained_load"
+	metricSustained      = section.MetricSustainedLoad
 	metricFailed         = "failed_load"
 	metricSearchPoints   = "search_points"
 	metricSustainedRatio = "sustained_load_ratio"

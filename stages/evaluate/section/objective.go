@@ -49,6 +49,29 @@ func ObjectiveOf(diff string) (o Objective, ok bool) {
 	return Objective{}, false
 }
 
+// The names metrics.parquet gives a policy's goodput and sustained load,
+// where an objective's Diff is not the row's metric (see Where).
+const (
+	MetricGoodputRate   = "goodput_jobs_per_s"
+	MetricSustainedLoad = "sustained_load"
+)
+
+// Where says which row of metrics.parquet holds a policy's estimate of
+// the objective, with its interval: the policy's own row (ScopePolicy) of
+// metric Diff, but for the interactive SLO violations the interactive
+// class's slo_violation (ScopeClass), and for the goodput the policy's
+// goodput_jobs_per_s. The stage writes the rows there and mlsched diff
+// reads them back, so the two never disagree on where a number is.
+func (o Objective) Where() (scope, class, metric string) {
+	switch o.Diff {
+	case metrics.MetricInteractiveSLOViolation:
+		return ScopeClass, generatespec.ClassInteractive, metrics.MetricSLOViolation
+	case metrics.MetricGoodput:
+		return ScopePolicy, "", MetricGoodputRate
+	}
+	return ScopePolicy, "", o.Diff
+}
+
 // Headline are the objectives a paired comparison states: those with a
 // paired interval (the makespan has none).
 func Headline() []Objective {

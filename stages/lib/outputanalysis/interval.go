@@ -22,6 +22,9 @@ const (
 	// MethodBatchMeans is the Student t interval over the non-overlapping
 	// batch means of one long run.
 	MethodBatchMeans = "non-overlapping batch means of one run"
+	// MethodIndependent is the difference of two estimates from
+	// independent experiments, the two half-widths combined in quadrature.
+	MethodIndependent = "difference of independent estimates, half-widths in quadrature"
 )
 
 // Interval is a point estimate with its confidence interval. Lo and Hi are
@@ -84,6 +87,28 @@ func PairedTInterval(a, b []float64, confidence float64) (Interval, error) {
 	iv := TInterval(d, confidence)
 	iv.Method = MethodPairedT
 	return iv, nil
+}
+
+// IndependentDifference is b − a for two estimates from independent
+// experiments (two runs of the pipeline, each with its own replications),
+// with an interval whose half-width is the two half-widths combined in
+// quadrature, √(h_a² + h_b²): the variance of a difference of independent
+// estimates is the sum of theirs, and in the normal approximation each
+// half-width is the same quantile times its standard error. a and b must
+// have the same confidence. Against Welch's approximate-t interval for
+// two systems simulated independently (Law 2015, ch. 10, §10.2.2, the
+// modified two-sample-t interval; B. L. Welch, The significance of the
+// difference between two means when the population variances are
+// unequal, Biometrika 29, 1938) it is conservative when both estimates
+// rest on the same number of replications: Welch's degrees of freedom
+// are then at least each estimate's, so its t quantile is at most theirs.
+// Lo and Hi are NaN where either estimate has no interval.
+func IndependentDifference(a, b Interval) Interval {
+	d := Interval{Mean: b.Mean - a.Mean, Lo: math.NaN(), Hi: math.NaN(), N: min(a.N, b.N), Method: MethodIndependent}
+	if h := math.Hypot(a.HalfWidth(), b.HalfWidth()); !math.IsNaN(h) && !math.IsInf(h, 0) {
+		d.Lo, d.Hi = d.Mean-h, d.Mean+h
+	}
+	return d
 }
 
 // meanSD is the mean of x and its sample standard deviation (NaN for one
