@@ -25,11 +25,11 @@ const (
 	// it, so every busy tick is another's. A second holds /proc/stat's
 	// tick (a hundredth of a second) to half a percent of two cores.
 	quietWait = time.Second
-	// The reference computation: a referenceN×referenceN float64 product
-	// (4.2 million operations, a few milliseconds on one core), timed
-	// referenceRuns times after one untimed run. Pure Go on one goroutine,
-	// it times only whether this process got a core when it asked.
-	referenceN    = 128
+	// The reference computation (profilespec.ReferenceN) is timed
+	// referenceRuns times after one untimed run. Pure Go on one
+	// goroutine, it times only whether this process got a core when it
+	// asked.
+	referenceN    = profilespec.ReferenceN
 	referenceRuns = 5
 	// minShareInterval is the shortest interval whose shares are taken:
 	// 20 ticks of two cores, a share to 5%. A shorter one (an mlp's

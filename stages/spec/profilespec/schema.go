@@ -199,11 +199,16 @@ type MachineRow struct {
 	SelfCPU   float64 `parquet:"self_cpu"`
 	Steal     float64 `parquet:"steal"`
 	// ReferenceS is the median of five timings of a fixed computation
-	// (a 128×128 float64 product in pure Go, on one goroutine), taken
-	// after the observation: over the profile its spread says whether
-	// this process got a core when it asked.
+	// (a ReferenceN×ReferenceN float64 product in pure Go, on one
+	// goroutine), taken after the observation: over the profile its
+	// spread says whether this process got a core when it asked.
 	ReferenceS float64 `parquet:"reference_s"`
 }
+
+// ReferenceN is the size of MachineRow's reference computation, a
+// ReferenceN×ReferenceN float64 product: 4.2 million operations, a few
+// milliseconds on one core.
+const ReferenceN = 128
 
 // DuringBefore is the During of machine.parquet's first row: the idle
 // wait before the profile measured anything.
