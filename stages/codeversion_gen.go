@@ -6,13 +6,13 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "7a535bf6543abe37736289acc927352b8f4ff9aa8f76bc0cd1e2e86c6b17146f",
+	"stages/evaluate":            "038c276f39ce8a75102fe2b8bc98b705620e3e2b0a907c1ece71c95343097527",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "01195e7d42a8fe67b1b5ff81480669014284e9a6ed38dcac61ac57831a714d9a",
+	"stages/evaluate/fidelity":   "e47dfbe08808c71af2e1356284a6977427d197d5d7ef72d17c63e76354810b62",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",
-	"stages/evaluate/learned":    "a6f4ab3812e81c0a45f02d632f6cbe4172fa68ff61e475db329758b5212e76b5",
+	"stages/evaluate/learned":    "e23a9eb04476ecb172a98057e96834e3c5b20c9744b3660d3322f00915fcdc30",
 	"stages/evaluate/report":     "11ad1c7bb4c49bf942e34b6957ff98367ad5f2c7fc9ecf243e4942c50f895a11",
-	"stages/evaluate/section":    "1837100c4ff3de07c6ce1c9170868f2d025bde1177063569d00ad1b08a4b562d",
+	"stages/evaluate/section":    "06d6c57ef04d18b9d7d97876a44c5a4d536fd3e534d478c9791fdde636b0d97d",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "6d1cf04b5e9e576db397ada5514748d15487c0d00ed0ebcde2482c0c1a725bed",
