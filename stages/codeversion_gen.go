@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "038c276f39ce8a75102fe2b8bc98b705620e3e2b0a907c1ece71c95343097527",
+	"stages/evaluate":            "631f728cb8afc6553287562347670271175ba93a5fe186a171f13c3ef5a77e92",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":   "e47dfbe08808c71af2e1356284a6977427d197d5d7ef72d17c63e76354810b62",
 	"stages/evaluate/golden":     "7fa53afaa6eff60d786d98697c91faa515834acedeb8c4b76261988f74327ba7",

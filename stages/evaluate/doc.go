@@ -66,8 +66,9 @@
 // of a second or more (the idle second before it included), above 10%;
 // the share a hypervisor stole, judged alike, above 2%; the 1-minute load
 // average before the profile above half the cores (once the profile runs
-// the load average counts its own sessions); or the reference timing's
-// slowest median more than 1.25× its fastest. A profile without the file
+// the load average counts its own sessions); or the reference timing
+// over 1.25× its fastest at a fifth of the observations or more (one
+// slow observation is a moment's neighbour). A profile without the file
 // (an older one) gets a sentence saying it did not record it, an
 // imported one nothing. metrics.parquet holds the figures (scope
 // machine) and the verdict (busy, 1 or 0).

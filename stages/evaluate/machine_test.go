@@ -90,16 +90,22 @@ func TestMachineThresholds(t *testing.T) {
 			r[2].Load1 = 3
 			return r
 		}, nil, []string{"the load average was 0.2 before it started"}},
-		{"reference spread", func(r []profilespec.MachineRow) []profilespec.MachineRow {
+		// One observation in four is a quarter of them.
+		{"a slow reference timing of four", func(r []profilespec.MachineRow) []profilespec.MachineRow {
 			r[2].ReferenceS = 1.9 * ms
 			return r
-		}, []string{"The reference timing varied 1.92× over the profile (990 µs to 1.9 ms)."}, nil},
+		}, []string{"The reference timing took over 1.25× its fastest (990 µs) at 1 of 4 observations, up to 1.92×."}, nil},
+		// One in six is a moment's neighbour, not a busy machine.
+		{"a slow reference timing of six", func(r []profilespec.MachineRow) []profilespec.MachineRow {
+			r[2].ReferenceS = 1.9 * ms
+			return append(r, observation("matmul 512", 0.5, 1.1, 0.02, 0, 1.01), observation("contention round 2", 2, 1.1, 0.02, 0, 1.0))
+		}, nil, []string{"the reference timing varied 1.92× (over 1.25× its fastest at 1 of 6 observations)."}},
 		{"everything at once, in order", func(r []profilespec.MachineRow) []profilespec.MachineRow {
 			r[0].Load1, r[2].OthersCPU, r[2].Steal, r[2].ReferenceS = 10.2, 0.8, 0.05, 2*ms
 			return r
 		}, []string{"**The profile was measured on a busy machine.** Other processes used 57.7% of the 2 cores while it measured (80.0% during resnet18 fp32 threads 1). " +
 			"A hypervisor stole 3.6% of the cores' time while it measured. The load average was 10.2 on the 2 cores before it started. " +
-			"The reference timing varied 2.02× over the profile (990 µs to 2 ms). Its timings are a busy machine's, and every simulated result inherits them: " +
+			"The reference timing took over 1.25× its fastest (990 µs) at 1 of 4 observations, up to 2.02×. Its timings are a busy machine's, and every simulated result inherits them: " +
 			"run the profile again on a quiet machine (`mlsched run --force profile`)."}, nil},
 		{"no /proc", func(r []profilespec.MachineRow) []profilespec.MachineRow {
 			for i := range r {
@@ -129,7 +135,7 @@ func TestMachineThresholds(t *testing.T) {
 					t.Errorf("section lacks %q:\n%s", w, md)
 				}
 			}
-			if !strings.Contains(md, "The report warns past 10.0% of the cores used by others (over the profile, or in any second of it), 2.0% stolen, a load average above 1 before the profile (0.5 a core)") {
+			if !strings.Contains(md, "The report warns past 10.0% of the cores used by others (over the profile, or in any second of it), 2.0% stolen, a load average above 1 before the profile (0.5 a core), or a reference timing over 1.25× its fastest at 20.0% of the observations or more") {
 				t.Errorf("section lacks the thresholds:\n%s", md)
 			}
 			busy := slices.IndexFunc(m.metricRows(), func(r MetricRow) bool { return r.Metric == "busy" })
