@@ -209,6 +209,7 @@ func evaluateCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 			Jobs:          ins[stages.Generate].Path(generatespec.JobsFile(generatespec.WorkloadEval)),
 			Workloads:     evalWorkloads(cfg, ins[stages.Generate]),
 			Samples:       ins[stages.Profile].Path(profilespec.SamplesFile),
+			Machine:       ins[stages.Profile].Path(profilespec.MachineFile),
 			Train:         ins[stages.Train].Dir,
 			ScheduleNotes: sm.Notes,
 		}

@@ -27,7 +27,7 @@ func TestProfileMeasuresThisMachine(t *testing.T) {
 		t.Fatalf("run profile: %v", got)
 	}
 	show := p.mustCLI("show", "profile")
-	for _, want := range []string{"note     onnxruntime: 1.24", "note     cpu:", "samples.parquet", "summary.parquet", "resnet18.onnx"} {
+	for _, want := range []string{"note     onnxruntime: 1.24", "note     cpu:", "samples.parquet", "summary.parquet", "machine.parquet", "resnet18.onnx"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show profile lacks %q:\n%s", want, show)
 		}

@@ -198,6 +198,15 @@ func TestRealRunEndToEnd(t *testing.T) {
 			t.Errorf("report.md has no %q", want)
 		}
 	}
+	// The profile measured this machine, and the report says how busy it
+	// was, whichever it was: quiet, or busy with a warning atop the Summary.
+	_, profile, _ := strings.Cut(string(report), "## Profile\n\n")
+	quiet := strings.HasPrefix(profile, "The machine was quiet while the profile measured: other processes used ")
+	busy := strings.HasPrefix(profile, "**The profile was measured on a busy machine.** ") &&
+		strings.Contains(string(report), "## Summary\n\n**The profile was measured on a busy machine.** ")
+	if quiet == busy {
+		t.Errorf("the Profile section does not open with how busy the machine was:\n%.600s", profile)
+	}
 	if got := outcomes(p.mustCLI("run", "--force", "evaluate")); got["schedule"] != "cached" {
 		t.Errorf("rerun: %v; the real runs must not run again", got)
 	}

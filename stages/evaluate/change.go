@@ -95,6 +95,7 @@ var scopeTitles = []struct{ scope, title string }{
 	{section.ScopeSustained, "Sustained load"},
 	{section.ScopeBound, "Lower bounds"},
 	{section.ScopeProfile, "Profile"},
+	{section.ScopeMachine, "Machine while profiled"},
 	{section.ScopePredictor, "Predictor"},
 	{section.ScopePlacement, "Placement network"},
 	{section.ScopeLearned, "Learned decisions"},

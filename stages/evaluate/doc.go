@@ -52,6 +52,27 @@
 // evaluate.objective, with its margin over the strongest baseline and the
 // confidence, or says which policies cannot be told apart.
 //
+// # How busy the profiled machine was
+//
+// Every service time the simulator draws is one the profile measured, so
+// a profile measured beside other work makes every result a busy
+// machine's. When the profile recorded how busy the machine was
+// (machine.parquet; package profile says how), the Profile section says
+// so: one line of the figures on a quiet machine, and on a busy one a
+// warning with the figures and a table of every observation; the same
+// warning then opens the Summary, before the recommendation. The machine
+// is busy when any of these passes its threshold (machine.go): the share
+// of all cores other processes used over the profile, or in any interval
+// of a second or more (the idle second before it included), above 10%;
+// the share a hypervisor stole, judged alike, above 2%; the 1-minute load
+// average before the profile above half the cores (once the profile runs
+// the load average counts its own sessions); or the reference timing
+// over 1.25× its fastest at a fifth of the observations or more (one
+// slow observation is a moment's neighbour). A profile without the file
+// (an older one) gets a sentence saying it did not record it, an
+// imported one nothing. metrics.parquet holds the figures (scope
+// machine) and the verdict (busy, 1 or 0).
+//
 // Traces are read column by column and released once summarized; what
 // stays is each policy's per-job series (latency, SLO misses) for the
 // analysis, a few numbers a job.
@@ -137,7 +158,8 @@
 //
 // metrics.parquet holds every number of the report in long form
 // (MetricRow): scope (policy, class, device, difference, replications,
-// replication_difference, sweep, sustained, bound, profile, the trained
+// replication_difference, sweep, sustained, bound, profile, machine: how
+// busy the profiled machine was, the trained
 // models' headline numbers, predictor and placement, learned: each
 // learned spec's serving counts and its differences from its
 // counterparts, and fidelity: each real run against its simulation and

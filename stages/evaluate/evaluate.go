@@ -24,6 +24,10 @@ type Inputs struct {
 	Schedule string
 	// Jobs is generate's eval workload; Samples the profile's samples.
 	Jobs, Samples string
+	// Machine is the profile's machine.parquet, how busy the machine was
+	// while it measured: a profile that measured nothing, or was made
+	// before the file was, has none (the path names no file, or is empty).
+	Machine string
 	// Workloads, if not empty, lists each replication's eval workload,
 	// from the first (which is Jobs); a replication beyond it ran Jobs.
 	Workloads []string
@@ -125,6 +129,7 @@ func summarize(ctx context.Context, cfg Config, in Inputs, out Output) (*section
 		Config:          cfg,
 		Schedule:        in.Schedule,
 		Samples:         in.Samples,
+		Machine:         in.Machine,
 		Train:           in.Train,
 		ScheduleNotes:   in.ScheduleNotes,
 		Previous:        in.Previous,

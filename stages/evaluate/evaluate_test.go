@@ -47,8 +47,9 @@ func runs(kind, model, precision string, batch, concurrency int, latMS ...float6
 }
 
 // fixture is a tiny fixed run: a hand-made profile of the mlp and
-// resnet18, 2000 generated eval jobs, and four policies simulated on the
-// default cluster at about 70% of its capacity.
+// resnet18 measured on a quiet machine, 2000 generated eval jobs, and
+// four policies simulated on the default cluster at about 70% of its
+// capacity.
 type fixture struct {
 	in    Inputs
 	sched schedule.Config
@@ -85,7 +86,11 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	in := Inputs{Schedule: filepath.Join(dir, "schedule"), Jobs: filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval)), Samples: samples}
+	machine := filepath.Join(dir, profilespec.MachineFile)
+	if err := parquetio.WriteFile(machine, quietMachine(), nil); err != nil {
+		t.Fatal(err)
+	}
+	in := Inputs{Schedule: filepath.Join(dir, "schedule"), Jobs: filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval)), Samples: samples, Machine: machine}
 	sched := schedule.DefaultConfig()
 	sched.Policies = []string{"fifo", "round_robin", "edf", "greedy+split"}
 	sched.Splitting.MinBatch = 16

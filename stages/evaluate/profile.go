@@ -18,11 +18,16 @@ import (
 )
 
 // profileSection shows the profile the simulator draws its service times
-// from: each model's latency against batch size, on the devices the
-// cluster uses, from the profile's samples.
+// from: how busy the machine was while it measured, and each model's
+// latency against batch size, on the devices the cluster uses, from the
+// profile's samples. The summary opens with its warning when the machine
+// was busy.
 type profileSection struct {
 	// curves are the profile's, read by Read.
 	curves []profileCurve
+	// machine is how busy the machine was while the profile measured
+	// it; nil where the profile recorded none.
+	machine *machineLoad
 }
 
 var _ section.Section = (*profileSection)(nil)
@@ -30,19 +35,46 @@ var _ section.Section = (*profileSection)(nil)
 func (*profileSection) Name() string { return "profile" }
 
 // Read reads the inference runs alone on the cluster's devices from the
-// profile's samples.
+// profile's samples, and how busy the machine was.
 func (s *profileSection) Read(ev *section.Evaluation) (err error) {
-	s.curves, err = profileCurves(ev.Samples, ev.Devices)
+	if s.curves, err = profileCurves(ev.Samples, ev.Devices); err != nil {
+		return err
+	}
+	s.machine, err = readMachine(ev.Machine)
 	return err
 }
 
-// Rows are each curve's runs and percentiles at each batch size.
-func (s *profileSection) Rows(*section.Evaluation) []MetricRow { return profileRows(s.curves) }
+// Rows are each curve's runs and percentiles at each batch size, and the
+// machine's figures.
+func (s *profileSection) Rows(*section.Evaluation) []MetricRow {
+	rows := profileRows(s.curves)
+	if s.machine != nil {
+		rows = append(rows, s.machine.metricRows()...)
+	}
+	return rows
+}
 
-// Render charts and tabulates the curves.
+// busyWarning is the sentence the report opens with when the profile
+// was measured on a busy machine; empty otherwise.
+func (s *profileSection) busyWarning() string {
+	if s.machine == nil {
+		return ""
+	}
+	return s.machine.warning()
+}
+
+// Render says how busy the machine was, then charts and tabulates the
+// curves.
 func (s *profileSection) Render(*section.Evaluation) (report.Section, error) {
+	machine := ""
+	switch {
+	case s.machine != nil:
+		machine = s.machine.markdown()
+	case slices.ContainsFunc(s.curves, func(c profileCurve) bool { return c.source == profilespec.SourceMeasured }):
+		machine = "This profile does not say how busy the machine was while it measured: it was made before profiles recorded that.\n\n"
+	}
 	if len(s.curves) == 0 {
-		return report.Section{Title: "Profile", Markdown: "The profile holds no inference samples.\n"}, nil
+		return report.Section{Title: "Profile", Markdown: machine + "The profile holds no inference samples.\n"}, nil
 	}
 	// Where the cluster's devices' runs come from: this machine, or a
 	// profile imported from another (a GPU's, say).
@@ -92,7 +124,7 @@ func (s *profileSection) Render(*section.Evaluation) (report.Section, error) {
 	if several {
 		line = "one line per device, model and precision"
 	}
-	md := c.Link("Measured inference latency vs batch size per model: median, with the band from the 5th to the 95th percentile of the runs") +
+	md := machine + c.Link("Measured inference latency vs batch size per model: median, with the band from the 5th to the 95th percentile of the runs") +
 		"\n\nThe profile's inference runs alone (no concurrent sessions), " + line + " at the thread count the cluster's devices use (" +
 		strings.Join(origins, "; ") + "); the simulator draws every service time from these runs.\n\n" + t.String()
 	return report.Section{Title: "Profile", Markdown: md, Charts: []report.Chart{c}}, nil

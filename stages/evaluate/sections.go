@@ -11,15 +11,17 @@ import (
 
 // sections is the report's registry: every section, one line each, in the
 // order the report shows them. A report gets its own values, which keep
-// what they read. Two pairs of sections show one thing read once: the
-// summary states the capacity the load sweep's section reads, and the
+// what they read. Three pairs of sections show one thing read once: the
+// summary states the capacity the load sweep's section reads, and warns
+// of a busy machine as the profile's section read it, and the
 // predictor's and the placement network's sections show one train
 // artifact.
 func sections() []section.Section {
 	sweep := &sweepSection{}
+	profile := &profileSection{}
 	train := &trainArtifact{}
 	return []section.Section{
-		&summarySection{sweep: sweep},
+		&summarySection{sweep: sweep, profile: profile},
 		policiesSection{},
 		baselinesSection{},
 		latencySection{},
@@ -27,7 +29,7 @@ func sections() []section.Section {
 		&devicesSection{},
 		sweep,
 		&fidelity.Section{},
-		&profileSection{},
+		profile,
 		&predictorSection{train: train},
 		&placementSection{train: train},
 		&learned.Section{},

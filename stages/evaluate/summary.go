@@ -19,14 +19,19 @@ import (
 // named best only where multiple comparisons with the best separate it
 // (section.Analysis.Best), against the strongest baseline, then the
 // capacity the best policy sustains, which the load sweep's section reads.
-type summarySection struct{ sweep *sweepSection }
+// When the profile was measured on a busy machine, the profile section's
+// warning comes first: every number after it inherits the busy timings.
+type summarySection struct {
+	sweep   *sweepSection
+	profile *profileSection
+}
 
 var _ section.Section = (*summarySection)(nil)
 
 func (*summarySection) Name() string { return "summary" }
 
 // Read reads nothing: the estimates are the analysis's, the capacity the
-// sweep section's.
+// sweep section's, the machine's load the profile section's.
 func (*summarySection) Read(*section.Evaluation) error { return nil }
 
 // Rows are each objective's verdict: the best policy's (or, where none is
@@ -112,10 +117,14 @@ func strongest(ev *section.Evaluation, o section.Objective, besides int) int {
 	return -1
 }
 
-// Render opens with the sentence a reader can act on, tabulates every
-// objective's verdict, then states the capacities.
+// Render opens with the sentence a reader can act on (after the warning
+// that the machine was busy, if it was), tabulates every objective's
+// verdict, then states the capacities.
 func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) {
 	var b strings.Builder
+	if w := s.profile.busyWarning(); w != "" {
+		b.WriteString(w + "\n\n")
+	}
 	if o, ok := section.ObjectiveOf(ev.Config.Objective); ok {
 		b.WriteString(recommendation(ev, o))
 		b.WriteString("\n\n")

@@ -10,6 +10,7 @@
 //	profile.contention ─> k sessions at once ────────────────┤   <model>.onnx, <model>-fp16.onnx
 //	profile.serving ──> placementnet, each call timed ───────┤
 //	profile.import (.parquet, .csv) ─> Sample.Validate ──────┘
+//	the machine, before and between the measurements ─────────> machine.parquet
 //
 // The stage's configuration is declared in package profilespec, which the
 // command line links without the stage's code or onnxruntime; spec.go
@@ -97,6 +98,32 @@
 // use, saying whether it is absent from the build or compiled in but
 // unusable here, rather than leaving readers to assume.
 //
+// # How busy the machine was
+//
+// A profile measured beside other work times that work too: at a load
+// average of 10 on 2 cores a ResNet-50 at batch 1 took 68 ms against
+// 37 ms on a quiet run, and nothing in the samples said so. So while it
+// measures, the stage observes the machine (observer): before the first
+// measurement, after an idle wait of a second in which this process does
+// nothing, and after each part (a model's series at one precision and
+// thread count, the contention rounds run between them, the serving path,
+// each product size), so after the last. Each observation is a row of
+// machine.parquet (MachineRow): the 1-, 5- and 15-minute load averages of
+// /proc/loadavg; over the interval since the observation before, the
+// share of all cores' time that other processes used (/proc/stat's busy
+// ticks less this process's own CPU time, getrusage's, every thread's),
+// this process's own share and the share a hypervisor stole (/proc/stat's
+// steal); and the median of five timings of a fixed computation, a
+// 128×128 float64 product in pure Go on one goroutine, whose spread over
+// the profile says whether this process got a core when it asked. The
+// load averages count the profile's own sessions once it runs, so they
+// say what else ran only before it; during it the others' share does.
+// Where /proc cannot be read (an OS other than Linux) those figures are
+// NaN and the rest is written; nothing here fails the stage. The
+// evaluate stage's report warns, with the figures, when they say the
+// machine was busy. A profile that measures nothing (an import alone)
+// writes no machine.parquet.
+//
 // # Profiling a GPU
 //
 // With profile.provider cuda every session runs on onnxruntime's CUDA
@@ -151,7 +178,8 @@
 // # Files
 //
 // samples.parquet has one row per timed run (Sample), the serving path's
-// calls included. summary.parquet has
+// calls included. machine.parquet has one row per observation of the
+// machine (MachineRow). summary.parquet has
 // one row per configuration (Summary): count, mean, p50, p95 and p99
 // (linearly interpolated, so the p99 of 20 runs is not their maximum),
 // standard deviation, spread (p95/p50, near 1 on a quiet machine),

@@ -21,7 +21,8 @@ var gpuProviders = []string{"CUDAExecutionProvider", "ROCMExecutionProvider", "T
 
 // Output says where the stage writes and how it reports.
 type Output struct {
-	// Dir receives samples.parquet, summary.parquet and the .onnx models.
+	// Dir receives samples.parquet, summary.parquet, machine.parquet
+	// (when the stage measures) and the .onnx models.
 	Dir string
 	// Metadata is the provenance every Parquet footer carries.
 	Metadata map[string]string
@@ -38,11 +39,13 @@ type Library struct {
 }
 
 // Run measures this machine as cfg says (and adds the imported rows), then
-// writes the samples, their summary and the models measured. seed fixes the
-// models' weights and inputs.
+// writes the samples, their summary, how busy the machine was while it
+// measured, and the models measured. seed fixes the models' weights and
+// inputs.
 func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath string, out Output) error {
 	var samples []Sample
 	var unsupported []Summary
+	var obs *observer
 	meta := maps.Clone(out.Metadata)
 	if cfg.Measure {
 		version, err := ort.Init(lib.Path, lib.Source)
@@ -84,7 +87,8 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 			unsupported = append(unsupported, Summary{Kind: KindProvider, Backend: backendORT, Provider: p, Device: "gpu",
 				Source: SourceMeasured, Note: why + "; usable providers: " + strings.Join(providers, ", ") + "; no GPU numbers are measured"})
 		}
-		measured, skipped, err := measure(ctx, cfg, tg, seed, out)
+		obs = newObserver("/proc")
+		measured, skipped, err := measure(ctx, cfg, tg, seed, out, obs)
 		if err != nil {
 			return err
 		}
@@ -104,12 +108,19 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, SummaryFile), summary, meta); err != nil {
 		return fmt.Errorf("write %s: %w", SummaryFile, err)
 	}
+	if obs != nil {
+		if err := parquetio.WriteFile(filepath.Join(out.Dir, MachineFile), obs.rows, meta); err != nil {
+			return fmt.Errorf("write %s: %w", MachineFile, err)
+		}
+	}
 	return nil
 }
 
 // measure runs every local measurement, one at a time so that none
-// disturbs another (contention is measured on purpose, alone too).
-func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output) ([]Sample, []Summary, error) {
+// disturbs another (contention is measured on purpose, alone too), and
+// has obs observe the machine before the first and after each.
+func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output, obs *observer) ([]Sample, []Summary, error) {
+	obs.start(ctx)
 	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats,
 		minTime: cfg.MinTime, maxTime: cfg.MaxTime}
 	// gonum's products run on this machine's cores, which are not the
@@ -146,6 +157,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 	order := slices.Clone(cfg.Contention.Sessions)
 	round := 0
 	contention := func(upTo int) error {
+		from := round
 		for ; round < upTo; round++ {
 			for _, k := range order {
 				rows, err := contenders.measure(ctx, k, round, cfg.Warmup)
@@ -156,6 +168,12 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 				step(w.contention(k))
 			}
 			slices.Reverse(order)
+		}
+		switch {
+		case round == from+1:
+			obs.observe(fmt.Sprintf("contention round %d", round))
+		case round > from:
+			obs.observe(fmt.Sprintf("contention rounds %d-%d", from+1, round))
 		}
 		return nil
 	}
@@ -190,6 +208,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 				}
 				samples = append(samples, rows...)
 				step(w.series(name))
+				obs.observe(fmt.Sprintf("%s %s threads %d", name, prec, threads))
 			}
 		}
 		// Rounds due by the end of model i of the models.
@@ -204,6 +223,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 		}
 		samples = append(samples, rows...)
 		step(w.serving() * int64(len(cfg.Serving.BatchSizes)))
+		obs.observe("serving path")
 	}
 	for _, n := range cfg.MatMul.Sizes {
 		if gonumMatMul {
@@ -222,6 +242,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output)
 			samples = append(samples, rows...)
 			step(w.matmul(n))
 		}
+		obs.observe(fmt.Sprintf("matmul %d", n))
 	}
 	if err := contention(cfg.Contention.Rounds); err != nil {
 		return nil, nil, err

@@ -552,6 +552,59 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 			t.Errorf("model file: %v", err)
 		}
 	}
+	checkMachine(t, dir, []string{"before", "mlp fp32 threads 1", "resnet18 fp32 threads 1", "contention round 1",
+		"resnet50 fp32 threads 1", "contention round 2", "serving path", "matmul 64", "matmul 256"})
+}
+
+// checkMachine checks a measured profile's machine.parquet: an
+// observation before the first measurement and after each part, in
+// order, each with sane figures.
+func checkMachine(t *testing.T, dir string, during []string) {
+	t.Helper()
+	rows, err := parquetio.ReadAll[MachineRow](filepath.Join(dir, MachineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.During)
+	}
+	if !slices.Equal(got, during) {
+		t.Errorf("observed after %q, want %q", got, during)
+	}
+	elapsed := 0.0
+	for i, r := range rows {
+		// An interval too short to count ticks over has no shares.
+		short := r.IntervalS < minShareInterval.Seconds()
+		share := func(v float64) bool { return v >= 0 && v <= 1 || short && math.IsNaN(v) }
+		if int(r.Seq) != i || r.ElapsedS < elapsed || r.IntervalS <= 0 || r.Cores < 1 || !(r.Load1 >= 0 && r.Load5 >= 0 && r.Load15 >= 0) ||
+			!share(r.OthersCPU) || !share(r.Steal) || !(r.SelfCPU >= 0) || !(r.ReferenceS > 0 && r.ReferenceS < 1) {
+			t.Errorf("machine row %d = %+v: want loads >= 0, shares in [0, 1] and a reference timing", i, r)
+		}
+		elapsed = r.ElapsedS
+	}
+	if len(rows) > 0 && rows[0].IntervalS < quietWait.Seconds() {
+		t.Errorf("the first observation covers %.3f s, want the idle wait of %v", rows[0].IntervalS, quietWait)
+	}
+}
+
+// TestImportAloneObservesNothing: a profile that measures nothing has no
+// machine to describe, and writes no machine.parquet.
+func TestImportAloneObservesNothing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Measure = false
+	csv := writeCSV(t, t.TempDir(), "kind,backend,provider,device,model,precision,batch,threads,concurrency,latency_s\n"+
+		"inference,onnxruntime,CUDAExecutionProvider,h200,mlp,fp32,1,1,1,0.0001\n")
+	if err := Run(context.Background(), cfg, 1, Library{}, csv, Output{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, SamplesFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, MachineFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an import alone wrote %s (stat: %v)", MachineFile, err)
+	}
 }
 
 // TestContentionModels checks how the contention rounds mix the models:

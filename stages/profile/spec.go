@@ -12,6 +12,7 @@ type (
 	Serving    = profilespec.Serving
 	Sample     = profilespec.Sample
 	Summary    = profilespec.Summary
+	MachineRow = profilespec.MachineRow
 )
 
 // Names and limits of the configuration and the rows: profilespec's.
@@ -33,6 +34,7 @@ const (
 	SourceMeasured = profilespec.SourceMeasured
 	SamplesFile    = profilespec.SamplesFile
 	SummaryFile    = profilespec.SummaryFile
+	MachineFile    = profilespec.MachineFile
 )
 
 // ModelFile is profilespec.ModelFile.

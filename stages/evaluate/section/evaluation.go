@@ -20,6 +20,10 @@ type Evaluation struct {
 	// profile's samples file. Train is the train artifact's directory,
 	// empty without one.
 	Schedule, Samples, Train string
+	// Machine is the profile's machine.parquet, how busy the machine was
+	// while it measured; the path may name no file (a profile that
+	// measured nothing, or an older one), or be empty.
+	Machine string
 	// ScheduleNotes are the schedule artifact's manifest notes; nil
 	// without them.
 	ScheduleNotes map[string]string

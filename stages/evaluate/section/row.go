@@ -14,6 +14,11 @@ const (
 	ScopeSustained  = "sustained"  // the highest load a policy sustains
 	ScopeBound      = "bound"      // the workload's lower bounds
 	ScopeProfile    = "profile"    // a measured latency curve's point
+	// ScopeMachine holds how busy the machine was while the profile
+	// measured it (machine.parquet), over the whole profile: the shares
+	// of the cores others used and a hypervisor stole, the load averages,
+	// the reference timing's spread and the verdict (busy 1 or 0).
+	ScopeMachine = "machine"
 	// ScopeBest holds the summary's verdicts: for each objective, the
 	// policy named best by multiple comparisons with the best, or the
 	// policies that cannot be separated from it (Metric
@@ -49,6 +54,7 @@ var rowOrder = [][]string{
 	{ScopePolicy, ScopeClass, ScopeDevice, ScopeDifference},
 	{ScopeSweep, ScopeSustained},
 	{ScopeProfile},
+	{ScopeMachine},
 	{ScopePredictor},
 	{ScopePlacement},
 	{ScopeLearned},

@@ -160,10 +160,69 @@ type Summary struct {
 	GFLOPS float64 `parquet:"gflops"`
 }
 
+// MachineRow is one observation of how busy the machine was while the
+// profile measured it: a row of machine.parquet. The profile observes the
+// machine before its first measurement, after each part (a model's
+// series, the contention rounds, the serving path, the products) and so
+// after its last; each row's CPU figures cover the interval since the
+// observation before it, the first's an idle wait before anything was
+// measured. A figure that cannot be observed on this machine (no /proc,
+// as on an OS other than Linux) is NaN.
+type MachineRow struct {
+	// Seq numbers the observations from 0, in the order they were taken.
+	Seq int32 `parquet:"seq"`
+	// During names what the profile measured in the row's interval
+	// (DuringBefore for the first, which measured nothing).
+	During string `parquet:"during"`
+	// ElapsedS is the time from the first observation's start to this
+	// one, in seconds; IntervalS the length of the row's interval.
+	ElapsedS  float64 `parquet:"elapsed_s"`
+	IntervalS float64 `parquet:"interval_s"`
+	// Cores is the number of cores the CPU fractions are of: the cpuN
+	// lines of /proc/stat, else the cores Go sees.
+	Cores int32 `parquet:"cores"`
+	// Load1, Load5 and Load15 are /proc/loadavg's 1-, 5- and 15-minute
+	// load averages at the observation. They count the profile's own
+	// sessions once it runs: before it, they say what else ran; during
+	// it, OthersCPU does.
+	Load1  float64 `parquet:"load1"`
+	Load5  float64 `parquet:"load5"`
+	Load15 float64 `parquet:"load15"`
+	// OthersCPU is the fraction of all cores' time in the interval that
+	// other processes used: /proc/stat's busy time less this process's
+	// own CPU time (getrusage), in [0, 1]. SelfCPU is this process's own
+	// share, and Steal the share a hypervisor gave to other machines
+	// (/proc/stat's steal; 0 where the kernel has no such column). The
+	// three are NaN for an interval shorter than a tenth of a second: too
+	// few ticks to count.
+	OthersCPU float64 `parquet:"others_cpu"`
+	SelfCPU   float64 `parquet:"self_cpu"`
+	Steal     float64 `parquet:"steal"`
+	// ReferenceS is the median of five timings of a fixed computation
+	// (a ReferenceN×ReferenceN float64 product in pure Go, on one
+	// goroutine), taken after the observation: over the profile its
+	// spread says whether this process got a core when it asked.
+	ReferenceS float64 `parquet:"reference_s"`
+}
+
+// ReferenceN is the size of MachineRow's reference computation, a
+// ReferenceN×ReferenceN float64 product: 4.2 million operations, a few
+// milliseconds on one core.
+const ReferenceN = 128
+
+// DuringBefore is the During of machine.parquet's first row: the idle
+// wait before the profile measured anything.
+const DuringBefore = "before"
+
 // Output file names.
 const (
 	SamplesFile = "samples.parquet"
 	SummaryFile = "summary.parquet"
+	// MachineFile holds how busy the machine was while the profile
+	// measured it (MachineRow); a profile that measured nothing (an
+	// import alone) has none, and neither has one made before it was
+	// recorded.
+	MachineFile = "machine.parquet"
 )
 
 // ModelFile names the .onnx file of a model build, in the stage's output.
