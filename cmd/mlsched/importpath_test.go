@@ -21,7 +21,7 @@ func TestImportPathIsNoPartOfTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workload, err := os.ReadFile(filepath.Join("..", "..", "data", "examples", "workload.csv"))
+	workload, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "workload.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
