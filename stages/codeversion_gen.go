@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "bfddd957e8fa8bb0fc0954a016cc7b39004777ba050c0d7e7c56330f0f0f8d4f",
+	"stages/evaluate":            "a44089c10280e6733edb682e475ab52553d654f42bd29542445fc61e5eae0ff8",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":   "b947910ac793bb4f8f634dfa26bbaa803ec342c823dcd508f72ca473fef8f9aa",
 	"stages/evaluate/golden":     "ad802f68b122e5d9dbec8672ab5475b47358e4433894803bce57b1d749dd3b2b",
