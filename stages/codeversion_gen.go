@@ -6,14 +6,14 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "a44089c10280e6733edb682e475ab52553d654f42bd29542445fc61e5eae0ff8",
+	"stages/evaluate":            "ac0b089690b907b70c474fa933089525b67583beb6d740bfa366f4397194efe7",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "b947910ac793bb4f8f634dfa26bbaa803ec342c823dcd508f72ca473fef8f9aa",
-	"stages/evaluate/golden":     "ad802f68b122e5d9dbec8672ab5475b47358e4433894803bce57b1d749dd3b2b",
-	"stages/evaluate/learned":    "e79bf0b0edb1c0824893059fe2c6ad1a953ae41657d3280a7c10abcd326e342f",
-	"stages/evaluate/report":     "3158d30032d4c0b388d7408058a6f932efc9da7dd78ffe2f38e6eb6ef7ef55fb",
-	"stages/evaluate/rundiff":    "1f7e54f5c237f433294b74c1d83e7c6bcf1eeed43f30d3fbe455a0a8c10a136d",
-	"stages/evaluate/section":    "f4e8bde5f8ab3fb1bd6f6d60d628d51f219988e35d989239c8855af0634f4d4d",
+	"stages/evaluate/fidelity":   "8ab74fedf4076d69acb264a6e93d6e989acd5e05f0010f67c588993f2acd3d68",
+	"stages/evaluate/golden":     "c8ab626498bd440bc9725a902742a22d62da0eeacd383f3981d716802100dfc8",
+	"stages/evaluate/learned":    "b94c3dc64370665c39208fa0c0d36cc2adb46b96393581a7259bef7e57d1ff4f",
+	"stages/evaluate/report":     "594ee238a3c0f2e4c477d2ff7e707655f377909c7f47ba39cafc5c3a7deb00ab",
+	"stages/evaluate/rundiff":    "8da4a1c99263059617d47b00f05474796326a7fc4d86ebb621eeed9fa5ae6506",
+	"stages/evaluate/section":    "f01fcd72b837fc4ae17977d56d92d4e4117ed29a763a110cb35872d1cda42ad4",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "6ac23e4b4f5194c315132c35ff38f41f6bcb37b44ce223fef4c5bf70a979f972",

@@ -60,15 +60,17 @@
 // (machine.parquet; package profile says how), the Profile section says
 // so: one line of the figures on a quiet machine, and on a busy one a
 // warning with the figures and a table of every observation; the same
-// warning then opens the Summary, before the recommendation. The machine
+// warning then opens the report, under its title, before the
+// recommendation. The machine
 // is busy when any of these passes its threshold (machine.go): the share
 // of all cores other processes used over the profile, or in any interval
 // of a second or more (the idle second before it included), above 10%;
-// the share a hypervisor stole, judged alike, above 2%; the 1-minute load
-// average before the profile above half the cores (once the profile runs
-// the load average counts its own sessions); or the reference timing
-// over 1.25× its fastest at a fifth of the observations or more (one
-// slow observation is a moment's neighbour). A profile without the file
+// or the share a hypervisor stole, judged alike, above 2%. Where those
+// shares cannot be read (no /proc), the 1-minute load average before the
+// profile above half the cores, or the reference timing over 1.25× its
+// fastest at a fifth of the observations or more, judge instead: beside
+// the shares they misjudge a quiet machine (a build just before the
+// profile, a reference timing that is bimodal on its own). A profile without the file
 // (an older one) gets a sentence saying it did not record it, an
 // imported one nothing. metrics.parquet holds the figures (scope
 // machine) and the verdict (busy, 1 or 0).

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mlsched/mlsched/stages/evaluate/fidelity"
 	"github.com/mlsched/mlsched/stages/evaluate/learned"
@@ -59,7 +60,13 @@ func checkNames(secs []section.Section) error {
 // order, leaving out those with nothing to say in this run.
 func document(ev *section.Evaluation, secs []section.Section) (*report.Document, error) {
 	doc := &report.Document{Title: "mlsched evaluation", Intro: intro(ev)}
+	var leads []string
 	for _, s := range secs {
+		if l, ok := s.(leader); ok {
+			if lead := l.Lead(ev); lead != "" {
+				leads = append(leads, lead)
+			}
+		}
 		sec, err := s.Render(ev)
 		if err != nil {
 			return nil, err
@@ -69,7 +76,15 @@ func document(ev *section.Evaluation, secs []section.Section) (*report.Document,
 		}
 		doc.Sections = append(doc.Sections, sec)
 	}
+	doc.Lead = strings.Join(leads, "\n\n")
 	return doc, nil
+}
+
+// leader is a section that also has something for the report's top,
+// under its title: what a reader acts on, before the method and the
+// contents.
+type leader interface {
+	Lead(ev *section.Evaluation) string
 }
 
 // intro is the report's first paragraph: what was simulated, at what

@@ -117,18 +117,23 @@ func strongest(ev *section.Evaluation, o section.Objective, besides int) int {
 	return -1
 }
 
-// Render opens with the sentence a reader can act on (after the warning
-// that the machine was busy, if it was), tabulates every objective's
-// verdict, then states the capacities.
-func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) {
+// Lead is what opens the report, under its title: the warning that the
+// machine was busy, if it was, and the sentence a reader can act on.
+func (s *summarySection) Lead(ev *section.Evaluation) string {
 	var b strings.Builder
 	if w := s.profile.busyWarning(); w != "" {
 		b.WriteString(w + "\n\n")
 	}
 	if o, ok := section.ObjectiveOf(ev.Config.Objective); ok {
 		b.WriteString(recommendation(ev, o))
-		b.WriteString("\n\n")
 	}
+	return strings.TrimSpace(b.String())
+}
+
+// Render tabulates every objective's verdict, then states the capacities
+// (the recommendation opens the report: Lead).
+func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) {
+	var b strings.Builder
 	t := report.NewTable("objective", "best policy", ">estimate", "against the strongest baseline", "against the simplest", "confidence")
 	for _, o := range section.Objectives() {
 		v := verdictOf(ev, o)

@@ -35,7 +35,10 @@ const ChartsDir = "charts"
 // Document is a report: a title, an introduction and sections in order.
 type Document struct {
 	Title string
-	// Intro is Markdown shown under the title, before the contents.
+	// Lead is Markdown shown right under the title: what a reader acts on
+	// (the recommendation), on the first screen.
+	Lead string
+	// Intro is Markdown shown after the lead, before the contents.
 	Intro    string
 	Sections []Section
 }
@@ -100,6 +103,9 @@ func (d *Document) check() (map[string][]byte, error) {
 func (d *Document) Markdown() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", d.Title)
+	if d.Lead != "" {
+		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(d.Lead))
+	}
 	if d.Intro != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(d.Intro))
 	}
