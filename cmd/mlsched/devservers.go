@@ -161,7 +161,7 @@ func envValue(environ []string, name string) string {
 func printDevServers(w io.Writer, s *devservers.Servers, dir string, given bool) {
 	remote := s.RemoteURL(devPrefix)
 	self := selfName()
-	fmt.Fprintf(w, "Temporal  %s  (namespace default, task queue %s; web UI %s)\n", s.Temporal, defaultTaskQueue, s.UI)
+	fmt.Fprintf(w, "Temporal  %s  (namespace default, task queues %s.<build>: one per build of mlsched; web UI %s)\n", s.Temporal, defaultTaskQueue, s.UI)
 	fmt.Fprintf(w, "S3        %s  (versitygw; bucket %s, the folder %s)\n", s.S3Endpoint, s.Bucket, filepath.Join(dir, "s3", s.Bucket))
 	fmt.Fprintf(w, "Logs      %s, %s\n", s.TemporalLog, s.S3Log)
 	fmt.Fprintln(w)
