@@ -29,7 +29,7 @@ var codeVersions = map[string]string{
 	"stages/lib/sim":             "a938d14f8d1987d81bdc51fc9979c2607b765a2a044f0838e67729d5b9a5154a",
 	"stages/lib/zoo":             "206ece1a68ab41b9227b0364c6b832263c6f816858969ec4ae921b34a6067272",
 	"stages/lib/zoo/onnxpb":      "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
-	"stages/profile":             "0d23f539bade9b58f1d1d9b8b4b2b95010b7915cdf518fb8d7a704dcdb7c6f89",
+	"stages/profile":             "34026e8fb527a2ff844cd034f8b7dbe2f4a794e162bd03d651df91df2dcfd28c",
 	"stages/schedule":            "4625f0d62a71b94f038785226f435ca2bede3d3c905df07880dd9151f0f59718",
 	"stages/schedule/ortmachine": "d5f4e22fa8c6c31d41d4e9a2bc087fed9812d3a8666aed0943f260a22157d7fe",
 	"stages/spec/evaluatespec":   "a5200f82587deb870debe6fb5bcecab1ba493cba6a474255cddafee2935141dd",

@@ -145,7 +145,15 @@ type config struct {
 // curve across batch sizes keeps its shape. A batch size whose session
 // cannot be made or run is returned in failed with the reason, and the
 // rest go on; an interrupt is an error.
-func measureSeries(ctx context.Context, tg target, t timing, model []byte, name, precision string, batches []int, threads int) (rows []Sample, failed map[int]error, err error) {
+//
+// ran, if not nil, is told of each run (warm-up or timed) at its batch
+// size as it ends: the profile's progress moves within a series.
+func measureSeries(ctx context.Context, tg target, t timing, model []byte, name, precision string, batches []int, threads int, ran func(batch int)) (rows []Sample, failed map[int]error, err error) {
+	tell := func(b int) {
+		if ran != nil {
+			ran(b)
+		}
+	}
 	cs := make([]*config, len(batches))
 	var sessions []*ort.Session
 	// On the CPU one session serves the series, a binding per batch size:
@@ -198,6 +206,7 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 			if c.err = c.b.Run(); c.err != nil {
 				break
 			}
+			tell(b)
 		}
 	}
 	for more := true; more; {
@@ -215,6 +224,7 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 			}
 			d := time.Since(t0)
 			c.lat, c.used = append(c.lat, d.Seconds()), c.used+d
+			tell(c.batch)
 			more = true
 		}
 	}

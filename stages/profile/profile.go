@@ -188,7 +188,16 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output,
 			}
 			batches := cfg.BatchSizesOf(name)
 			for _, threads := range cfg.Threads {
-				rows, failed, err := measureSeries(ctx, tg, t, model, name, prec, batches, threads)
+				// Each run moves the progress by its estimated work, up to
+				// the series' estimate; the rest of that goes at its end.
+				budget, told := w.series(name), int64(0)
+				ran := func(b int) {
+					if n := min(units(latencyOf(name, b)), budget-told); n > 0 {
+						told += n
+						step(n)
+					}
+				}
+				rows, failed, err := measureSeries(ctx, tg, t, model, name, prec, batches, threads, ran)
 				if err != nil {
 					return nil, nil, fmt.Errorf("measure %s %s threads %d: %w", name, prec, threads, err)
 				}
@@ -207,7 +216,9 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output,
 						Concurrency: 1, Source: SourceMeasured, Note: "unsupported: " + firstLine(err.Error())})
 				}
 				samples = append(samples, rows...)
-				step(w.series(name))
+				if budget > told {
+					step(budget - told)
+				}
 				obs.observe(fmt.Sprintf("%s %s threads %d", name, prec, threads))
 			}
 		}

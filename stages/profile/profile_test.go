@@ -436,9 +436,23 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	cfg.Serving = Serving{BatchSizes: []int{1, 32}, Calls: 300}
 	dir := t.TempDir()
 	notes := map[string]string{}
-	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes})
+	// The progress: estimated work (work.go), rising within each model's
+	// series run by run, ending at its total.
+	var reports, last, total int64
+	progress := func(done, all int64) {
+		if done <= last || done > all || total != 0 && all != total {
+			t.Errorf("progress %d of %d after %d of %d", done, all, last, total)
+		}
+		reports, last, total = reports+1, done, all
+	}
+	err := Run(context.Background(), cfg, 1, lib, "", Output{Dir: dir, Metadata: map[string]string{parquetio.KeyStage: "profile"}, Notes: notes, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// One report a measurement would be 3 series, 4 contention rounds,
+	// 2 serving sizes and 4 products; the ResNets' runs add their own.
+	if last != total || reports <= 3+4+2+4+2*2*(1+3) {
+		t.Errorf("progress ended at %d of %d after %d reports: want the total, and a report for each ResNet run", last, total, reports)
 	}
 	sums, err := parquetio.ReadAll[Summary](filepath.Join(dir, SummaryFile))
 	if err != nil {
