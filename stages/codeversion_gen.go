@@ -6,14 +6,14 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "ac0b089690b907b70c474fa933089525b67583beb6d740bfa366f4397194efe7",
+	"stages/evaluate":            "95d62d84149bee4ea9aa0fcda269938fafe9f4648c30b2344e19c4671cdde7bc",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "8ab74fedf4076d69acb264a6e93d6e989acd5e05f0010f67c588993f2acd3d68",
-	"stages/evaluate/golden":     "c8ab626498bd440bc9725a902742a22d62da0eeacd383f3981d716802100dfc8",
-	"stages/evaluate/learned":    "b94c3dc64370665c39208fa0c0d36cc2adb46b96393581a7259bef7e57d1ff4f",
-	"stages/evaluate/report":     "594ee238a3c0f2e4c477d2ff7e707655f377909c7f47ba39cafc5c3a7deb00ab",
-	"stages/evaluate/rundiff":    "8da4a1c99263059617d47b00f05474796326a7fc4d86ebb621eeed9fa5ae6506",
-	"stages/evaluate/section":    "f01fcd72b837fc4ae17977d56d92d4e4117ed29a763a110cb35872d1cda42ad4",
+	"stages/evaluate/fidelity":   "ff3b62bb70110a1afc1c1d0cb796a5499809cf1ce2b06ec42a7c2b5f3cd88767",
+	"stages/evaluate/golden":     "85a29c3cabff8d2520492872654de46b2529698c99832676c69837a93ce8c7aa",
+	"stages/evaluate/learned":    "b055b1750d0f27a12571608a94f3b513fec4d4253e2a5b7cea7ab2c4abbcf241",
+	"stages/evaluate/report":     "59e0c2b5923092082aa3e2fb335ae5a25210b224ee231c28210b69430f8836ee",
+	"stages/evaluate/rundiff":    "5b8b1414cd12d90df90f84763c406575c759bd160f92a07ac004ddb70e28bfca",
+	"stages/evaluate/section":    "e52b8de9ecf3d78ce479cedfbf673aa34f1732a0ae91295457223fa2fe1179a9",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "6ac23e4b4f5194c315132c35ff38f41f6bcb37b44ce223fef4c5bf70a979f972",

@@ -122,11 +122,11 @@ table { border-collapse: collapse; margin: 1em 0; font-variant-numeric: tabular-
 th, td { border: 1px solid #d0d7de; padding: 4px 9px; }
 th { background: #f6f8fa; }
 tr:nth-child(2n) td { background: #fbfcfd; }
-td[style*="right"], th[style*="right"] { white-space: nowrap; }
 code { background: #f6f8fa; padding: .1em .3em; border-radius: 4px; font-size: 90%; }
 pre { background: #f6f8fa; padding: 12px; overflow-x: auto; border-radius: 6px; font-size: 13px; }
 pre code { background: none; padding: 0; }
 figure { margin: 1.2em 0; }
 figure svg { max-width: 100%; height: auto; }
 figcaption { color: #57606a; font-size: 13px; }
+.iv { color: #57606a; font-size: 12px; }
 `

@@ -146,7 +146,7 @@ func (d *Document) HTML() ([]byte, error) {
 	}
 	md := goldmark.New(
 		goldmark.WithExtensions(extension.Table),
-		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+		goldmark.WithParserOptions(parser.WithAutoHeadingID(), parser.WithASTTransformers(util.Prioritized(numberCells{}, 100))),
 		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(&inlineCharts{charts: charts}, 100))),
 	)
 	var body bytes.Buffer

@@ -149,3 +149,50 @@ func TestDetailFoldsAChart(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberCells checks that a number cell's interval goes on a line of
+// its own in the page, escaped, that a number keeps its unit, and that
+// every other cell is left as the Markdown wrote it.
+func TestNumberCells(t *testing.T) {
+	md := "| policy | mean | note |\n|---|---:|---|\n" +
+		"| fifo | 73.6 ms (71.7 ms … 75.5 ms) | kept (a … b) |\n" +
+		"| a<b | no difference (-308 µs … +662 µs) | x |\n" +
+		"| edf | 75.8 ms | y |\n" +
+		"| greedy | (just brackets) | z |\n" +
+		"| learned | *5.2 pp (4.7 pp … 5.6 pp)* | w |\n"
+	page, err := (&Document{Title: "T", Sections: []Section{{Title: "All", Markdown: md}}}).HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		want string
+		in   bool
+	}{
+		{">73.6\u00a0ms<br><span class=\"iv\">(71.7\u00a0ms … 75.5\u00a0ms)</span></td>", true},
+		{">no difference<br><span class=\"iv\">(-308\u00a0µs … +662\u00a0µs)</span></td>", true},
+		{">75.8\u00a0ms</td>", true},
+		{">(just brackets)</td>", true},
+		{">kept (a … b)</td>", true},                // left-aligned: text, not a number
+		{"<em>5.2 pp (4.7 pp … 5.6 pp)</em>", true}, // emphasis: left as it is
+		{`&lt;b`, true},
+	} {
+		if got := strings.Contains(string(page), tc.want); got != tc.in {
+			t.Errorf("page contains %q = %v, want %v:\n%s", tc.want, got, tc.in, page)
+		}
+	}
+}
+
+func TestSplitInterval(t *testing.T) {
+	for _, tc := range []struct{ in, est, iv string }{
+		{"83.1% (78.8% … 87.9%)", "83.1%", "(78.8% … 87.9%)"},
+		{"no difference (-44.5 ms … +10.9 ms)", "no difference", "(-44.5 ms … +10.9 ms)"},
+		{"83.1%", "", ""},
+		{"(78.8% … 87.9%)", "", ""},
+		{"x (a, b)", "", ""},
+	} {
+		est, iv, ok := splitInterval(tc.in)
+		if est != tc.est || iv != tc.iv || ok != (tc.est != "") {
+			t.Errorf("splitInterval(%q) = %q, %q, %v; want %q, %q", tc.in, est, iv, ok, tc.est, tc.iv)
+		}
+	}
+}
