@@ -39,7 +39,7 @@ func TestProgressDescribe(t *testing.T) {
 // (stderr not a terminal), goes to stderr as plain lines.
 func TestProgressGoesToStderr(t *testing.T) {
 	var out, errw bytes.Buffer
-	r := newRunReporter(&out, &errw)
+	r := newRunReporter(&out, &errw, progressEvery)
 	r.Report(pipeline.Event{Kind: pipeline.EventStart, Stage: "schedule"})
 	r.Report(pipeline.Event{Kind: pipeline.EventProgress, Stage: "schedule", Done: 1, Total: 4})
 	r.mu.Lock()

@@ -23,6 +23,7 @@ func (a *app) runCmd() *cobra.Command {
 	var opts pipeline.RunOptions
 	var noWait, noRemote, noPush bool
 	var executor string
+	var every time.Duration
 	var tflags temporalFlags
 	cmd := &cobra.Command{
 		Use:   "run [STAGE...]",
@@ -57,8 +58,11 @@ it, --no-push without pushing.`,
 			if executor == executorTemporal && noRemote {
 				return usageError{errors.New("--executor temporal needs the remote: drop --no-remote")}
 			}
+			if every <= 0 {
+				return usageError{fmt.Errorf("--progress-every %s: want a positive duration, e.g. 10s", every)}
+			}
 			opts.Waiting = l.p.Waiting
-			rep := newRunReporter(a.stdout, a.stderr)
+			rep := newRunReporter(a.stdout, a.stderr, every)
 			if l.remote != nil {
 				l.remote.moved = rep.moved
 			}
@@ -101,6 +105,7 @@ it, --no-push without pushing.`,
 	f.BoolVar(&noWait, "no-wait", false, "fail at once if another mlsched holds the store")
 	f.BoolVar(&noRemote, "no-remote", false, "neither fetch from nor push to the config's remote")
 	f.BoolVar(&noPush, "no-push", false, "fetch from the config's remote, but push nothing to it")
+	f.DurationVar(&every, "progress-every", progressEvery, "when stderr is a log, not a terminal: print each running stage's progress this often")
 	f.StringVar(&executor, "executor", executorLocal, "where stages run: `local` (here), or temporal (on 'mlsched worker' machines, through the remote)")
 	tflags.add(f)
 	tflags.addRun(f)
@@ -164,8 +169,9 @@ type runReporter struct {
 	stopped  chan struct{}
 }
 
-// progressEvery is how often a stage's progress is printed when stderr is
-// not a terminal (a log): rarely enough not to flood it.
+// progressEvery is how often, by default, a stage's progress is printed
+// when stderr is not a terminal (a log): rarely enough not to flood it.
+// run --progress-every sets it.
 const progressEvery = 30 * time.Second
 
 type progress struct {
@@ -211,10 +217,12 @@ func (p *progress) describe(name string, now time.Time, withBar bool) string {
 // projected time is worth a word: run-to-run spread stays well below it.
 const slower = 130
 
-func newRunReporter(out, errw io.Writer) *runReporter {
+// newRunReporter prints stage lines to out and progress to errw: a live
+// line redrawn on a terminal, or a line per running stage every every
+// for a log.
+func newRunReporter(out, errw io.Writer, every time.Duration) *runReporter {
 	r := &runReporter{out: out, errw: errw, running: map[string]*progress{}, reported: map[string]bool{}, held: map[string][]string{}}
 	r.stop, r.stopped = make(chan struct{}), make(chan struct{})
-	every := progressEvery
 	if f, ok := errw.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		r.live, every = true, 100*time.Millisecond
 	}
