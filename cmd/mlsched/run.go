@@ -177,19 +177,38 @@ const progressEvery = 30 * time.Second
 type progress struct {
 	start       time.Time
 	done, total int64
+	// first is when the stage first reported its progress, and done0 how
+	// far it was then: the rate is measured from there, so that work a
+	// stage does before it counts (schedule's real runs) does not slow
+	// the estimate of the counted work.
+	first time.Time
+	done0 int64
 	// previous is how long the stage's last run with this config took
 	// (pipeline.Event.Previous), or zero.
 	previous time.Duration
 }
 
-// eta is the time left for a stage at its rate so far, or false while
-// that cannot be told.
+// update records a progress report at now. A first report of no work
+// done starts the count there; one of some work done counts it from the
+// stage's start.
+func (p *progress) update(now time.Time, done, total int64) {
+	if p.first.IsZero() || total != p.total {
+		p.first, p.done0 = now, done
+		if done > 0 {
+			p.first, p.done0 = p.start, 0
+		}
+	}
+	p.done, p.total = done, total
+}
+
+// eta is the time left for a stage at its rate since it first reported
+// progress, or false while that cannot be told.
 func (p *progress) eta(now time.Time) (time.Duration, bool) {
-	if p.total <= 0 || p.done <= 0 || p.done > p.total {
+	if p.total <= 0 || p.done <= p.done0 || p.done > p.total {
 		return 0, false
 	}
-	spent := now.Sub(p.start)
-	return time.Duration(float64(spent) * float64(p.total-p.done) / float64(p.done)), true
+	spent := now.Sub(p.first)
+	return time.Duration(float64(spent) * float64(p.total-p.done) / float64(p.done-p.done0)), true
 }
 
 // describe says how far a stage is: elapsed time, and with progress a
@@ -239,7 +258,7 @@ func (r *runReporter) Report(e pipeline.Event) {
 		r.running[e.Stage] = &progress{start: time.Now(), previous: e.Previous}
 	case pipeline.EventProgress:
 		if p := r.running[e.Stage]; p != nil {
-			p.done, p.total = e.Done, e.Total
+			p.update(time.Now(), e.Done, e.Total)
 		}
 	case pipeline.EventDone:
 		delete(r.running, e.Stage)

@@ -192,20 +192,31 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		return fmt.Errorf("schedule: sweep: %w", err)
 	}
 
-	ss := studies(cfg, cl, first.load)
-	var studyJobs int64
-	if len(ss) > 0 {
-		b, err := cl.Bounds(ctx, first.jobs, first.load, cfg.Studies.Jobs)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("schedule: studies: %w", err)
-		}
-		studyJobs = b.Jobs
+	loads := make([]float64, len(reps))
+	for i, r := range reps {
+		loads[i] = r.load
 	}
-	prog := &progress{report: out.Progress, total: total + sw.estimate() + int64(len(ss))*studyJobs}
+	ss := studies(cfg, cl, loads)
+	var studyJobs []int64
+	var studyTotal int64
+	if len(ss) > 0 {
+		for _, r := range reps[:cfg.StudyReplications()] {
+			b, err := cl.Bounds(ctx, r.jobs, r.load, cfg.Studies.Jobs)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("schedule: studies: %w", r.errorf(err))
+			}
+			studyJobs = append(studyJobs, b.Jobs)
+		}
+		for _, st := range ss {
+			studyTotal += studyJobs[st.u.Replication-1]
+		}
+	}
+	prog := &progress{report: out.Progress, total: total + sw.estimate() + studyTotal}
 	sw.prog = prog
+	prog.begin()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, u := range units {
@@ -240,7 +251,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, CapacityFile), capacity, out.Metadata); err != nil {
 		return fmt.Errorf("schedule: write %s: %w", CapacityFile, err)
 	}
-	if err := fillMAPE(ctx, cl, ss, seed, first.jobs, first.load, cfg.Studies.Jobs); err != nil {
+	if err := fillMAPE(ctx, cl, ss, seed, reps, cfg.Studies.Jobs); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -536,6 +547,15 @@ func (p *progress) add(n int64) {
 	if now := time.Now(); now.Sub(p.last) >= progressEvery {
 		p.last = now
 		p.report(done, p.total)
+	}
+}
+
+// begin reports that the counted work starts, none of it done: the
+// real runs before it are not counted, and the time left is told from
+// the rate of the simulations alone.
+func (p *progress) begin() {
+	if p.report != nil {
+		p.report(0, p.total)
 	}
 }
 
