@@ -29,7 +29,7 @@ func TestLearnedRun(t *testing.T) {
 	lib, src := orttest.Library(t)
 	f := newFixtureWith(t, 1, func(c *schedule.Config, in *schedule.Inputs) {
 		c.Policies = []string{"fifo", "round_robin", "edf", "edf+migrate", "learned"}
-		c.Studies = schedule.Studies{Jobs: 1000, PredictionErrors: []float64{0.5}, DecisionCosts: []string{"5ms"}}
+		c.Studies = schedule.Studies{Jobs: 1000, Replications: 2, PredictionErrors: []float64{0.5}, DecisionCosts: []string{"5ms"}}
 		in.Placement, in.ORTLib, in.ORTSource = filepath.Join("..", "schedule", "testdata", "placement.onnx"), lib, src
 	})
 	cfg := testConfig()

@@ -11,6 +11,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
@@ -382,5 +383,61 @@ func (t *trained) scoresTable(split string, scorers []string) string {
 			"(train.placement.objective: %s), averaged over the decisions: 0 for a right decision, and large only where a wrong one mattered.\n",
 			count(blocks), regretUnit)
 	}
+	md.WriteString(t.againstRulesText(split, scorers, regret, regretFormat))
 	return md.String()
+}
+
+// againstRulesText sets the network against each rule on split's points,
+// each difference paired on the same points with train's block-bootstrap
+// interval, and says where a rule does as well as the network or better,
+// against what a learned model's place beside the rules implies: within
+// noise where the interval holds zero, and otherwise with the likeliest
+// cause. Empty where train wrote no such rows (an older train artifact).
+func (t *trained) againstRulesText(split string, scorers []string, regret string, regretFormat func(float64) string) string {
+	type diff struct {
+		rule    string
+		acc, rg outputanalysis.Interval
+	}
+	get := func(rule, metric string) outputanalysis.Interval {
+		m := trainspec.MetricNetworkMinus + metric
+		return outputanalysis.Interval{Mean: t.placementScoreOn(split, rule, m), Lo: t.placementScoreOn(split, rule, m+"_lo"), Hi: t.placementScoreOn(split, rule, m+"_hi")}
+	}
+	var ds []diff
+	for _, s := range scorers {
+		if s == trainspec.ScorerNetwork {
+			continue
+		}
+		if d := (diff{s, get(s, "accuracy"), get(s, regret)}); !math.IsNaN(d.acc.Mean) {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return ""
+	}
+	pp := func(v float64) string { return report.Signed(v, report.PctPts) }
+	rg := func(v float64) string { return report.Signed(v, regretFormat) }
+	var accs, regrets []string
+	for _, d := range ds {
+		accs = append(accs, fmt.Sprintf("%s over the %s", section.IntervalText(d.acc, pp), scorerName(d.rule)))
+		regrets = append(regrets, section.IntervalText(d.rg, rg))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**The network against each rule**, paired on the same points (the network's figure less the rule's, with the block bootstrap's 95%% interval): "+
+		"accuracy %s; regret per decision %s.\n", report.AndList(accs), report.AndList(regrets))
+	for _, d := range ds {
+		net, rule := t.placementScoreOn(split, trainspec.ScorerNetwork, "accuracy"), t.placementScoreOn(split, d.rule, "accuracy")
+		if d.acc.Mean > 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n**Against expectation**, the %s is as accurate as the network or more: %s against %s, a difference of %s. ",
+			scorerName(d.rule), report.Pct(rule), report.Pct(net), section.IntervalText(d.acc, pp))
+		if math.IsNaN(d.acc.Lo) || d.acc.Covers(0) {
+			b.WriteString("Within noise: the interval holds zero, so these points cannot tell the two apart.\n")
+			continue
+		}
+		fmt.Fprintf(&b, "More than noise at 95%%. The likeliest cause, which this report cannot test: the rule's threshold was fitted to the training points "+
+			"for accuracy itself, while the network decides at a probability of 0.5 after fitting its log loss; their AUCs (%s against %s) say which ranks the points better.\n",
+			report.Num(t.placementScoreOn(split, trainspec.ScorerNetwork, "auc")), report.Num(t.placementScoreOn(split, d.rule, "auc")))
+	}
+	return b.String()
 }

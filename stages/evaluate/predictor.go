@@ -37,6 +37,8 @@ type predictorSection struct {
 type inUse struct {
 	mape float64
 	jobs int64
+	// reps is how many replications the MAPE is the mean over.
+	reps int
 }
 
 var _ section.Section = (*predictorSection)(nil)
@@ -57,15 +59,27 @@ func (s *predictorSection) Read(ev *section.Evaluation) error {
 	return nil
 }
 
-// inUseOf finds the learned predictor's exact row of the prediction-error
-// study; nil where the study did not run it.
+// inUseOf finds the learned predictor's exact rows of the
+// prediction-error study, one policy's, and gives their MAPE's mean over
+// the replications (every policy's rows of one replication share it);
+// nil where the study did not run it.
 func inUseOf(rows []schedulespec.StudyRow) *inUse {
+	exact := func(r schedulespec.StudyRow) bool {
+		return r.Study == schedulespec.StudyPredictionError && r.Predictor == schedulespec.PredictorLearned && r.PredictionError == 0
+	}
+	first := slices.IndexFunc(rows, exact)
+	if first < 0 {
+		return nil
+	}
+	use := &inUse{jobs: rows[first].Jobs}
 	for _, r := range rows {
-		if r.Study == schedulespec.StudyPredictionError && r.Predictor == schedulespec.PredictorLearned && r.PredictionError == 0 {
-			return &inUse{mape: r.PredictionMAPE, jobs: r.Jobs}
+		if exact(r) && r.Policy == rows[first].Policy {
+			use.mape += r.PredictionMAPE
+			use.reps++
 		}
 	}
-	return nil
+	use.mape /= float64(use.reps)
+	return use
 }
 
 // Rows are the kept predictor's scores on each split, the selection's
@@ -203,7 +217,7 @@ func honestText(t *trained, use *inUse) string {
 	case use != nil:
 		parts = append(parts, fmt.Sprintf("in use, over the first %d eval jobs on every device each fits, so that each configuration counts "+
 			"as often as the workload asks it, the predictions are %s from the profile's means (interpolated between measured batch sizes; "+
-			"%s, the prediction-error study's exact row)", use.jobs, report.Pct(use.mape), schedulespec.StudiesFile))
+			"%s, the prediction-error study's exact rows, %s)", use.jobs, report.Pct(use.mape), schedulespec.StudiesFile, repsMean(use.reps)))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -332,4 +346,12 @@ func importanceText(t *trained) string {
 		"grows when one input is shuffled among a fold's held-out configurations. A query input (model, precision, batch, threads, device) "+
 		"moves every feature derived from it; a feature is one column of the feature vector. Zero or below: %s does not lean on it.\n\n%s",
 		report.Escape(t.kind), report.Escape(t.kind), tb.String())
+}
+
+// repsMean says what a figure of the studies is over.
+func repsMean(reps int) string {
+	if reps == 1 {
+		return "one replication"
+	}
+	return fmt.Sprintf("the mean over %d replications", reps)
 }

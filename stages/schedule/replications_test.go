@@ -124,3 +124,60 @@ func TestUtilizationOffersAFractionOfCapacity(t *testing.T) {
 		t.Errorf("loads slow %v, fast %v: their ratio %v, want about 4", loads["slow"], loads["fast"], r)
 	}
 }
+
+// TestStudiesRunInReplications runs the prediction-error study in two of
+// three replications: each condition once per replication, on that
+// replication's jobs, with its own prediction MAPE, and the first
+// replication's rows those of a run with the study in it alone (its
+// units, and so its memo entries, are the same).
+func TestStudiesRunInReplications(t *testing.T) {
+	files := generateReplications(t, mlpWorkload(1500), 3, 3)
+	in := Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: files[0], Workloads: files}
+	study := func(reps int) []StudyRow {
+		cfg := testConfig()
+		cfg.Policies = []string{"fifo", "greedy"}
+		cfg.Replications = 3
+		cfg.Studies = Studies{Jobs: 1000, Replications: reps, PredictionErrors: []float64{0.5}}
+		dir := t.TempDir()
+		if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := parquetio.ReadAll[StudyRow](filepath.Join(dir, StudiesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	two, one := study(2), study(1)
+	type cond struct {
+		policy string
+		e      float64
+	}
+	byRep := map[int32]map[cond]StudyRow{}
+	for _, r := range two {
+		if byRep[r.Replication] == nil {
+			byRep[r.Replication] = map[cond]StudyRow{}
+		}
+		byRep[r.Replication][cond{r.Policy, r.PredictionError}] = r
+	}
+	if len(two) != 2*2*2 || len(byRep) != 2 || len(byRep[1]) != 4 || len(byRep[2]) != 4 {
+		t.Fatalf("%d rows in replications %v, want 2 policies × 2 conditions in replications 1 and 2", len(two), byRep)
+	}
+	for _, r := range one {
+		if r.Replication != 1 {
+			t.Fatalf("one replication of the study wrote a row of replication %d", r.Replication)
+		}
+		if got := byRep[1][cond{r.Policy, r.PredictionError}]; got != r {
+			t.Errorf("replication 1 with a second beside it: %+v, alone: %+v", got, r)
+		}
+	}
+	for c, a := range byRep[1] {
+		b := byRep[2][c]
+		if a.MeanE2ES == b.MeanE2ES {
+			t.Errorf("%+v: replications 1 and 2 ran alike (mean %v): the second did not run its own jobs", c, a.MeanE2ES)
+		}
+		if c.e > 0 && (a.PredictionMAPE == b.PredictionMAPE || math.Abs(b.PredictionMAPE-c.e/2) > 0.05) {
+			t.Errorf("%+v: MAPE %v in replication 1 and %v in 2, want each its own, about %v", c, a.PredictionMAPE, b.PredictionMAPE, c.e/2)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func TestStudies(t *testing.T) {
 	cfg := testConfig()
 	cfg.Policies = []string{"round_robin", "greedy", "learned"}
 	cfg.Predictor = PredictorLearned
-	cfg.Studies = Studies{Jobs: 1500, PredictionErrors: []float64{0.2, 0.5}, DecisionCosts: []string{"0s", "5ms"}}
+	cfg.Studies = Studies{Jobs: 1500, Replications: 1, PredictionErrors: []float64{0.2, 0.5}, DecisionCosts: []string{"0s", "5ms"}}
 	dir := t.TempDir()
 	in := Inputs{Samples: samples, Jobs: jobs, Predictor: predPath, Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {

@@ -23,11 +23,18 @@ type study struct {
 // policy that reads predictions, the profile's means exact and scaled by
 // each prediction error, and the learned predictor where train's is
 // loaded; for every learned policy, each decision cost and
-// schedule.learned.cost's. All on the first studies.jobs jobs at
-// schedule.load, replication 1. A study without errors or costs is off.
-func studies(cfg Config, cl *cluster.Cluster, load float64) []*study {
+// schedule.learned.cost's. All on the first studies.jobs jobs of each of
+// the first studies.replications replications, each at its own load
+// (loads[r-1]), in that order: policy, condition, replication. A study
+// without errors or costs is off.
+func studies(cfg Config, cl *cluster.Cluster, loads []float64) []*study {
 	var out []*study
-	base := Unit{Replication: 1, Jobs: cfg.Studies.Jobs, Load: load}
+	add := func(name string, u Unit) {
+		for r := 1; r <= cfg.StudyReplications(); r++ {
+			u.Replication, u.Jobs, u.Load = r, cfg.Studies.Jobs, loads[r-1]
+			out = append(out, &study{name: name, u: u})
+		}
+	}
 	for _, spec := range cfg.Policies {
 		if len(cfg.Studies.PredictionErrors) == 0 {
 			break
@@ -36,17 +43,15 @@ func studies(cfg Config, cl *cluster.Cluster, load float64) []*study {
 		if err != nil || !ps.Predicts() {
 			continue
 		}
-		add := func(pred string, e float64) {
-			u := base
-			u.Spec, u.Predictor, u.PredictionError = spec, pred, e
-			out = append(out, &study{name: StudyPredictionError, u: u})
+		at := func(pred string, e float64) {
+			add(StudyPredictionError, Unit{Spec: spec, Predictor: pred, PredictionError: e})
 		}
-		add(PredictorTable, 0)
+		at(PredictorTable, 0)
 		for _, e := range cfg.Studies.PredictionErrors {
-			add(PredictorTable, e)
+			at(PredictorTable, e)
 		}
 		if cl.HasLearnedPredictor() {
-			add(PredictorLearned, 0)
+			at(PredictorLearned, 0)
 		}
 	}
 	for _, spec := range learnedSpecs(cfg.Policies) {
@@ -54,41 +59,42 @@ func studies(cfg Config, cl *cluster.Cluster, load float64) []*study {
 			break
 		}
 		for _, cost := range append([]string{cfg.Learned.Cost}, cfg.Studies.DecisionCosts...) {
-			u := base
-			u.Spec, u.Predictor, u.DecisionCost = spec, cfg.Predictor, cost
-			out = append(out, &study{name: StudyDecisionCost, u: u})
+			add(StudyDecisionCost, Unit{Spec: spec, Predictor: cfg.Predictor, DecisionCost: cost})
 		}
 	}
 	return out
 }
 
-// fillMAPE sets each prediction-error study's PredictionMAPE: the same
-// for every policy (their simulations share the seed of the draws), so
-// computed once per predictor and error, all in one pass over the jobs.
-func fillMAPE(ctx context.Context, cl *cluster.Cluster, ss []*study, seed int64, jobsPath string, load float64, limit int64) error {
-	var errs []predictionErr
-	index := map[predictionErr]int{}
-	for _, st := range ss {
-		if st.name != StudyPredictionError {
+// fillMAPE sets each prediction-error study's PredictionMAPE: in one
+// replication the same for every policy (their simulations share the
+// seed of the draws), so computed once per replication, predictor and
+// error, all in one pass over the replication's jobs.
+func fillMAPE(ctx context.Context, cl *cluster.Cluster, ss []*study, seed int64, reps []replication, limit int64) error {
+	for _, rep := range reps {
+		var errs []predictionErr
+		index := map[predictionErr]int{}
+		for _, st := range ss {
+			if st.name != StudyPredictionError || st.u.Replication != rep.rep {
+				continue
+			}
+			k := predictionErr{st.u.Predictor, st.u.PredictionError}
+			if _, ok := index[k]; !ok {
+				index[k] = len(errs)
+				errs = append(errs, k)
+			}
+		}
+		if len(errs) == 0 {
 			continue
 		}
-		k := predictionErr{st.u.Predictor, st.u.PredictionError}
-		if _, ok := index[k]; !ok {
-			index[k] = len(errs)
-			errs = append(errs, k)
+		simSeed, _ := Unit{Replication: rep.rep}.seeds(seed) // every policy's
+		mape, err := predictionMAPE(ctx, cl, errs, simSeed, rep.jobs, rep.load, limit)
+		if err != nil {
+			return rep.errorf(fmt.Errorf("prediction error: %w", err))
 		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	simSeed, _ := Unit{Replication: 1}.seeds(seed) // every policy's
-	mape, err := predictionMAPE(ctx, cl, errs, simSeed, jobsPath, load, limit)
-	if err != nil {
-		return fmt.Errorf("prediction error: %w", err)
-	}
-	for _, st := range ss {
-		if i, ok := index[predictionErr{st.u.Predictor, st.u.PredictionError}]; ok && st.name == StudyPredictionError {
-			st.row.PredictionMAPE = mape[i]
+		for _, st := range ss {
+			if i, ok := index[predictionErr{st.u.Predictor, st.u.PredictionError}]; ok && st.name == StudyPredictionError && st.u.Replication == rep.rep {
+				st.row.PredictionMAPE = mape[i]
+			}
 		}
 	}
 	return nil
@@ -101,15 +107,16 @@ type predictionErr struct {
 	e    float64
 }
 
-// runStudies adds the studies' simulations to g; each fills its row.
-func (s *sweeper) runStudies(ctx context.Context, g *errgroup.Group, ss []*study, jobs int64) {
+// runStudies adds the studies' simulations to g; each fills its row. A
+// study in replication r simulates jobs[r-1] jobs.
+func (s *sweeper) runStudies(ctx context.Context, g *errgroup.Group, ss []*study, jobs []int64) {
 	for _, st := range ss {
 		g.Go(func() error {
-			r, err := s.summary(ctx, st.u, jobs)
+			r, err := s.summary(ctx, st.u, jobs[st.u.Replication-1])
 			if err != nil {
 				return err
 			}
-			st.row = StudyRow{Study: st.name, Policy: st.u.Spec, Predictor: st.u.Predictor, PredictionError: st.u.PredictionError,
+			st.row = StudyRow{Study: st.name, Policy: st.u.Spec, Replication: int32(st.u.Replication), Predictor: st.u.Predictor, PredictionError: st.u.PredictionError,
 				DecisionCost: st.u.DecisionCost, Jobs: r.Jobs, SLOAttainment: r.SLOAttainment,
 				InteractiveSLOAttainment: r.InteractiveSLOAttainment, MeanE2ES: r.MeanE2ES, P99E2ES: r.P99E2ES,
 				ThroughputJobsPerS: r.ThroughputJobsPerS, GoodputJobsPerS: r.GoodputJobsPerS}

@@ -328,6 +328,28 @@ func (sc *scorers) score(split string, pts scored, seed uint64) ([]trainspec.Met
 		sc.best.Predictions(trainspec.ScorerBestFeature, pts.x),
 	}
 	var rows []trainspec.MetricRow
+	for _, rule := range preds[1:] {
+		// The network against each rule on the same points: the rows
+		// are the rule's, metric network_minus_accuracy and so on.
+		d, err := placement.DifferenceBlocks(preds[0], rule, yTest, pts.out, placementResamples, placementConfidence, seed)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range []struct {
+			name string
+			iv   placement.Interval
+		}{{trainspec.MetricNetworkMinus + "accuracy", d.Accuracy}, {trainspec.MetricNetworkMinus + regret, d.Regret}} {
+			for _, v := range []struct {
+				suffix string
+				v      float64
+			}{{"", m.iv.Value}, {"_lo", m.iv.Lo}, {"_hi", m.iv.Hi}} {
+				if !math.IsNaN(v.v) {
+					rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPlacement, Section: trainspec.SectionScore, Split: split,
+						Candidate: rule.Scorer, Metric: m.name + v.suffix, Value: v.v})
+				}
+			}
+		}
+	}
 	for _, pr := range preds {
 		s, err := placement.Evaluate(pr, yTest)
 		if err != nil {

@@ -47,7 +47,7 @@ func render(ev *section.Evaluation, l *runs) (report.Section, error) {
 	}
 	md.WriteString(text)
 	charts = append(charts, cs...)
-	md.WriteString(l.decisionCostText())
+	md.WriteString(l.decisionCostText(confidenceOf(ev)))
 	return report.Section{Title: "Learned decisions", Markdown: md.String(), Charts: charts}, nil
 }
 
@@ -95,6 +95,13 @@ func (l *runs) againstRulesText(ev *section.Evaluation) string {
 		}
 		b.WriteString(t.String())
 		fmt.Fprintf(&b, "\n%s\n", judged(learned, better, worse, same, "no different on"))
+		if strings.HasSuffix(c.counterpart, "~"+policy.AblateFree) && len(better) > 0 {
+			// Paying for decisions should not help: only their cost
+			// differs between the two.
+			fmt.Fprintf(&b, "\n**Against expectation**, %s, whose decisions cost time on the simulated clock, is better than %s, whose decisions cost nothing, on %s: "+
+				"more than noise at %.0f%%. The likeliest cause, which this report cannot test: %s\n",
+				learned, counterpart, report.AndList(better), 100*ev.Config.Confidence, costCause)
+		}
 	}
 	switch len(missing) {
 	case 0:

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/spec/evaluatespec"
+
 	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
@@ -166,6 +169,8 @@ func TestCostText(t *testing.T) {
 			"learned is worse on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
 		{"better", []schedulespec.StudyRow{row("5ms", 0.005, 0.99, 0.01, 0.1), row("0s", 0, 0.9, 0.02, 0.3)},
 			"learned is better on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
+		{"better, one replication", []schedulespec.StudyRow{row("5ms", 0.005, 0.99, 0.01, 0.1), row("0s", 0, 0.9, 0.02, 0.3)},
+			"**Against expectation**, the dearest decisions leave **learned** better off in interactive SLO attainment. With one replication of the study this cannot be told from noise"},
 		{"unchanged", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1), row("5ms", 0.005, 1, 0.01, 0.1)},
 			"learned is unchanged in interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
 		{"the dearest is not last", []schedulespec.StudyRow{row("profile", 0.008, 0.5, 1, 2), row("0s", 0, 0.99, 0.01, 0.1), row("5ms", 0.005, 0.9, 0.02, 0.3)},
@@ -175,7 +180,7 @@ func TestCostText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := costText("learned", tt.rows)
+			got := costText("learned", costCells(tt.rows), 1, 0.95)
 			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 				t.Errorf("costText = %q, want it to contain %q", got, tt.want)
 			}
@@ -215,10 +220,108 @@ func TestDegradeText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := newPredictionError(tt.rows, []string{"edf", "learned"}).degradeText(tt.metric)
+			got := newPredictionError(tt.rows, []string{"edf", "learned"}, 0.95).degradeText(tt.metric)
 			if !strings.Contains(got, tt.want) {
 				t.Errorf("degradeText = %q, want it to contain %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestUnexpectedResults checks what the studies say where worse
+// predictions or dearer decisions leave a policy better off: within
+// noise where the paired interval over the replications holds zero, and
+// more than noise, with the likeliest cause, where it does not.
+func TestUnexpectedResults(t *testing.T) {
+	// Replication r's attainment: exact at base[r], ±50% at base[r]+up[r].
+	pe := func(policy string, base, up []float64) []schedulespec.StudyRow {
+		var out []schedulespec.StudyRow
+		for r := range base {
+			for _, e := range []float64{0, 0.5} {
+				v := base[r]
+				if e > 0 {
+					v += up[r]
+				}
+				out = append(out, schedulespec.StudyRow{Study: schedulespec.StudyPredictionError, Policy: policy, Replication: int32(r + 1),
+					Predictor: schedulespec.PredictorTable, PredictionError: e, PredictionMAPE: e / 2, InteractiveSLOAttainment: v})
+			}
+		}
+		return out
+	}
+	base := []float64{0.80, 0.85, 0.90, 0.82, 0.88}
+	noisy := []float64{0.02, -0.01, 0.015, -0.005, 0.01} // mean +0.6 pp, interval holds zero
+	steady := []float64{0.03, 0.032, 0.029, 0.031, 0.03} // mean +3.0 pp, far from zero
+	worse := []float64{-0.05, -0.04, -0.06, -0.05, -0.05}
+	tests := []struct {
+		name     string
+		rows     [][]schedulespec.StudyRow
+		want     []string
+		dontWant []string
+	}{
+		{"as expected", [][]schedulespec.StudyRow{pe("edf", base, worse), pe("learned", base, worse)}, nil, []string{"Against expectation"}},
+		{"within noise", [][]schedulespec.StudyRow{pe("edf", base, noisy), pe("learned", base, worse)},
+			[]string{"**Against expectation**, worse predictions leave **edf** better off in interactive SLO attainment.",
+				"Within noise, the paired 95% interval over 5 replications holding zero: **edf** 85.0% → 85.6%, +0.6 pp (-1.0 pp … +2.2 pp)."},
+			[]string{"More than noise", "likeliest cause"}},
+		{"more than noise", [][]schedulespec.StudyRow{pe("edf", base, steady), pe("learned+batch", base, steady)},
+			[]string{"worse predictions leave 2 policies better off in interactive SLO attainment.", "More than noise at 95% over 5 replications: **edf** 85.0% → 88.0%, +3.0 pp (+2.9 pp … +3.2 pp)",
+				"The likeliest cause for **edf**, which this report cannot test: with exact means, jobs of one model and batch size tie",
+				"The likeliest cause for **learned+batch**, which this report cannot test: its migrations weigh predicted finishes"},
+			[]string{"Within noise"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := newPredictionError(slices.Concat(tt.rows...), []string{"edf", "learned", "learned+batch"}, 0.95).degradeText(studyInteractive)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("degradeText lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tt.dontWant {
+				if strings.Contains(got, w) {
+					t.Errorf("degradeText says %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+
+	// The dearest decisions, better in every replication by about 1 ms.
+	var costs []schedulespec.StudyRow
+	for r, mean := range []float64{0.070, 0.072, 0.069, 0.071} {
+		for _, c := range []struct {
+			name string
+			s, d float64
+		}{{"0s", 0, 0}, {"5ms", 0.005, -0.001}} {
+			costs = append(costs, schedulespec.StudyRow{Study: schedulespec.StudyDecisionCost, Policy: "learned", Replication: int32(r + 1),
+				DecisionCost: c.name, DecisionCostS: c.s, InteractiveSLOAttainment: 0.9, MeanE2ES: mean + c.d, P99E2ES: 0.5})
+		}
+	}
+	got := costText("learned", costCells(costs), 4, 0.95)
+	for _, w := range []string{"mean end-to-end latency 69.5 ms against 70.5 ms (-1.4%)",
+		"**Against expectation**, the dearest decisions leave **learned** better off in mean end-to-end latency. More than noise at 95% over 4 replications: **learned** 70.5 ms → 69.5 ms, -1 ms",
+		"The likeliest cause for **learned**, which this report cannot test: a charge delays each migration"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("costText lacks %q:\n%s", w, got)
+		}
+	}
+}
+
+// TestFreeDecisionsShouldNotLose: where the learned policy, paying for
+// its decisions, beats its ablation whose decisions cost nothing, the
+// section says that this goes against expectation and why it may; where
+// it does not, it says nothing of the kind.
+func TestFreeDecisionsShouldNotLose(t *testing.T) {
+	ev := &section.Evaluation{Config: evaluatespec.DefaultConfig(), Replications: 5}
+	for _, tt := range []struct {
+		counterpart string
+		want        bool
+	}{{"learned~free", true}, {"learned~threshold", false}} {
+		l := &runs{comparisons: []comparison{{learned: "learned", counterpart: tt.counterpart, rule: "r", simulated: true, diffs: fixtureDiffs(tt.counterpart)}}}
+		got := l.againstRulesText(ev)
+		want := "**Against expectation**, learned, whose decisions cost time on the simulated clock, is better than learned\\~free, whose decisions cost nothing, " +
+			"on mean end-to-end latency and interactive SLO violations: more than noise at 95%. The likeliest cause"
+		if strings.Contains(got, want) != tt.want {
+			t.Errorf("against %s: says %q = %v, want %v:\n%s", tt.counterpart, want, !tt.want, tt.want, got)
+		}
 	}
 }

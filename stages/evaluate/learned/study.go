@@ -1,6 +1,7 @@
 package learned
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/stages/evaluate/report"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -48,30 +50,87 @@ func (c condition) String() string {
 	return fmt.Sprintf("%s ±%g%%", c.predictor, 100*c.err)
 }
 
+// cell is one policy's rows under one condition of a study, one per
+// replication, in the order of their replications.
+type cell []schedulespec.StudyRow
+
+// mean is m's mean over the cell's replications.
+func (c cell) mean(m studyMetric) float64 {
+	return meanOf(c, m.value)
+}
+
+// mape is the predictions' MAPE, the mean over the cell's replications.
+func (c cell) mape() float64 {
+	return meanOf(c, func(r schedulespec.StudyRow) float64 { return r.PredictionMAPE })
+}
+
+func meanOf(c cell, v func(schedulespec.StudyRow) float64) float64 {
+	if len(c) == 0 {
+		return math.NaN()
+	}
+	var sum float64
+	for _, r := range c {
+		sum += v(r)
+	}
+	return sum / float64(len(c))
+}
+
+// change is m's change from cell a to cell z, z − a in m's unit, with
+// its paired Student t interval over the replications both ran (each
+// pair saw the same jobs and draws: common random numbers). The
+// interval is NaN with fewer than two such replications.
+func change(m studyMetric, a, z cell, confidence float64) outputanalysis.Interval {
+	at := map[int32]float64{}
+	for _, r := range a {
+		at[r.Replication] = m.value(r)
+	}
+	var x, y []float64
+	for _, r := range z {
+		if v, ok := at[r.Replication]; ok {
+			x, y = append(x, m.value(r)), append(y, v)
+		}
+	}
+	iv, err := outputanalysis.PairedTInterval(x, y, confidence)
+	if err != nil { // unreachable: x and y grow together
+		return outputanalysis.Interval{Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	return iv
+}
+
 // predictionError is the prediction-error study laid out: its policies in
 // schedule's order, its conditions (the table's errors ascending, then
-// train's predictor), and each policy's row under each.
+// train's predictor), and each policy's cell under each.
 type predictionError struct {
 	policies   []string
 	conditions []condition
-	at         map[string]map[condition]schedulespec.StudyRow
+	at         map[string]map[condition]cell
 	jobs       int64
+	// reps is the most replications any cell has.
+	reps int
+	// confidence is the intervals' (evaluate.confidence).
+	confidence float64
 	// style is each policy's chart style (section.Evaluation.Style).
 	style func(policy string) int
 }
 
-func newPredictionError(rows []schedulespec.StudyRow, policies []string) *predictionError {
-	s := &predictionError{at: map[string]map[condition]schedulespec.StudyRow{}}
+func newPredictionError(rows []schedulespec.StudyRow, policies []string, confidence float64) *predictionError {
+	s := &predictionError{at: map[string]map[condition]cell{}, confidence: confidence}
 	for _, r := range rows {
 		c := condition{r.Predictor, r.PredictionError}
 		if s.at[r.Policy] == nil {
-			s.at[r.Policy] = map[condition]schedulespec.StudyRow{}
+			s.at[r.Policy] = map[condition]cell{}
 		}
-		s.at[r.Policy][c] = r
+		s.at[r.Policy][c] = append(s.at[r.Policy][c], r)
+		s.reps = max(s.reps, len(s.at[r.Policy][c]))
 		if !slices.Contains(s.conditions, c) {
 			s.conditions = append(s.conditions, c)
 		}
 		s.jobs = r.Jobs
+	}
+	for _, byCond := range s.at {
+		for _, c := range byCond {
+			slices.SortFunc(c, func(a, b schedulespec.StudyRow) int { return cmp.Compare(a.Replication, b.Replication) })
+		}
 	}
 	for _, p := range policies {
 		if s.at[p] != nil {
@@ -107,7 +166,7 @@ func (s *predictionError) tableErrors() []condition {
 	return out
 }
 
-// mapeText is a condition's prediction MAPE, when every policy's rows
+// mapeText is a condition's prediction MAPE, when every policy's cells
 // share it (they do when the study draws the same errors for all).
 func (s *predictionError) mapeText(c condition) (string, bool) {
 	v := math.NaN()
@@ -116,19 +175,19 @@ func (s *predictionError) mapeText(c condition) (string, bool) {
 		if !ok {
 			continue
 		}
-		if !math.IsNaN(v) && r.PredictionMAPE != v {
+		if !math.IsNaN(v) && r.mape() != v {
 			return "", false
 		}
-		v = r.PredictionMAPE
+		v = r.mape()
 	}
 	return report.Pct(v), !math.IsNaN(v)
 }
 
-// hasFinite says whether any row has a finite value of m.
+// hasFinite says whether any cell has a finite mean of m.
 func (s *predictionError) hasFinite(m studyMetric) bool {
 	for _, p := range s.policies {
 		for _, r := range s.at[p] {
-			if v := m.value(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if v := r.mean(m); !math.IsNaN(v) && !math.IsInf(v, 0) {
 				return true
 			}
 		}

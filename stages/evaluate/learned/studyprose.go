@@ -1,6 +1,7 @@
 package learned
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/chart"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -20,7 +22,7 @@ func (l *runs) predictionErrorText(ev *section.Evaluation) (string, []report.Cha
 	if len(rows) == 0 {
 		return "", nil, nil
 	}
-	s := newPredictionError(rows, ev.Policies)
+	s := newPredictionError(rows, ev.Policies, confidenceOf(ev))
 	s.style = ev.Style
 	var b strings.Builder
 	withTrain, crosses, alt := "", "", ""
@@ -31,8 +33,8 @@ func (l *runs) predictionErrorText(ev *section.Evaluation) (string, []report.Cha
 	}
 	fmt.Fprintf(&b, "\n### Sensitivity to prediction error\n\nThe prediction-error study (schedule.studies) simulated every policy that reads predictions "+
 		"on the first %d eval jobs at schedule.load, predicting with the profile's mean latencies, exact and scaled per job by 1 ± e for each "+
-		"error e%s. The x axis is how far the predictions were from the means (their MAPE); each policy's line runs over the errors%s.\n",
-		s.jobs, withTrain, crosses)
+		"error e%s. %s The x axis is how far the predictions were from the means (their MAPE); each policy's line runs over the errors%s.\n",
+		s.jobs, withTrain, repsText(s.reps), crosses)
 	first := studyInteractive
 	if !s.hasFinite(studyInteractive) {
 		first = studySLO // no interactive jobs
@@ -66,9 +68,9 @@ func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, erro
 			sr.Style = s.style(p)
 		}
 		for _, c := range s.tableErrors() {
-			if r, ok := s.at[p][c]; ok && !math.IsNaN(m.value(r)) {
-				sr.X, sr.Y = append(sr.X, r.PredictionMAPE), append(sr.Y, m.value(r))
-				lo = math.Min(lo, m.value(r))
+			if r, ok := s.at[p][c]; ok && !math.IsNaN(r.mean(m)) {
+				sr.X, sr.Y = append(sr.X, r.mape()), append(sr.Y, r.mean(m))
+				lo = math.Min(lo, r.mean(m))
 			}
 		}
 		var mk []chart.Mark
@@ -76,9 +78,9 @@ func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, erro
 			if c.predictor == schedulespec.PredictorTable {
 				continue
 			}
-			if r, ok := s.at[p][c]; ok && !math.IsNaN(m.value(r)) {
-				mk = append(mk, chart.Mark{Series: len(series), X: r.PredictionMAPE, Y: m.value(r)})
-				lo = math.Min(lo, m.value(r))
+			if r, ok := s.at[p][c]; ok && !math.IsNaN(r.mean(m)) {
+				mk = append(mk, chart.Mark{Series: len(series), X: r.mape(), Y: r.mean(m)})
+				lo = math.Min(lo, r.mean(m))
 			}
 		}
 		if len(sr.X) == 0 {
@@ -135,9 +137,9 @@ func (s *predictionError) table(m studyMetric) string {
 			case !ok:
 				row = append(row, "–")
 			case shared[c]:
-				row = append(row, m.format(m.value(r)))
+				row = append(row, m.format(r.mean(m)))
 			default:
-				row = append(row, fmt.Sprintf("%s (MAPE %s)", m.format(m.value(r)), report.Pct(r.PredictionMAPE)))
+				row = append(row, fmt.Sprintf("%s (MAPE %s)", m.format(r.mean(m)), report.Pct(r.mape())))
 			}
 		}
 		t.Add(row...)
@@ -152,8 +154,10 @@ func (m studyMetric) changeText(from, to float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*(to/from-1))
 }
 
-// degradeText says, from the rows, which policies degrade most and least
-// in m from exact predictions to the largest error.
+// degradeText says which policies degrade most and least in m from
+// exact predictions to the largest error, and then, for every policy
+// that worse predictions left better off, whether that is more than
+// noise (unexpectedText).
 func (s *predictionError) degradeText(m studyMetric) string {
 	errs := s.tableErrors()
 	if len(errs) < 2 || errs[0].err != 0 {
@@ -164,6 +168,7 @@ func (s *predictionError) degradeText(m studyMetric) string {
 		policy   string
 		from, to float64
 		by       float64 // positive: worse
+		iv       outputanalysis.Interval
 	}
 	var ms []moved
 	for _, p := range s.policies {
@@ -172,12 +177,12 @@ func (s *predictionError) degradeText(m studyMetric) string {
 		if !okA || !okZ {
 			continue
 		}
-		from, to := m.value(a), m.value(z)
+		from, to := a.mean(m), z.mean(m)
 		by := m.change(from, to)
 		if math.IsNaN(by) || math.IsInf(by, 0) {
 			continue
 		}
-		ms = append(ms, moved{p, from, to, by})
+		ms = append(ms, moved{p, from, to, by, change(m, a, z, s.confidence)})
 	}
 	if len(ms) == 0 {
 		return ""
@@ -186,6 +191,13 @@ func (s *predictionError) degradeText(m studyMetric) string {
 	if v, ok := s.mapeText(worst); ok {
 		span += " (MAPE " + v + ")"
 	}
+	var better []unexpected
+	for _, x := range ms {
+		if x.by < 0 {
+			better = append(better, unexpected{subject: x.policy, from: x.from, to: x.to, iv: x.iv, cause: predictionCause(x.policy)})
+		}
+	}
+	surprise := unexpectedText(m, "worse predictions", better, s.reps, s.confidence)
 	// Most degraded first; ties keep schedule's order.
 	slices.SortStableFunc(ms, func(a, b moved) int {
 		switch {
@@ -213,92 +225,132 @@ func (s *predictionError) degradeText(m studyMetric) string {
 	if !m.higher {
 		verb = "grows the most"
 	}
+	var text string
 	switch {
 	case top.by == 0 && bottom.by == 0:
-		return fmt.Sprintf("No policy's %s moves %s.\n", m.name, span)
+		text = fmt.Sprintf("No policy's %s moves %s.\n", m.name, span)
 	case top.by <= 0:
-		return fmt.Sprintf("No policy's %s gets worse %s; %s improves the most: %s.\n", m.name, span, names(bottom.by), what(bottom))
+		text = fmt.Sprintf("No policy's %s gets worse %s; %s improves the most: %s.\n", m.name, span, names(bottom.by), what(bottom))
 	case top.by == bottom.by:
-		return fmt.Sprintf("%s, every policy's %s moves alike: %s.\n", report.Capitalize(span), m.name, what(top))
+		text = fmt.Sprintf("%s, every policy's %s moves alike: %s.\n", report.Capitalize(span), m.name, what(top))
+	case !m.higher:
+		subject := names(top.by) + "'s " + m.name + " " + verb
+		text = fmt.Sprintf("%s, %s: %s; at the other end, %s: %s.\n", report.Capitalize(span), subject, what(top), names(bottom.by), what(bottom))
+	default:
+		text = fmt.Sprintf("%s, %s %s %s: %s; at the other end, %s: %s.\n", report.Capitalize(span), names(top.by), verb, m.name, what(top), names(bottom.by), what(bottom))
 	}
-	subject := names(top.by) + " " + verb
-	if !m.higher {
-		subject = names(top.by) + "'s " + m.name + " " + verb
-		return fmt.Sprintf("%s, %s: %s; at the other end, %s: %s.\n", report.Capitalize(span), subject, what(top), names(bottom.by), what(bottom))
+	if surprise != "" {
+		text += "\n" + surprise
 	}
-	return fmt.Sprintf("%s, %s %s: %s; at the other end, %s: %s.\n", report.Capitalize(span), subject, m.name, what(top), names(bottom.by), what(bottom))
+	return text
 }
 
-// decisionCostText tabulates the decision-cost study and says what the
-// dearest decisions do to each learned policy against the cheapest.
-func (l *runs) decisionCostText() string {
+// decisionCostText tabulates the decision-cost study, each figure the
+// mean over its replications, and says what the dearest decisions do to
+// each learned policy against the cheapest.
+func (l *runs) decisionCostText(confidence float64) string {
 	rows := l.study(schedulespec.StudyDecisionCost)
 	if len(rows) == 0 {
 		return ""
+	}
+	costs := costCells(rows)
+	reps := 0
+	for _, c := range costs {
+		reps = max(reps, len(c))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### The cost of a decision\n\nThe decision-cost study (schedule.studies) simulated each learned policy on the first %d eval jobs "+
 		"at schedule.load with its decisions costing schedule.learned.cost and each of schedule.studies.decision_costs on the simulated "+
 		"clock. Per decision is a batch of one decision's median charge: a duration is what any batch costs, and profile charges a batch a draw "+
-		"from the profile's timing of the serving path at its size, or, for a profile without that timing, its tight-loop mlp's mean (charged from).\n\n", rows[0].Jobs)
+		"from the profile's timing of the serving path at its size, or, for a profile without that timing, its tight-loop mlp's mean (charged from). %s\n\n",
+		rows[0].Jobs, repsText(reps))
 	t := report.NewTable("policy", "cost", ">per decision", "charged from", ">SLO attainment", ">interactive SLO attainment", ">mean e2e", ">P99 e2e")
-	for _, r := range rows {
-		t.Add(report.Escape(r.Policy), report.Escape(r.DecisionCost), report.Secs(r.DecisionCostS), sourceText(r.DecisionCostSource),
-			report.Pct(r.SLOAttainment), report.Pct(r.InteractiveSLOAttainment), report.Secs(r.MeanE2ES), report.Secs(r.P99E2ES))
+	for _, c := range costs {
+		first := c[0]
+		t.Add(report.Escape(first.Policy), report.Escape(first.DecisionCost), report.Secs(first.DecisionCostS), sourceText(first.DecisionCostSource),
+			report.Pct(c.mean(studySLO)), report.Pct(c.mean(studyInteractive)), report.Secs(c.mean(studyMean)), report.Secs(c.mean(studyP99)))
 	}
 	b.WriteString(t.String())
 	for _, spec := range l.specs {
-		var own []schedulespec.StudyRow
-		for _, r := range rows {
-			if r.Policy == spec {
-				own = append(own, r)
+		var own []cell
+		for _, c := range costs {
+			if c[0].Policy == spec {
+				own = append(own, c)
 			}
 		}
-		if text := costText(spec, own); text != "" {
+		if text := costText(spec, own, reps, confidence); text != "" {
 			b.WriteString("\n" + text + "\n")
 		}
 	}
 	return b.String()
 }
 
+// costCells groups the decision-cost study's rows by policy and cost,
+// one cell each, in the study's order.
+func costCells(rows []schedulespec.StudyRow) []cell {
+	var out []cell
+	index := map[[2]string]int{}
+	for _, r := range rows {
+		k := [2]string{r.Policy, r.DecisionCost}
+		i, ok := index[k]
+		if !ok {
+			i, index[k] = len(out), len(out)
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], r)
+	}
+	for _, c := range out {
+		slices.SortFunc(c, func(a, b schedulespec.StudyRow) int { return cmp.Compare(a.Replication, b.Replication) })
+	}
+	return out
+}
+
 // costText compares a learned policy's dearest decisions with its
-// cheapest (the first row of each cost, in the study's order).
-func costText(spec string, rows []schedulespec.StudyRow) string {
-	if len(rows) < 2 {
+// cheapest, each change with its paired interval, and says where the
+// dearest did better (unexpectedText).
+func costText(spec string, cells []cell, reps int, confidence float64) string {
+	if len(cells) < 2 {
 		return ""
 	}
-	cheap, dear := rows[0], rows[0]
-	for _, r := range rows[1:] {
-		if r.DecisionCostS < cheap.DecisionCostS {
-			cheap = r
+	cheap, dear := cells[0], cells[0]
+	for _, c := range cells[1:] {
+		if c[0].DecisionCostS < cheap[0].DecisionCostS {
+			cheap = c
 		}
-		if r.DecisionCostS > dear.DecisionCostS {
-			dear = r
+		if c[0].DecisionCostS > dear[0].DecisionCostS {
+			dear = c
 		}
 	}
-	if cheap.DecisionCostS == dear.DecisionCostS {
+	if cheap[0].DecisionCostS == dear[0].DecisionCostS {
 		return ""
 	}
 	att := studyInteractive
-	if math.IsNaN(cheap.InteractiveSLOAttainment) || math.IsNaN(dear.InteractiveSLOAttainment) {
+	if math.IsNaN(cheap.mean(studyInteractive)) || math.IsNaN(dear.mean(studyInteractive)) {
 		att = studySLO
 	}
 	var better, worse, same, parts []string
+	var surprises []string
 	for _, m := range []studyMetric{att, studyMean, studyP99} {
-		from, to := m.value(cheap), m.value(dear)
+		from, to := cheap.mean(m), dear.mean(m)
 		parts = append(parts, fmt.Sprintf("%s %s against %s (%s)", m.name, m.format(to), m.format(from), m.changeText(from, to)))
 		switch by := m.change(from, to); {
 		case by > 0:
 			worse = append(worse, m.name)
 		case by < 0:
 			better = append(better, m.name)
+			u := unexpected{subject: spec, from: from, to: to, iv: change(m, cheap, dear, confidence), cause: costCause}
+			surprises = append(surprises, unexpectedText(m, "the dearest decisions", []unexpected{u}, reps, confidence))
 		case by == 0:
 			same = append(same, m.name)
 		}
 	}
-	return fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
-		report.Escape(spec), report.Secs(dear.DecisionCostS), report.Escape(dear.DecisionCost), report.Secs(cheap.DecisionCostS), report.Escape(cheap.DecisionCost), strings.Join(parts, ", "),
+	text := fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
+		report.Escape(spec), report.Secs(dear[0].DecisionCostS), report.Escape(dear[0].DecisionCost), report.Secs(cheap[0].DecisionCostS), report.Escape(cheap[0].DecisionCost), strings.Join(parts, ", "),
 		judged(report.Escape(spec), better, worse, same, "unchanged in"))
+	for _, s := range surprises {
+		text += "\n\n" + strings.TrimSuffix(s, "\n")
+	}
+	return text
 }
 
 // maxOf is the largest y of the series.

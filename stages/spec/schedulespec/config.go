@@ -137,9 +137,16 @@ const MaxRealDraws = 100
 // means scaled per job by 1 ± e for each e of PredictionErrors (and
 // exact, and with the learned predictor, to place it among them); every
 // learned policy with its decisions costing each of DecisionCosts (besides
-// schedule.learned.cost).
+// schedule.learned.cost). Each runs in the first Replications
+// replications, each with its own workload and draws, every condition
+// of one replication on the same jobs and draws: the report's intervals
+// on a change are paired across them.
 type Studies struct {
-	Jobs             int64     `koanf:"jobs"`
+	Jobs int64 `koanf:"jobs"`
+	// Replications is how many replications the studies run in, the
+	// first of schedule.replications (fewer where there are fewer): at
+	// least 2 for an interval. StudyReplications gives the number run.
+	Replications     int       `koanf:"replications"`
 	PredictionErrors []float64 `koanf:"prediction_errors"`
 	DecisionCosts    []string  `koanf:"decision_costs"`
 }
@@ -258,6 +265,10 @@ const (
 
 // Predictors are the values schedule.predictor takes.
 var Predictors = []string{PredictorLearned, PredictorTable}
+
+// StudyReplications is how many replications the studies run in:
+// studies.replications, or schedule.replications where that is fewer.
+func (c Config) StudyReplications() int { return min(c.Studies.Replications, c.Replications) }
 
 // MaxReplications bounds schedule.replications.
 const MaxReplications = 100
@@ -393,7 +404,7 @@ func DefaultConfig() Config {
 		Dynamic:      policy.DefaultWeights(),
 		Predictor:    PredictorLearned,
 		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}, Ablations: true},
-		Studies:      Studies{Jobs: 20_000, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
+		Studies:      Studies{Jobs: 10_000, Replications: 5, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
 		Real:         Real{Policies: []string{"fifo", "edf", "edf+batch", "learned"}, Loads: []float64{0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02, Draws: 10},
 		Replications: 10,
 		Utilization:  0.7,
@@ -436,6 +447,9 @@ func (c Config) Validate() error {
 	st := c.Studies
 	if st.Jobs < 0 || st.Jobs > MaxJobs {
 		bad("studies.jobs", "must be in [0, 2^40] (0 takes every eval job), got %d", st.Jobs)
+	}
+	if on := len(st.PredictionErrors) > 0 || len(st.DecisionCosts) > 0; (on && st.Replications < 1) || st.Replications < 0 || st.Replications > MaxReplications {
+		bad("studies.replications", "must be from 1 to %d, got %d", MaxReplications, st.Replications)
 	}
 	for i, e := range st.PredictionErrors {
 		if !in(e, 0.001, 0.99) {

@@ -402,6 +402,9 @@ type StudyRow struct {
 	// Study is StudyPredictionError or StudyDecisionCost.
 	Study  string `parquet:"study,dict"`
 	Policy string `parquet:"policy,dict"`
+	// Replication is the replication, from 1: its own workload and
+	// draws, shared by every condition of the study in it.
+	Replication int32 `parquet:"replication"`
 	// Predictor and PredictionError are what the policy predicted with
 	// (sim.Config.PredictionError's 1 ± e per job); PredictionMAPE is
 	// how far those predictions were from the profile's means over the

@@ -70,6 +70,12 @@ const (
 	ScorerBestFeature = "best_feature"
 )
 
+// MetricNetworkMinus prefixes a score row of a rule that compares the
+// network with it on the same points: network_minus_accuracy (and _lo,
+// _hi) is the network's accuracy less the rule's, with its block-bootstrap
+// interval; network_minus_<regret metric> likewise for the regret.
+const MetricNetworkMinus = "network_minus_"
+
 // The splits of decisions.parquet.
 const (
 	SplitTrain      = "train"

@@ -88,6 +88,52 @@ func ScoreBlocks(pr Predictions, y []bool, o Outcomes, resamples int, confidence
 	return BlockScores{Accuracy: ivs[0], AUC: ivs[1], Regret: ivs[2], Blocks: nb}, nil
 }
 
+// Difference is how scorer a does against scorer b on the same points:
+// a's accuracy less b's and a's regret less b's, each with its interval
+// from one block bootstrap of the points for both (the pair resampled
+// together, so that what the points share cancels, as in a paired test).
+type Difference struct {
+	Accuracy, Regret Interval
+}
+
+// DifferenceBlocks compares scorers a and b on the labels y and outcomes
+// o with intervals by the block bootstrap (BlockBootstrap): a difference
+// whose interval holds zero cannot be told from noise at confidence.
+func DifferenceBlocks(a, b Predictions, y []bool, o Outcomes, resamples int, confidence float64, seed uint64) (Difference, error) {
+	n := len(y)
+	for _, pr := range []Predictions{a, b} {
+		if len(pr.Migrate) != n || len(o.Stay) != n || len(o.Move) != n || len(o.Block) != n {
+			return Difference{}, fmt.Errorf("placement: %s against %s: %s has %d decisions for %d labels, %d and %d outcomes and %d blocks",
+				a.Scorer, b.Scorer, pr.Scorer, len(pr.Migrate), n, len(o.Stay), len(o.Move), len(o.Block))
+		}
+	}
+	mean := func(w []float64, f func(i int) float64) float64 {
+		var sum, v float64
+		for i := range n {
+			sum += w[i]
+			v += w[i] * f(i)
+		}
+		return v / sum
+	}
+	right := func(pr Predictions, i int) float64 {
+		if pr.Migrate[i] == y[i] {
+			return 1
+		}
+		return 0
+	}
+	accuracy := func(w []float64) float64 {
+		return mean(w, func(i int) float64 { return right(a, i) - right(b, i) })
+	}
+	cost := func(w []float64) float64 {
+		return mean(w, func(i int) float64 { return regret(a.Migrate, o, i) - regret(b.Migrate, o, i) })
+	}
+	ivs, _, err := BlockBootstrap(o.Block, resamples, confidence, seed, accuracy, cost)
+	if err != nil {
+		return Difference{}, fmt.Errorf("placement: %s against %s: %w", a.Scorer, b.Scorer, err)
+	}
+	return Difference{Accuracy: ivs[0], Regret: ivs[1]}, nil
+}
+
 // BlockBootstrap gives each statistic of points drawn in blocks its value
 // and an interval by the block bootstrap: the points' blocks (block[i] is
 // point i's) are resampled with replacement, resamples times, each

@@ -162,3 +162,63 @@ func TestBlockBootstrap(t *testing.T) {
 		t.Error("no points: no error")
 	}
 }
+
+// TestDifferenceBlocks compares two scorers on 40 blocks of points: one
+// against itself is no difference at all; one right on every point
+// against one wrong on a quarter of them is better by a quarter, with an
+// interval clear of zero and a lower regret; two that err on as many
+// points, in different blocks, cannot be told apart.
+func TestDifferenceBlocks(t *testing.T) {
+	const n = 400
+	y := make([]bool, n)
+	o := Outcomes{Stay: make([]float64, n), Move: make([]float64, n), Block: make([]int32, n)}
+	for i := range n {
+		y[i] = i%3 == 0
+		o.Block[i] = int32(i / 10)
+		o.Stay[i], o.Move[i] = 1, 2
+		if y[i] {
+			o.Stay[i], o.Move[i] = 2, 1
+		}
+	}
+	scorer := func(name string, wrong func(i int) bool) Predictions {
+		p := Predictions{Scorer: name, Migrate: make([]bool, n), Score: make([]float64, n)}
+		for i := range n {
+			p.Migrate[i] = y[i] != wrong(i)
+		}
+		return p
+	}
+	right := scorer("right", func(int) bool { return false })
+	quarter := scorer("quarter", func(i int) bool { return i%4 == 0 })
+	evens := scorer("even blocks", func(i int) bool { return (i/10)%2 == 0 && i%5 == 0 })
+	odds := scorer("odd blocks", func(i int) bool { return (i/10)%2 == 1 && i%5 == 0 })
+	tests := []struct {
+		name           string
+		a, b           Predictions
+		acc            float64
+		clear, regrets bool // the interval excludes zero; a's regret is the lower
+	}{
+		{"itself", right, right, 0, false, false},
+		{"right against a quarter wrong", right, quarter, 0.25, true, true},
+		{"as many errors elsewhere", evens, odds, 0, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := DifferenceBlocks(tt.a, tt.b, y, o, 500, 0.95, 9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(d.Accuracy.Value-tt.acc) > 1e-12 {
+				t.Errorf("accuracy difference %v, want %v", d.Accuracy.Value, tt.acc)
+			}
+			if clear := d.Accuracy.Lo > 0 || d.Accuracy.Hi < 0; clear != tt.clear {
+				t.Errorf("interval [%v, %v] clear of zero = %v, want %v", d.Accuracy.Lo, d.Accuracy.Hi, clear, tt.clear)
+			}
+			if lower := d.Regret.Hi < 0; lower != tt.regrets {
+				t.Errorf("regret difference %v [%v, %v]: a's clearly lower = %v, want %v", d.Regret.Value, d.Regret.Lo, d.Regret.Hi, lower, tt.regrets)
+			}
+		})
+	}
+	if _, err := DifferenceBlocks(right, Predictions{Scorer: "short"}, y, o, 10, 0.95, 1); err == nil {
+		t.Error("a scorer without decisions: no error")
+	}
+}
