@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "ad78d7f3af46f66013e0a6a9b718ba1fc680f114b9404da2721fc32b24c101a0",
+	"stages/evaluate":            "bedcc57df6a7d3a584cdea2fc48250af62274a3c85d4692d990791d33abfb8c5",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":   "58edd2f090568fc765d240d3f6665b7899f7d0e8d0dda990931ace8f9d3693cb",
 	"stages/evaluate/golden":     "85a29c3cabff8d2520492872654de46b2529698c99832676c69837a93ce8c7aa",
-	"stages/evaluate/learned":    "cb8d49afabef0908b25b95fe6c3ba3bfc689ab924d7e624592c880e97de96946",
+	"stages/evaluate/learned":    "b7da4cc68b9b00ee8fec5b7d696bd0b8772e5cbf6df84b972d45a94b87b1e95b",
 	"stages/evaluate/report":     "59e0c2b5923092082aa3e2fb335ae5a25210b224ee231c28210b69430f8836ee",
 	"stages/evaluate/rundiff":    "edb39f304005f065129093bc9e9231f8069a81be6198cae91a82636a6a7ec9c9",
 	"stages/evaluate/section":    "2d02df6d8e367b3d804812259bacf31c818835baf2376aeb83fcad829073d6c3",

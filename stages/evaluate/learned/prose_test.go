@@ -174,7 +174,7 @@ func TestCostText(t *testing.T) {
 		{"unchanged", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1), row("5ms", 0.005, 1, 0.01, 0.1)},
 			"learned is unchanged in interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."},
 		{"the dearest is not last", []schedulespec.StudyRow{row("profile", 0.008, 0.5, 1, 2), row("0s", 0, 0.99, 0.01, 0.1), row("5ms", 0.005, 0.9, 0.02, 0.3)},
-			"**learned at 8 ms a decision** (profile, the dearest) against 0 s (0s, the cheapest): interactive SLO attainment 50.0% against 99.0% (-49.0 pp)"},
+			"**learned at 8 ms a decision** (profile, the dearest) against 0 s (0s, the cheapest): interactive SLO attainment 50.0% against 99.0%: -49.0 pp;"},
 		{"one cost", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1)}, ""},
 		{"equal costs", []schedulespec.StudyRow{row("0s", 0, 1, 0.01, 0.1), row("0ms", 0, 0.5, 0.01, 0.1)}, ""},
 	}
@@ -297,7 +297,7 @@ func TestUnexpectedResults(t *testing.T) {
 		}
 	}
 	got := costText("learned", costCells(costs), 4, 0.95)
-	for _, w := range []string{"mean end-to-end latency 69.5 ms against 70.5 ms (-1.4%)",
+	for _, w := range []string{"mean end-to-end latency 69.5 ms against 70.5 ms: -1 ms (-1 ms … -1 ms), -1.4%;",
 		"**Against expectation**, the dearest decisions leave **learned** better off in mean end-to-end latency. More than noise at 95% over 4 replications: **learned** 70.5 ms → 69.5 ms, -1 ms",
 		"The likeliest cause for **learned**, which this report cannot test: a charge delays each migration"} {
 		if !strings.Contains(got, w) {

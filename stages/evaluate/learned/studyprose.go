@@ -332,20 +332,25 @@ func costText(spec string, cells []cell, reps int, confidence float64) string {
 	var surprises []string
 	for _, m := range []studyMetric{att, studyMean, studyP99} {
 		from, to := cheap.mean(m), dear.mean(m)
-		parts = append(parts, fmt.Sprintf("%s %s against %s (%s)", m.name, m.format(to), m.format(from), m.changeText(from, to)))
+		iv := change(m, cheap, dear, confidence)
+		part := fmt.Sprintf("%s %s against %s: %s", m.name, m.format(to), m.format(from), m.deltaText(iv))
+		if !m.higher {
+			part += ", " + m.changeText(from, to)
+		}
+		parts = append(parts, part)
 		switch by := m.change(from, to); {
 		case by > 0:
 			worse = append(worse, m.name)
 		case by < 0:
 			better = append(better, m.name)
-			u := unexpected{subject: spec, from: from, to: to, iv: change(m, cheap, dear, confidence), cause: costCause}
+			u := unexpected{subject: spec, from: from, to: to, iv: iv, cause: costCause}
 			surprises = append(surprises, unexpectedText(m, "the dearest decisions", []unexpected{u}, reps, confidence))
 		case by == 0:
 			same = append(same, m.name)
 		}
 	}
 	text := fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
-		report.Escape(spec), report.Secs(dear[0].DecisionCostS), report.Escape(dear[0].DecisionCost), report.Secs(cheap[0].DecisionCostS), report.Escape(cheap[0].DecisionCost), strings.Join(parts, ", "),
+		report.Escape(spec), report.Secs(dear[0].DecisionCostS), report.Escape(dear[0].DecisionCost), report.Secs(cheap[0].DecisionCostS), report.Escape(cheap[0].DecisionCost), strings.Join(parts, "; "),
 		judged(report.Escape(spec), better, worse, same, "unchanged in"))
 	for _, s := range surprises {
 		text += "\n\n" + strings.TrimSuffix(s, "\n")

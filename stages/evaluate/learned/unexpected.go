@@ -60,15 +60,8 @@ func unexpectedText(m studyMetric, agent string, us []unexpected, reps int, conf
 	if len(us) == 0 {
 		return ""
 	}
-	format := func(v float64) string {
-		if m.higher {
-			return report.PctPts(v)
-		}
-		return report.Secs(v)
-	}
 	item := func(u unexpected) string {
-		return fmt.Sprintf("**%s** %s → %s, %s", report.Escape(u.subject), m.format(u.from), m.format(u.to),
-			section.IntervalText(u.iv, func(v float64) string { return report.Signed(v, format) }))
+		return fmt.Sprintf("**%s** %s → %s, %s", report.Escape(u.subject), m.format(u.from), m.format(u.to), m.deltaText(u.iv))
 	}
 	var b strings.Builder
 	whom := fmt.Sprintf("%d policies", len(us))
@@ -105,6 +98,16 @@ func unexpectedText(m studyMetric, agent string, us []unexpected, reps int, conf
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// deltaText is a change in m's unit with its interval: percentage
+// points for an attainment, a signed time for a latency.
+func (m studyMetric) deltaText(iv outputanalysis.Interval) string {
+	format := report.Secs
+	if m.higher {
+		format = report.PctPts
+	}
+	return section.IntervalText(iv, func(v float64) string { return report.Signed(v, format) })
 }
 
 // predictionCause is the likeliest reason why worse predictions would
