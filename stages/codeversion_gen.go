@@ -6,14 +6,14 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":            "bedcc57df6a7d3a584cdea2fc48250af62274a3c85d4692d990791d33abfb8c5",
+	"stages/evaluate":            "fdfc9cc99e7bd25d06d094f6161d214f480a4fc9929462e0c4e7d7fffd3a0e9c",
 	"stages/evaluate/chart":      "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":   "58edd2f090568fc765d240d3f6665b7899f7d0e8d0dda990931ace8f9d3693cb",
-	"stages/evaluate/golden":     "85a29c3cabff8d2520492872654de46b2529698c99832676c69837a93ce8c7aa",
-	"stages/evaluate/learned":    "b7da4cc68b9b00ee8fec5b7d696bd0b8772e5cbf6df84b972d45a94b87b1e95b",
-	"stages/evaluate/report":     "59e0c2b5923092082aa3e2fb335ae5a25210b224ee231c28210b69430f8836ee",
-	"stages/evaluate/rundiff":    "edb39f304005f065129093bc9e9231f8069a81be6198cae91a82636a6a7ec9c9",
-	"stages/evaluate/section":    "2d02df6d8e367b3d804812259bacf31c818835baf2376aeb83fcad829073d6c3",
+	"stages/evaluate/fidelity":   "2af0d330dcc6ac9fc8276156046a8831904db3ec870bd0e2f998e9238cd8472f",
+	"stages/evaluate/golden":     "d2bd2b13d39026070672d669728107c3067e761c54a8f5209da9b6f78e44dda6",
+	"stages/evaluate/learned":    "23788bf97c11a7741f7d37b5edf9b8304872c53e012003eca11d4f201b4e612c",
+	"stages/evaluate/report":     "4358141286d76fd0535a334b26f1ec44d756251f38d6aa431c4dd7ebb247ce8f",
+	"stages/evaluate/rundiff":    "df7374f077ddaab262f79e1c417aa88a3c331ad041ae8e28bee5cc45f7d6f8ed",
+	"stages/evaluate/section":    "3bda2508dbafb13b5076d36b8d78f4be13b483c2e60c5ed8c934a8ad96e8468b",
 	"stages/generate":            "b2d2fca6a438ecdb16395bb9a098d385240a1db939e6885535fd0b3c979ec586",
 	"stages/lib/catalog":         "55d8b5c35530ad1a9bd8e74a1cb5a4e536afe1b108306b59d1f8e484c38ab9fb",
 	"stages/lib/cluster":         "2020dbe0677e58d4cc211c6b2a32bbf9f79aeb151a5a530bd39cea6f04c6b85a",

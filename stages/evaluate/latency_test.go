@@ -2,11 +2,14 @@ package evaluate
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // TestLatencyChartsWideIntervals renders the latency section of two
@@ -88,6 +91,40 @@ func TestCrowdedDistributionsShowTheFeatured(t *testing.T) {
 		want := fmt.Sprintf("[CDF of end-to-end latency, every policy (%d)](charts/latency-cdf-all.svg)", len(c.policies))
 		if got := strings.Contains(sec.Markdown, want); got != c.folded {
 			t.Errorf("%d policies: folded chart %q present %v, want %v:\n%s", len(c.policies), want, got, c.folded, sec.Markdown)
+		}
+
+		// The load sweep's charts do the same.
+		dir := t.TempDir()
+		var points []schedulespec.SweepRow
+		for _, p := range c.policies {
+			for _, u := range []float64{0.3, 0.7} {
+				points = append(points, schedulespec.SweepRow{Policy: p, Replication: 1, Load: u, ScheduleLoad: u, Jobs: 100,
+					SLOAttainment: 1, InteractiveSLOAttainment: 1, MeanE2ES: 0.1, P99E2ES: 0.2})
+			}
+		}
+		if err := parquetio.WriteFile(filepath.Join(dir, schedulespec.SweepFile), points, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := parquetio.WriteFile(filepath.Join(dir, schedulespec.CapacityFile), []schedulespec.CapacityRow{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ev.Schedule = dir
+		sw := &sweepSection{}
+		if err := sw.Read(ev); err != nil {
+			t.Fatal(err)
+		}
+		sec, err = sw.Render(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		folded := fmt.Sprintf("[SLO attainment of every job vs offered load, every policy (%d)](charts/sweep-slo-all.svg)", len(c.policies))
+		shown := "![SLO attainment of every job vs offered load: fifo, batch_aware, edf+batch, edf+migrate (the recommendation, the runner-up and the baselines)](charts/sweep-slo.svg)"
+		if !c.folded {
+			shown = "![SLO attainment of every job vs offered load](charts/sweep-slo.svg)"
+		}
+		if !strings.Contains(sec.Markdown, shown) || strings.Contains(sec.Markdown, folded) != c.folded {
+			t.Errorf("%d policies: the sweep section shows %q: %v, folds %q: %v, want true and %v:\n%s", len(c.policies),
+				shown, strings.Contains(sec.Markdown, shown), folded, strings.Contains(sec.Markdown, folded), c.folded, sec.Markdown)
 		}
 	}
 }

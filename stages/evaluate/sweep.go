@@ -48,34 +48,6 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 	var md strings.Builder
 	var charts []report.Chart
 	if len(sw.loads) > 0 {
-		var slo, inter, p99 []chart.Series
-		// Each policy's sustained load is marked on the target line of the
-		// interactive chart, whose axis then covers it, on the grid or not.
-		var sustainedMarks []chart.Mark
-		for _, p := range ev.Policies {
-			var a, b, c chart.Series
-			a.Name, b.Name, c.Name = p, p, p
-			a.Style, b.Style, c.Style = ev.Style(p), ev.Style(p), ev.Style(p)
-			for i, u := range sw.loads {
-				a.X, a.Y = append(a.X, u), append(a.Y, sw.at(p, i, metricSLO))
-				if v := sw.at(p, i, metricInteractiveSLO); !math.IsNaN(v) {
-					b.X, b.Y = append(b.X, u), append(b.Y, v)
-				}
-				if v := sw.at(p, i, metricP99E2E); v > 0 {
-					c.X, c.Y = append(c.X, u), append(c.Y, v)
-				}
-			}
-			slo = append(slo, a)
-			if len(b.X) > 0 {
-				if c := sw.capacity[p]; c != nil && slices.Max(c.sustained) > 0 {
-					sustainedMarks = append(sustainedMarks, chart.Mark{Series: len(inter), X: sw.sustained(p).mean, Y: sw.target})
-				}
-				inter = append(inter, b)
-			}
-			if len(c.X) > 0 {
-				p99 = append(p99, c)
-			}
-		}
 		target := sw.target
 		zero, one := 0.0, 1.0
 		mean := ""
@@ -88,26 +60,63 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 		}
 		fmt.Fprintf(&md, "The first %d eval jobs, offered at %s of the cluster's capacity (the lower bound's work over the span of the arrivals).%s\n\n",
 			sw.jobs, strings.Join(loads, ", "), mean)
+		// Many policies draw the featured few (the recommendation, the
+		// runner-up and the baselines), every policy's chart folded
+		// beneath, as the latency section does.
+		every := make([]int, len(ev.Policies))
+		for i := range every {
+			every[i] = i
+		}
+		var few []int
+		if len(every) > crowded {
+			few = featured(ev)
+		}
+		crowd := len(few) > 0 && len(few) < len(every)
 		for _, c := range []struct {
 			name, title, y, alt string
-			series              []chart.Series
 			opts                chart.LineOptions
 		}{
-			{"sweep-slo.svg", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", slo, chart.LineOptions{YMin: &zero, YMax: &one}},
-			{"sweep-interactive-slo.svg", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target and, on it, the load each policy sustains", inter,
-				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + report.Pct(target), Marks: sustainedMarks, MarksLabel: "load sustained"}},
-			{"sweep-p99.svg", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", p99, chart.LineOptions{LogY: true}},
+			{"sweep-slo", "SLO attainment vs offered load", "jobs within SLO", "SLO attainment of every job vs offered load", chart.LineOptions{YMin: &zero, YMax: &one}},
+			{"sweep-interactive-slo", "Interactive SLO attainment vs offered load", "interactive jobs within SLO", "Interactive SLO attainment vs offered load, with the target and, on it, the load each policy sustains",
+				chart.LineOptions{YMin: &zero, YMax: &one, HLine: &target, HLineLabel: "target " + report.Pct(target), MarksLabel: "load sustained"}},
+			{"sweep-p99", "P99 end-to-end latency vs offered load", "P99 latency (s)", "P99 end-to-end latency vs offered load", chart.LineOptions{LogY: true}},
 		} {
-			if len(c.series) == 0 {
+			draw := func(policies []int, name, title string, link func(report.Chart) string) error {
+				series, marks := sw.series(ev, c.name, policies)
+				if len(series) == 0 {
+					return nil
+				}
+				opts := c.opts
+				if opts.MarksLabel != "" {
+					opts.Marks = marks
+				}
+				svg, err := chart.Lines(title, "offered load (fraction of capacity)", c.y, series, opts)
+				if err != nil {
+					return fmt.Errorf("chart %s: %w", name, err)
+				}
+				ch := report.Chart{Name: name, SVG: svg}
+				charts = append(charts, ch)
+				fmt.Fprintf(&md, "%s\n\n", link(ch))
+				return nil
+			}
+			if !crowd {
+				if err := draw(every, c.name+".svg", c.title, func(ch report.Chart) string { return ch.Link(c.alt) }); err != nil {
+					return report.Section{}, err
+				}
 				continue
 			}
-			svg, err := chart.Lines(c.title, "offered load (fraction of capacity)", c.y, c.series, c.opts)
-			if err != nil {
-				return report.Section{}, fmt.Errorf("chart %s: %w", c.name, err)
+			names := make([]string, len(few))
+			for i, k := range few {
+				names[i] = report.Escape(ev.Policies[k])
 			}
-			ch := report.Chart{Name: c.name, SVG: svg}
-			charts = append(charts, ch)
-			fmt.Fprintf(&md, "%s\n\n", ch.Link(c.alt))
+			alt := fmt.Sprintf("%s: %s (the recommendation, the runner-up and the baselines)", c.alt, strings.Join(names, ", "))
+			if err := draw(few, c.name+".svg", c.title, func(ch report.Chart) string { return ch.Link(alt) }); err != nil {
+				return report.Section{}, err
+			}
+			detail := fmt.Sprintf("%s, every policy (%d)", c.alt, len(every))
+			if err := draw(every, c.name+"-all.svg", c.title+", every policy", func(ch report.Chart) string { return ch.Detail(detail) }); err != nil {
+				return report.Section{}, err
+			}
 		}
 	}
 	if len(sw.capacity) == 0 {
@@ -445,4 +454,43 @@ func meanOf(x []float64) float64 {
 		return math.NaN()
 	}
 	return sum / float64(n)
+}
+
+// series are the chart's lines (chart: sweep-slo, sweep-interactive-slo
+// or sweep-p99) of the policies at the indices given, and, for the
+// interactive chart, each policy's sustained load marked on the target
+// line, whose axis then covers it, on the grid or not.
+func (sw *sweepResult) series(ev *section.Evaluation, name string, policies []int) ([]chart.Series, []chart.Mark) {
+	var out []chart.Series
+	var marks []chart.Mark
+	for _, k := range policies {
+		p := ev.Policies[k]
+		s := chart.Series{Name: p, Style: ev.Style(p)}
+		for i, u := range sw.loads {
+			var v float64
+			switch name {
+			case "sweep-slo":
+				v = sw.at(p, i, metricSLO)
+			case "sweep-interactive-slo":
+				if v = sw.at(p, i, metricInteractiveSLO); math.IsNaN(v) {
+					continue
+				}
+			default:
+				if v = sw.at(p, i, metricP99E2E); !(v > 0) {
+					continue
+				}
+			}
+			s.X, s.Y = append(s.X, u), append(s.Y, v)
+		}
+		if len(s.X) == 0 && name != "sweep-slo" {
+			continue
+		}
+		if name == "sweep-interactive-slo" {
+			if c := sw.capacity[p]; c != nil && slices.Max(c.sustained) > 0 {
+				marks = append(marks, chart.Mark{Series: len(out), X: sw.sustained(p).mean, Y: sw.target})
+			}
+		}
+		out = append(out, s)
+	}
+	return out, marks
 }

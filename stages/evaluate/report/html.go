@@ -126,7 +126,7 @@ code { background: #f6f8fa; padding: .1em .3em; border-radius: 4px; font-size: 9
 pre { background: #f6f8fa; padding: 12px; overflow-x: auto; border-radius: 6px; font-size: 13px; }
 pre code { background: none; padding: 0; }
 figure { margin: 1.2em 0; }
-figure svg { max-width: 100%; height: auto; }
+figure svg { width: 100%; max-width: 880px; height: auto; }
 figcaption { color: #57606a; font-size: 13px; }
 .iv { color: #57606a; font-size: 12px; }
 `
