@@ -505,21 +505,34 @@ func replayer(o output, w *cluster.Workload, jobs []*sim.Job, seed int64) func(t
 	}
 }
 
-// TestCancelDuringSimulation cancels the run at its first progress report,
-// while the policies are simulating, and expects Run to stop early with
-// the context's error.
+// TestCancelDuringSimulation cancels the run at its first progress report
+// of some work done (the report of none, as the simulations begin, comes
+// first), while the policies are simulating, and expects Run to stop
+// early with the context's error.
 func TestCancelDuringSimulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var last, total int64
+	first := [2]int64{-1, -1}
 	err := Run(ctx, testConfig(), 1,
 		Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(200_000), 1)},
-		Output{Dir: t.TempDir(), Progress: func(d, n int64) { last, total = d, n; cancel() }})
+		Output{Dir: t.TempDir(), Progress: func(d, n int64) {
+			if first[0] < 0 {
+				first = [2]int64{d, n}
+			}
+			if d > 0 && last == 0 {
+				last, total = d, n
+				cancel()
+			}
+		}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
 	if last == 0 || last >= total/2 {
 		t.Errorf("progress reached %d of %d before the run stopped; want it stopped soon after the first report", last, total)
+	}
+	if first[0] != 0 || first[1] != total {
+		t.Errorf("first report %d of %d, want none of %d done as the simulations begin", first[0], first[1], total)
 	}
 }
 
