@@ -174,10 +174,17 @@ func (n *GoNetwork) forward(z *[sim.NumFeatures]float32) float32 {
 		x = h
 	}
 	w := n.out[:len(x)]
-	var s [4]float32
-	for i, a := range x {
-		s[i%4] += float32(a * w[i])
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float32(x[i] * w[i])
+		s1 += float32(x[i+1] * w[i+1])
+		s2 += float32(x[i+2] * w[i+2])
+		s3 += float32(x[i+3] * w[i+3])
 	}
-	logit := n.outB + ((s[0] + s[1]) + (s[2] + s[3]))
+	for ; i < len(x); i++ {
+		s0 += float32(x[i] * w[i])
+	}
+	logit := n.outB + ((s0 + s1) + (s2 + s3))
 	return float32(1 / (1 + math.Exp(-float64(logit))))
 }
