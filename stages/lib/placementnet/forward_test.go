@@ -223,39 +223,9 @@ func TestGoNetworkLikeNetwork(t *testing.T) {
 // train stage's graph or nothing, never a different function.
 func TestLoadGoRejectsLayers(t *testing.T) {
 	f := mustTrained(t)
-	mutate := func(edit func(g *onnxpb.GraphProto)) []byte {
-		var m onnxpb.ModelProto
-		if err := proto.Unmarshal(f.model, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(m.GetGraph())
-		b, err := proto.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	nodes := func(g *onnxpb.GraphProto, op string) []*onnxpb.NodeProto {
-		var out []*onnxpb.NodeProto
-		for _, n := range g.GetNode() {
-			if n.GetOpType() == op {
-				out = append(out, n)
-			}
-		}
-		if len(out) == 0 {
-			t.Fatalf("exported model has no %s node", op)
-		}
-		return out
-	}
-	init := func(g *onnxpb.GraphProto, name string) *onnxpb.TensorProto {
-		for _, ti := range g.GetInitializer() {
-			if ti.GetName() == name {
-				return ti
-			}
-		}
-		t.Fatalf("exported model has no initializer %q", name)
-		return nil
-	}
+	mutate := func(edit func(g *onnxpb.GraphProto)) []byte { return mutateModel(t, f.model, edit) }
+	nodes := func(g *onnxpb.GraphProto, op string) []*onnxpb.NodeProto { return nodesOf(t, g, op) }
+	init := func(g *onnxpb.GraphProto, name string) *onnxpb.TensorProto { return initializerOf(t, g, name) }
 	tests := []struct {
 		name  string
 		model []byte

@@ -233,27 +233,8 @@ func TestStandardizeMatchesGraph(t *testing.T) {
 // the library.
 func TestLoadRejects(t *testing.T) {
 	f := mustTrained(t)
-	mutate := func(edit func(g *onnxpb.GraphProto)) []byte {
-		var m onnxpb.ModelProto
-		if err := proto.Unmarshal(f.model, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(m.GetGraph())
-		b, err := proto.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	init := func(g *onnxpb.GraphProto, name string) *onnxpb.TensorProto {
-		for _, ti := range g.GetInitializer() {
-			if ti.GetName() == name {
-				return ti
-			}
-		}
-		t.Fatalf("exported model has no initializer %q", name)
-		return nil
-	}
+	mutate := func(edit func(g *onnxpb.GraphProto)) []byte { return mutateModel(t, f.model, edit) }
+	init := func(g *onnxpb.GraphProto, name string) *onnxpb.TensorProto { return initializerOf(t, g, name) }
 	setValue := func(name string, k int, v float32) []byte {
 		return mutate(func(g *onnxpb.GraphProto) {
 			binary.LittleEndian.PutUint32(init(g, name).RawData[4*k:], math.Float32bits(v))
@@ -262,15 +243,7 @@ func TestLoadRejects(t *testing.T) {
 	dims := func(vi *onnxpb.ValueInfoProto) []*onnxpb.TensorShapeProto_Dimension {
 		return vi.GetType().GetTensorType().GetShape().GetDim()
 	}
-	node := func(g *onnxpb.GraphProto, op string) *onnxpb.NodeProto {
-		for _, n := range g.GetNode() {
-			if n.GetOpType() == op {
-				return n
-			}
-		}
-		t.Fatalf("exported model has no %s node", op)
-		return nil
-	}
+	node := func(g *onnxpb.GraphProto, op string) *onnxpb.NodeProto { return nodesOf(t, g, op)[0] }
 	tests := []struct {
 		name  string
 		model []byte
