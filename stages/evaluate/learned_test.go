@@ -112,7 +112,8 @@ func TestLearnedRun(t *testing.T) {
 	if n == "" {
 		t.Fatalf("schedule noted no uncached decisions: %v", f.in.ScheduleNotes)
 	}
-	if want := "| learned | uncached: one decision | " + n + " | "; !strings.Contains(md, want) {
+	evaluator := "go (" + f.in.ScheduleNotes["serving:learned:referred"] + " referred)"
+	if want := "| learned | " + evaluator + " | uncached: one decision | " + n + " | "; !strings.Contains(md, want) {
 		t.Errorf("report.md lacks the noted uncached figures %q", want)
 	}
 	for _, want := range []string{"### Sensitivity to prediction error", "### The cost of a decision", "| learned | 5ms | 5 ms |",

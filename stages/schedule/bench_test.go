@@ -2,19 +2,25 @@ package schedule
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
+	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/lib/servicetime"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
@@ -156,15 +162,126 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 }
 
 // BenchmarkLearnedSimulation is the figure for learned decisions
-// in the loop: generate's default eval workload (200,000 jobs) on the
-// default cluster and load, with the measured default profile in
-// stages/train/predictorfit/testdata and the placement network the default
-// pipeline trained (testdata/placement.onnx), simulated under learned
-// (every migration decision through onnxruntime, the decision cache and
-// its audit on) and, side by side, under edf+migrate (the Threshold rule)
-// and learned with a batching window of 1 ms: jobs/s of the whole stage,
-// and decisions/s for learned. Run it with -benchtime 1x.
+// in the loop: generate's default eval workload (a replication's 20,000
+// jobs, simulated in each of the default ten replications, so 200,000
+// jobs) on the default cluster and load, with the measured default
+// profile in stages/train/predictorfit/testdata and the placement network
+// the default pipeline trained (testdata/placement.onnx). Each iteration
+// runs the whole stage, trace writing included, under each of these in
+// turn, so that the ratios are side by side on the same machine at the
+// same moment: edf+migrate (the Threshold rule), learned as configured
+// by default (the Go forward pass guarded by onnxruntime, the decision
+// cache and its audit on), learned with every decision through
+// onnxruntime (schedule.learned.evaluator: the same simulation, byte for
+// byte), and learned with a batching window of 1 ms (another simulation:
+// decisions wait to be batched). It reports each one's jobs/s, the
+// learned runs' jobs/s over edf+migrate's (the target is learned
+// ≥ 0.8 of edf+migrate), the same ratios of the process's CPU time (user
+// and system: steadier than the wall clock on a shared machine), and
+// learned's decisions/s. Run it with -benchtime 1x.
 func BenchmarkLearnedSimulation(b *testing.B) {
+	base, in := learnedBenchConfig(b)
+	jobs := float64(generate.DefaultConfig().Eval.Jobs) * float64(base.Replications)
+	runs := []struct {
+		name string // a metric's prefix
+		set  func(*Config)
+	}{
+		{"edf+migrate", func(c *Config) { c.Policies = []string{"edf+migrate"} }},
+		{"learned", func(c *Config) { c.Policies = []string{"learned"} }},
+		{"learned-ort", func(c *Config) {
+			c.Policies, c.Learned.Evaluator = []string{"learned"}, schedulespec.EvaluatorONNXRuntime
+		}},
+		{"learned-window", func(c *Config) { c.Policies, c.Learned.Window = []string{"learned"}, time.Millisecond }},
+	}
+	took, cpu := make([]time.Duration, len(runs)), make([]time.Duration, len(runs))
+	var decisions int64
+	for b.Loop() {
+		for i, r := range runs {
+			cfg := base
+			r.set(&cfg)
+			dir := b.TempDir()
+			start, cpu0 := time.Now(), processCPU(b)
+			if err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+				b.Fatalf("%s: %v", r.name, err)
+			}
+			took[i] += time.Since(start)
+			cpu[i] += processCPU(b) - cpu0
+			if r.name == "learned" {
+				decisions += servedDecisions(b, dir, cfg)
+			}
+		}
+	}
+	for i, r := range runs {
+		b.ReportMetric(jobs*float64(b.N)/took[i].Seconds(), r.name+"-jobs/s")
+		if i > 0 {
+			b.ReportMetric(took[0].Seconds()/took[i].Seconds(), r.name+"/edf+migrate")
+			b.ReportMetric(cpu[0].Seconds()/cpu[i].Seconds(), r.name+"/edf+migrate-cpu")
+		}
+	}
+	b.ReportMetric(float64(decisions)/took[1].Seconds(), "learned-decisions/s")
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkNetMigrator replays the decisions the learned policy asked in
+// the first replication of BenchmarkLearnedSimulation's workload (about
+// 5,700 in 4,900 batches) through a fresh migrator each iteration, with
+// each evaluator: what serving costs a decision in the simulation's own
+// sequence of batches, cache and audit included, without the rest of the
+// simulation and its noise. The migrator's loading is not timed.
+func BenchmarkNetMigrator(b *testing.B) {
+	lib, src := orttest.Library(b)
+	if _, err := ort.Init(lib, src); err != nil {
+		b.Fatal(err)
+	}
+	cfg, in := learnedBenchConfig(b)
+	batches := askedDecisions(b, cfg, in)
+	model, err := os.ReadFile(in.Placement)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int
+	for _, fs := range batches {
+		n += len(fs)
+	}
+	out := make([]bool, cfg.Learned.Batch)
+	for _, ev := range schedulespec.Evaluators {
+		b.Run(ev, func(b *testing.B) {
+			l := cfg.Learned
+			l.Evaluator = ev
+			for b.Loop() {
+				b.StopTimer()
+				m, err := newNetMigrator(model, l)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for _, fs := range batches {
+					m.MigrateBatch(fs, out[:len(fs)])
+				}
+				b.StopTimer()
+				if err := errors.Join(m.err, m.close()); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/decision")
+		})
+	}
+}
+
+// learnedBenchConfig is BenchmarkLearnedSimulation's stage config and
+// inputs: generate's default eval workload, the measured default profile
+// and the default pipeline's network, one simulation of the policies'
+// replications and nothing else.
+func learnedBenchConfig(b *testing.B) (Config, Inputs) {
 	lib, src := orttest.Library(b)
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs = 1
@@ -173,35 +290,90 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Predictor = PredictorTable
 	cfg.Sweep.Loads, cfg.Sweep.Tolerance = nil, 0
-	cfg.Studies = Studies{} // one simulation of the whole workload, nothing else
+	cfg.Studies = Studies{} // the policy's replications alone, nothing else
 	cfg.Real = Real{}
-	for _, p := range []string{"learned", "edf+migrate", "learned window=1ms"} {
-		b.Run(p, func(b *testing.B) {
-			p, window, _ := strings.Cut(p, " window=")
-			cfg.Learned.Window = 0
-			if window != "" {
-				w, err := time.ParseDuration(window)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cfg.Learned.Window = w
-			}
-			cfg.Policies = []string{p}
-			dir := b.TempDir()
-			for b.Loop() {
-				if err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(gen.Eval.Jobs)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-			if p == "learned" {
-				rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, p, ServingFile))
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(rows[0].Decisions)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
-				b.ReportMetric(rows[0].HitRate, "hit-rate")
-			}
-		})
+	cfg.Learned.Ablations = false
+	return cfg, in
+}
+
+// askedDecisions simulates the first replication of learned on cfg and
+// in as the stage does, and returns the batches of decisions it asked,
+// each copied with its job.
+func askedDecisions(b *testing.B, cfg Config, in Inputs) [][]sim.MigrationFeatures {
+	cfg.Policies = []string{"learned"}
+	samples, err := parquetio.ReadAll[profilespec.Sample](in.Samples)
+	if err != nil {
+		b.Fatal(err)
 	}
+	table, err := servicetime.NewTable(samples)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl, err := newCluster(cfg, table, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reps, err := replications(context.Background(), cfg, cl, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := Unit{Spec: "learned", Replication: 1, Load: reps[0].load, Predictor: cfg.Predictor}
+	simSeed, policySeed := u.seeds(1)
+	built, err := cl.Build(cluster.Simulation{Spec: u.Spec, SimSeed: simSeed, PolicySeed: policySeed, Predictor: u.Predictor})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &askRecorder{BatchMigrator: built.Config.Migration.Decide.(sim.BatchMigrator)}
+	built.Config.Migration.Decide = rec
+	r, err := cluster.OpenJobs(reps[0].jobs, u.Load, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	next := func() (*sim.Job, bool) {
+		j, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return j, j != nil
+	}
+	if _, err := sim.Run(built.Config, next, func(*sim.Record) error { return nil }); err != nil {
+		b.Fatal(err)
+	}
+	if mig, ok := built.Migrator.(*netMigrator); ok {
+		if err := errors.Join(mig.err, mig.close()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return rec.batches
+}
+
+// askRecorder keeps a copy of every batch of decisions it passes on.
+type askRecorder struct {
+	sim.BatchMigrator
+	batches [][]sim.MigrationFeatures
+}
+
+func (a *askRecorder) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
+	c := slices.Clone(fs)
+	for i := range c {
+		j := *c[i].Job
+		c[i].Job = &j
+	}
+	a.batches = append(a.batches, c)
+	a.BatchMigrator.MigrateBatch(fs, out)
+}
+
+// servedDecisions sums the decisions the serving files of cfg's one
+// learned policy count over its replications.
+func servedDecisions(b *testing.B, dir string, cfg Config) int64 {
+	var n int64
+	for k := 1; k <= cfg.Replications; k++ {
+		rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, ReplicationFile(cfg.Policies[0], k, ServingFile)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += rows[0].Decisions
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // keyCase is a change of one setting and the specs whose units it
@@ -118,6 +119,7 @@ func TestLearnedUnitKeysAreNarrow(t *testing.T) {
 		{"migration.min_gain", func(c *Config) { c.Migration.MinGain = time.Millisecond }, nil},
 		{"learned.batch", func(c *Config) { c.Learned.Batch = 8 }, learned},
 		{"learned.cache.step", func(c *Config) { c.Learned.Cache.Step = 0.2 }, learned},
+		{"learned.evaluator", func(c *Config) { c.Learned.Evaluator = schedulespec.EvaluatorONNXRuntime }, learned},
 		{"dynamic.urgency", func(c *Config) { c.Dynamic.Urgency = 3 }, nil},
 	})
 }

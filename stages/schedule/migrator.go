@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -12,17 +13,22 @@ import (
 )
 
 // netMigrator is the learned policy's migration rule in one simulation:
-// the train stage's placement network served through onnxruntime, a batch
-// of decisions in one call, with the decision cache in front of it. Its
-// inputs are sim's MigrationFeatures.Vector, the code that built the
-// training points. It counts what serving did (servingStats).
+// the train stage's placement network, evaluated as
+// schedule.learned.evaluator says (newEvaluator), a batch of decisions in
+// one call, with the decision cache in front of it. Its inputs are sim's
+// MigrationFeatures.Vector, the code that built the training points. It
+// counts what serving did (servingStats).
 type netMigrator struct {
-	net   *placementnet.Network
-	cache *placementnet.Cache // nil: off
-	audit bool
+	net       placementnet.Evaluator
+	evaluator string              // schedule.learned.evaluator
+	cache     *placementnet.Cache // nil: off
+	audit     bool
 
 	// Scratch for a batch, allocated once: each decision's inputs, key and
-	// cached answer, and the points the network evaluates.
+	// cached answer, and the points the network evaluates. z is a
+	// decision's standardized point, a field because the Evaluator's
+	// method would move a local one to the heap.
+	z      [sim.NumFeatures]float32
 	xs     [][sim.NumFeatures]float32
 	keys   []placementnet.Key
 	keyed  []bool
@@ -35,6 +41,10 @@ type netMigrator struct {
 	oneOut [1]bool
 
 	stats servingStats
+	// start is when the migrator was made: now reads the monotonic clock
+	// from it, one clock read where time.Now makes two, in a path whose
+	// every step is counted in tens of nanoseconds.
+	start time.Time
 	// err is the first failure of the network, which a Migrator cannot
 	// return: every later decision is a stay, and the simulation's
 	// caller reports it.
@@ -46,17 +56,17 @@ var _ sim.BatchMigrator = (*netMigrator)(nil)
 // servingStats count what a learned simulation's serving did. Every count
 // is a function of the simulation; Inference is wall-clock time.
 type servingStats struct {
-	// Decisions were asked in Batches (the simulator's); the network
-	// evaluated Evaluated points in Calls onnxruntime runs.
+	// Decisions were asked in Batches (the simulator's); the evaluator
+	// evaluated Evaluated points in Calls calls.
 	Decisions, Batches, Calls, Evaluated int64
 	// Hits were answered from the cache; Changed of them would have gone
 	// the other way evaluated exactly (counted when auditing).
 	Hits, Changed int64
-	// Inference is the wall-clock time in onnxruntime.
+	// Inference is the wall-clock time in the evaluator.
 	Inference time.Duration
 	// Wall-clock latency of each path a decision takes: a batch of one
-	// through onnxruntime, a batch of several (per decision), and a cache
-	// hit (the standardisation, the key and the lookup).
+	// through the evaluator, a batch of several (per decision), and a
+	// cache hit (the standardisation, the key and the lookup).
 	Uncached, Batched, Cached latencies
 }
 
@@ -102,25 +112,71 @@ func (l *latencies) quantile(q float64) float64 {
 	return latencyFloor * math.Exp(latencyBuckets*latencyLog)
 }
 
-// newNetMigrator loads the placement network model for batches of up to
-// batch decisions, with the decision cache cc describes (none of size 0).
-func newNetMigrator(model []byte, batch int, cc schedulespec.Cache) (*netMigrator, error) {
+// newNetMigrator serves the placement network model as l says: its
+// evaluator, the most decisions one call takes, and the decision cache
+// (none of size 0).
+func newNetMigrator(model []byte, l schedulespec.Learned) (*netMigrator, error) {
 	var c *placementnet.Cache
-	if cc.Size > 0 {
+	if cc := l.Cache; cc.Size > 0 {
 		var err error
 		if c, err = placementnet.NewCache(placementnet.CacheOptions{Step: cc.Step, Size: cc.Size}); err != nil {
 			return nil, err
 		}
 	}
-	net, err := placementnet.Load(model, placementnet.Options{MaxBatch: batch})
+	net, err := newEvaluator(model, l.Evaluator, l.Batch)
 	if err != nil {
 		return nil, err
 	}
-	m := &netMigrator{net: net, cache: c, audit: cc.Audit && c != nil,
+	batch := l.Batch
+	m := &netMigrator{net: net, evaluator: l.Evaluator, cache: c, audit: l.Cache.Audit && c != nil, start: time.Now(),
 		xs: make([][sim.NumFeatures]float32, batch), keys: make([]placementnet.Key, batch), keyed: make([]bool, batch),
 		cached: make([]float32, batch), hit: make([]bool, batch), eval: make([]int, 0, batch),
 		x: make([][sim.NumFeatures]float32, batch), p: make([]float32, batch)}
 	return m, nil
+}
+
+// newEvaluator loads model into the evaluator schedule.learned.evaluator
+// names, for batches of up to batch decisions. The Go forward pass is
+// guarded by onnxruntime, loaded only if a decision needs it, so that
+// every decision is onnxruntime's.
+func newEvaluator(model []byte, name string, batch int) (placementnet.Evaluator, error) {
+	switch name {
+	case schedulespec.EvaluatorONNXRuntime:
+		return placementnet.Load(model, placementnet.Options{MaxBatch: batch})
+	case schedulespec.EvaluatorGo:
+		fast, err := placementnet.LoadGo(model, placementnet.Options{MaxBatch: batch})
+		if err != nil {
+			return nil, err
+		}
+		return placementnet.NewGuarded(fast, func() (placementnet.Evaluator, error) { return loadReferee(model) }, trainspec.PlacementThreshold), nil
+	}
+	return nil, fmt.Errorf("unknown evaluator %q", name)
+}
+
+// loadReferee loads model into onnxruntime for the guard of the Go
+// forward pass, which asks about one point at a time: a session with one
+// binding loads in about half the time of one with 32.
+func loadReferee(model []byte) (placementnet.Evaluator, error) {
+	return placementnet.Load(model, placementnet.Options{MaxBatch: 1})
+}
+
+// checkServes loads model as l serves it, once before any simulation, so
+// that a network that cannot serve fails the stage rather than a
+// decision: with the Go forward pass, onnxruntime's session for its guard
+// too, which a simulation loads only when a decision needs it.
+func checkServes(model []byte, l schedulespec.Learned) error {
+	ev, err := newEvaluator(model, l.Evaluator, l.Batch)
+	if err != nil {
+		return err
+	}
+	if l.Evaluator == schedulespec.EvaluatorGo {
+		ref, err := loadReferee(model)
+		if err != nil {
+			return errors.Join(err, ev.Close())
+		}
+		return errors.Join(ref.Close(), ev.Close())
+	}
+	return ev.Close()
 }
 
 // Migrate implements sim.Migrator: a batch of one.
@@ -145,12 +201,11 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 		fs[i].Vector(&m.xs[i])
 		m.hit[i], m.keyed[i] = false, false
 		if m.cache != nil {
-			t0 := time.Now()
-			var z [sim.NumFeatures]float32
-			m.net.Standardize(&m.xs[i], &z)
-			if m.keys[i], m.keyed[i] = m.cache.Key(&z); m.keyed[i] {
+			t0 := m.now()
+			m.net.Standardize(&m.xs[i], &m.z)
+			if m.keys[i], m.keyed[i] = m.cache.Key(&m.z); m.keyed[i] {
 				if p, ok := m.cache.Get(m.keys[i]); ok {
-					m.stats.Cached.add(time.Since(t0))
+					m.stats.Cached.add(m.now() - t0)
 					m.stats.Hits++
 					m.hit[i], m.cached[i] = true, p
 					out[i] = p > trainspec.PlacementThreshold
@@ -169,11 +224,11 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 	most := m.net.MaxBatch()
 	for a := 0; a < len(m.eval); a += most {
 		b := min(a+most, len(m.eval))
-		t0 := time.Now()
+		t0 := m.now()
 		if err := m.net.Eval(m.x[a:b], m.p[a:b]); err != nil && m.err == nil {
 			m.err = fmt.Errorf("learned migration: %w", err)
 		}
-		d := time.Since(t0)
+		d := m.now() - t0
 		m.stats.Inference += d
 		if b-a == 1 {
 			m.stats.Uncached.add(d)
@@ -204,6 +259,9 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 	}
 }
 
+// now is the monotonic time since the migrator was made.
+func (m *netMigrator) now() time.Duration { return time.Since(m.start) }
+
 // grow makes the scratch hold n decisions: the simulator sends at most the
 // configured batch, so this allocates only if asked for more.
 func (m *netMigrator) grow(n int) {
@@ -214,6 +272,17 @@ func (m *netMigrator) grow(n int) {
 	m.keys, m.keyed = make([]placementnet.Key, n), make([]bool, n)
 	m.cached, m.hit = make([]float32, n), make([]bool, n)
 	m.x, m.p = make([][sim.NumFeatures]float32, n), make([]float32, n)
+}
+
+// referred is how many of the points the Go forward pass evaluated lay so
+// close to the threshold that onnxruntime answered them too
+// (placementnet.Guarded), and false for an evaluator without a guard.
+func (m *netMigrator) referred() (int64, bool) {
+	g, ok := m.net.(*placementnet.Guarded)
+	if !ok {
+		return 0, false
+	}
+	return g.Referred(), true
 }
 
 // close frees the network's session.

@@ -1,11 +1,17 @@
 package schedule
 
 import (
+	"bytes"
+	"context"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -45,7 +51,17 @@ func TestNetMigratorAllocates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newNetMigrator(model, 8, schedulespec.Cache{Size: 64, Step: 0.1, Audit: true})
+	for _, ev := range schedulespec.Evaluators {
+		t.Run(ev, func(t *testing.T) {
+			l := schedulespec.Learned{Evaluator: ev, Batch: 8, Cache: schedulespec.Cache{Size: 64, Step: 0.1, Audit: true}}
+			checkMigratorAllocs(t, model, l)
+		})
+	}
+}
+
+// checkMigratorAllocs is TestNetMigratorAllocates for one evaluator.
+func checkMigratorAllocs(t *testing.T, model []byte, l schedulespec.Learned) {
+	m, err := newNetMigrator(model, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +79,90 @@ func TestNetMigratorAllocates(t *testing.T) {
 	if m.err != nil || m.stats.Hits == 0 || m.stats.Changed != 0 {
 		t.Errorf("stats %+v, err %v: want hits and no cached answer changed", m.stats.Decisions, m.err)
 	}
+}
+
+// TestEvaluatorsAgree runs the learned policy with its decisions
+// evaluated in Go and in onnxruntime, on the network the default pipeline
+// trained and on one that answers exactly the threshold (so that the Go
+// pass's guard refers every point to onnxruntime): every file the stage
+// writes is the same to the byte, and the notes say which evaluator
+// served and how many points the guard referred.
+func TestEvaluatorsAgree(t *testing.T) {
+	lib, src := orttest.Library(t)
+	samples, jobs := writeSamples(t, learnedProfile()), generateJobs(t, mlpWorkload(4000), 3)
+	for _, tt := range []struct {
+		name, placement string
+		allReferred     bool
+	}{
+		{"trained", "testdata/placement.onnx", false},
+		{"at the threshold", constantNetwork(t, 0), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dirs := map[string]string{}
+			notes := map[string]map[string]string{}
+			for _, ev := range schedulespec.Evaluators {
+				cfg := testConfig()
+				cfg.Policies = []string{"edf", "learned"}
+				cfg.Learned.Evaluator = ev
+				dirs[ev], notes[ev] = t.TempDir(), map[string]string{}
+				in := Inputs{Samples: samples, Jobs: jobs, Placement: tt.placement, ORTLib: lib, ORTSource: src}
+				if err := Run(context.Background(), cfg, 5, in, Output{Dir: dirs[ev], Metadata: testMeta, Notes: notes[ev]}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			files := sameFiles(t, dirs[schedulespec.EvaluatorGo], dirs[schedulespec.EvaluatorONNXRuntime])
+			t.Logf("%d files the same", files)
+			rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dirs[schedulespec.EvaluatorGo], "learned", ServingFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			goNotes, ortNotes := notes[schedulespec.EvaluatorGo], notes[schedulespec.EvaluatorONNXRuntime]
+			if goNotes["serving:learned:evaluator"] != "go" || ortNotes["serving:learned:evaluator"] != "onnxruntime" {
+				t.Errorf("evaluator notes %q and %q, want go and onnxruntime", goNotes["serving:learned:evaluator"], ortNotes["serving:learned:evaluator"])
+			}
+			referred, err := strconv.ParseInt(goNotes["serving:learned:referred"], 10, 64)
+			if err != nil || ortNotes["serving:learned:referred"] != "" {
+				t.Errorf("referred notes %q and %q: want a count for go alone", goNotes["serving:learned:referred"], ortNotes["serving:learned:referred"])
+			}
+			if all := referred == rows[0].Evaluated; all != tt.allReferred || rows[0].Evaluated == 0 {
+				t.Errorf("the guard referred %d of %d points evaluated; want all of them: %v", referred, rows[0].Evaluated, tt.allReferred)
+			}
+		})
+	}
+}
+
+// sameFiles requires the trees a and b to hold the same files with the
+// same bytes, and returns how many.
+func sameFiles(t *testing.T, a, b string) int {
+	t.Helper()
+	var n int
+	err := filepath.WalkDir(a, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(a, path)
+		x, errA := os.ReadFile(path)
+		y, errB := os.ReadFile(filepath.Join(b, rel))
+		if errA != nil || errB != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs (%v, %v)", rel, errA, errB)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(b, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(b, path)
+		if _, err := os.Stat(filepath.Join(a, rel)); err != nil {
+			t.Errorf("%s is only in %s", rel, b)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

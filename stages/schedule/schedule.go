@@ -60,8 +60,8 @@ type Output struct {
 	// one.
 	Memo Memo
 	// Notes, if not nil, receives what the run measured apart from its
-	// reproducible files: each learned simulation's wall-clock time in
-	// onnxruntime; and, under NoteRejected, the warning that more than
+	// reproducible files: each learned simulation's evaluator and its
+	// wall-clock time in it; and, under NoteRejected, the warning that more than
 	// RejectedWarnShare of the jobs fit on no device.
 	Notes map[string]string
 	// Warn, if not nil, is told what the user should know before reading
@@ -303,7 +303,7 @@ func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, 
 // dir, which it creates.
 //
 // A learned policy's simulation also writes ServingFile, and tells note
-// (if not nil) its wall-clock time in onnxruntime.
+// (if not nil) its evaluator and wall-clock serving figures.
 func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string,
 	prog *progress, note func(key, value string)) (err error) {
 	defer func() {
@@ -394,7 +394,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 			return fmt.Errorf("schedule: policy %s: %w", name, err)
 		}
 		if note != nil {
-			noteServing(note, replicationName(u), &mig.stats)
+			noteServing(note, replicationName(u), mig)
 		}
 	}
 	return nil
@@ -402,10 +402,17 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 
 // noteServing tells note a learned simulation's wall-clock serving
 // figures, one key each (serving:<run>:<figure>), so that a reader can
-// take the numbers: the time in onnxruntime, and the median and 99th
-// percentile of each path a decision took, in µs.
-func noteServing(note func(k, v string), run string, st *servingStats) {
+// take the numbers: the evaluator (schedule.learned.evaluator) and, for
+// the Go one, how many points its guard referred to onnxruntime; the time
+// in the evaluator; and the median and 99th percentile of each path a
+// decision took, in µs.
+func noteServing(note func(k, v string), run string, m *netMigrator) {
+	st := &m.stats
 	key := "serving:" + run + ":"
+	note(key+"evaluator", m.evaluator)
+	if n, ok := m.referred(); ok {
+		note(key+"referred", fmt.Sprint(n))
+	}
 	note(key+"inference_s", fmt.Sprintf("%.6f", st.Inference.Seconds()))
 	for _, p := range []struct {
 		name string

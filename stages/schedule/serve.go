@@ -7,7 +7,6 @@ import (
 
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
-	"github.com/mlsched/mlsched/stages/lib/placementnet"
 	"github.com/mlsched/mlsched/stages/lib/policy"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -56,12 +55,8 @@ func loadPlacement(cl *cluster.Cluster, cfg Config, in Inputs) error {
 	if err != nil {
 		return fmt.Errorf("learned policy: placement network: %w", err)
 	}
-	net, err := placementnet.Load(model, placementnet.Options{MaxBatch: cfg.Learned.Batch})
-	if err != nil {
+	if err := checkServes(model, cfg.Learned); err != nil {
 		return fmt.Errorf("learned policy: %s: %w", in.Placement, err)
-	}
-	if err := net.Close(); err != nil {
-		return fmt.Errorf("learned policy: %w", err)
 	}
 	cost, err := cl.DecisionCost(cfg.Learned.Cost)
 	if err != nil {
@@ -69,7 +64,7 @@ func loadPlacement(cl *cluster.Cluster, cfg Config, in Inputs) error {
 	}
 	l := cfg.Learned
 	cl.Serve(cluster.Serving{
-		NewMigrator: func() (sim.Migrator, error) { return newNetMigrator(model, l.Batch, l.Cache) },
+		NewMigrator: func() (sim.Migrator, error) { return newNetMigrator(model, l) },
 		Cost:        cost,
 	})
 	return nil

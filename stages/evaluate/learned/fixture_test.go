@@ -17,7 +17,9 @@ import (
 // simulated, learned+batch with neither), their serving files (learned's
 // decisions charged draws from the profile's timing of the serving path,
 // learned+batch's the tight-loop fallback), the notes' wall-clock figures
-// and both studies.
+// (learned's from a schedule that did not name its evaluator, so
+// onnxruntime's; learned+batch's from the Go forward pass) and both
+// studies.
 type learnedFixture struct {
 	policies []string
 	serving  []schedulespec.ServingRow
@@ -46,6 +48,8 @@ func newLearnedFixture() learnedFixture {
 		"serving:learned:cached_n":              "1000",
 		"serving:learned:cached_p50_us":         "0.551",
 		"serving:learned:cached_p99_us":         "1.03",
+		"serving:learned+batch:evaluator":       "go",
+		"serving:learned+batch:referred":        "3",
 		"serving:learned+batch:inference_s":     "0.02",
 		"serving:learned+batch:uncached_n":      "900",
 		"serving:learned+batch:uncached_p50_us": "12",

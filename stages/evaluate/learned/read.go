@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
@@ -55,8 +56,15 @@ var servingPaths = []string{"uncached", "batched", "cached"}
 // wallClock is one learned run's wall-clock serving figures, from the
 // schedule manifest's notes.
 type wallClock struct {
-	// inference is the time spent in onnxruntime, seconds; NaN when not
-	// noted.
+	// evaluator is what computed the run's decisions
+	// (schedule.learned.evaluator): onnxruntime where the notes do not
+	// say, as every schedule did before it could be chosen.
+	evaluator string
+	// referred is how many points the Go forward pass's guard referred
+	// to onnxruntime; 0 for onnxruntime's runs.
+	referred int64
+	// inference is the time spent in the evaluator, seconds; NaN when
+	// not noted.
 	inference float64
 	paths     [3]servingPath
 }
@@ -216,7 +224,23 @@ func wallClockOf(notes map[string]string, run string) (w wallClock, ok bool, err
 		}
 		return v, true, nil
 	}
-	var found bool
+	w.evaluator = schedulespec.EvaluatorONNXRuntime
+	if ev, noted := notes[prefix+"evaluator"]; noted {
+		if !slices.Contains(schedulespec.Evaluators, ev) {
+			return w, false, fmt.Errorf("schedule manifest: note %sevaluator = %q: want %s", prefix, ev, strings.Join(schedulespec.Evaluators, " or "))
+		}
+		w.evaluator = ev
+	}
+	referred, found, err := get("referred")
+	if err != nil {
+		return w, false, err
+	}
+	if found && referred != math.Trunc(referred) {
+		return w, false, fmt.Errorf("schedule manifest: note %sreferred = %v: want a whole count", prefix, referred)
+	}
+	if found {
+		w.referred = int64(referred)
+	}
 	if w.inference, found, err = get("inference_s"); err != nil {
 		return w, false, err
 	}

@@ -45,6 +45,10 @@ func TestReadLearnedErrors(t *testing.T) {
 			want: []string{schedulespec.StudiesFile, "row 26", `decision_cost_source = "guess"`}},
 		{name: "note not a number", mutate: func(f *learnedFixture) { f.notes["serving:learned:cached_p99_us"] = "fast" },
 			want: []string{"schedule manifest: note serving:learned:cached_p99_us = \"fast\""}},
+		{name: "unknown evaluator", mutate: func(f *learnedFixture) { f.notes["serving:learned:evaluator"] = "tensorflow" },
+			want: []string{`schedule manifest: note serving:learned:evaluator = "tensorflow": want go or onnxruntime`}},
+		{name: "referred not a count", mutate: func(f *learnedFixture) { f.notes["serving:learned+batch:referred"] = "2.5" },
+			want: []string{"schedule manifest: note serving:learned+batch:referred = 2.5: want a whole count"}},
 		{name: "a path half noted", mutate: func(f *learnedFixture) { delete(f.notes, "serving:learned:batched_p99_us") },
 			want: []string{"serving:learned:batched_n", "batched_p99_us"}},
 		{name: "studies not parquet", file: func(t *testing.T, dir string) {

@@ -14,7 +14,22 @@ import (
 // inputs change between calls, as decisions' do.
 func benchEval(b *testing.B, batch int) {
 	n, f := mustLoad(b, Options{})
-	x := f.held[:len(f.held)/batch*batch]
+	timeEval(b, n, f.held, batch)
+}
+
+// benchGoEval is benchEval for the Go forward pass.
+func benchGoEval(b *testing.B, batch int) {
+	f := mustTrained(b)
+	n, err := LoadGo(f.model, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	timeEval(b, n, f.held, batch)
+}
+
+// timeEval is benchEval's timing of n on the points held.
+func timeEval(b *testing.B, n Evaluator, held [][sim.NumFeatures]float32, batch int) {
+	x := held[:len(held)/batch*batch]
 	p := make([]float32, batch)
 	eval := func(i int) {
 		j := i * batch % len(x)
@@ -47,6 +62,48 @@ func BenchmarkEvalBatch1(b *testing.B) { benchEval(b, 1) }
 
 // BenchmarkEvalBatch32 is 32 decisions in one onnxruntime call.
 func BenchmarkEvalBatch32(b *testing.B) { benchEval(b, 32) }
+
+// BenchmarkGoEvalBatch1 is one uncached decision through the Go forward
+// pass, standardisation included, beside onnxruntime's
+// BenchmarkEvalBatch1.
+func BenchmarkGoEvalBatch1(b *testing.B) { benchGoEval(b, 1) }
+
+// BenchmarkGoEvalBatch32 is 32 decisions in one GoNetwork.Eval: per
+// decision, what one costs alone, as batching saves the Go pass nothing.
+func BenchmarkGoEvalBatch32(b *testing.B) { benchGoEval(b, 32) }
+
+// BenchmarkForward is the Go forward pass alone, from standardized
+// points, with each kernel the machine has: AVX2's and Go's.
+func BenchmarkForward(b *testing.B) {
+	f := mustTrained(b)
+	n, err := LoadGo(f.model, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	z := make([][sim.NumFeatures]float32, len(f.held))
+	for i := range z {
+		n.Standardize(&f.held[i], &z[i])
+	}
+	kernels := []struct {
+		name string
+		avx2 bool
+	}{{"avx2", true}, {"go", false}}
+	for _, k := range kernels {
+		b.Run(k.name, func(b *testing.B) {
+			if k.avx2 && !hasAVX2 {
+				b.Skip("no AVX2 on this machine")
+			}
+			was := hasAVX2
+			hasAVX2 = k.avx2
+			defer func() { hasAVX2 = was }()
+			var i int
+			for b.Loop() {
+				n.forward(&z[i%len(z)])
+				i++
+			}
+		})
+	}
+}
 
 // benchCache returns a full cache of the default size and the keys it
 // holds.

@@ -63,11 +63,11 @@ func TestCacheKey(t *testing.T) {
 // key, a step apart never does, in every feature alike.
 func TestCacheKeyNeighbours(t *testing.T) {
 	f := mustTrained(t)
-	s, err := parseModel(f.model)
+	g, err := parseModel(f.model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &Network{norm: *s}
+	n, s := &Network{norm: g.norm}, &g.norm
 	c := mustCache(t, CacheOptions{})
 	step := c.Step()
 	// at returns the point whose feature k standardizes to zk, the others

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/mlsched/mlsched/stages/lib/sim"
+	"github.com/mlsched/mlsched/stages/lib/zoo/onnxpb"
 	"github.com/mlsched/mlsched/stages/train/placement"
 )
 
@@ -115,4 +118,46 @@ func mustLoad(t testing.TB, opts Options) (*Network, *fixture) {
 		}
 	})
 	return n, f
+}
+
+// mutateModel returns model with edit applied to its graph.
+func mutateModel(t testing.TB, model []byte, edit func(g *onnxpb.GraphProto)) []byte {
+	t.Helper()
+	var m onnxpb.ModelProto
+	if err := proto.Unmarshal(model, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m.GetGraph())
+	b, err := proto.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// initializerOf returns g's initializer name.
+func initializerOf(t testing.TB, g *onnxpb.GraphProto, name string) *onnxpb.TensorProto {
+	t.Helper()
+	for _, ti := range g.GetInitializer() {
+		if ti.GetName() == name {
+			return ti
+		}
+	}
+	t.Fatalf("exported model has no initializer %q", name)
+	return nil
+}
+
+// nodesOf returns g's nodes of type op, in order.
+func nodesOf(t testing.TB, g *onnxpb.GraphProto, op string) []*onnxpb.NodeProto {
+	t.Helper()
+	var out []*onnxpb.NodeProto
+	for _, n := range g.GetNode() {
+		if n.GetOpType() == op {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("exported model has no %s node", op)
+	}
+	return out
 }

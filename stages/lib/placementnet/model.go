@@ -33,13 +33,41 @@ type standardisation struct {
 	scale, mean, std [sim.NumFeatures]float32
 }
 
+// apply writes the standardized x into z, in float32 as the graph
+// computes it: the product and the quotients in float32, asinh rounded
+// from float64.
+func (s *standardisation) apply(x, z *[sim.NumFeatures]float32) {
+	for k, v := range x {
+		z[k] = s.one(k, v)
+	}
+}
+
+// one is feature k of apply, for the input v.
+func (s *standardisation) one(k int, v float32) float32 {
+	w := float32(math.Asinh(float64(v * s.scale[k])))
+	return (w - s.mean[k]) / s.std[k]
+}
+
+// graph is a placement network's parsed ONNX graph: its standardisation,
+// and what the layers after it need to be read (layers).
+type graph struct {
+	norm standardisation
+	// z is the name of the standardisation's output, the first layer's
+	// input.
+	z       string
+	inits   map[string]*onnxpb.TensorProto
+	readers map[string][]*onnxpb.NodeProto
+	nodes   int
+	output  string
+}
+
 // parseModel reads model's ONNX bytes and checks that they are a placement
 // network this package can serve: one float32 input [N, NumFeatures] named
 // InputName and one float32 output [N, 1] named OutputName, N symbolic,
 // whose input goes through Div(Sub(Asinh(Mul(x, scale)), mean), std) and
 // nothing else on its way to the first layer, with scale, mean and std
 // finite float32 [NumFeatures] initializers, scale and std positive.
-func parseModel(model []byte) (*standardisation, error) {
+func parseModel(model []byte) (*graph, error) {
 	var m onnxpb.ModelProto
 	if err := proto.Unmarshal(model, &m); err != nil {
 		return nil, fmt.Errorf("parse onnx model: %w", err)
@@ -83,10 +111,17 @@ func parseModel(model []byte) (*standardisation, error) {
 			return nil, fmt.Errorf("initializer %q: %w", w.name, err)
 		}
 	}
-	if err := checkPrefix(g.GetNode()); err != nil {
+	readers := map[string][]*onnxpb.NodeProto{}
+	for _, n := range g.GetNode() {
+		for _, in := range n.GetInput() {
+			readers[in] = append(readers[in], n)
+		}
+	}
+	z, err := checkPrefix(readers)
+	if err != nil {
 		return nil, err
 	}
-	return &s, nil
+	return &graph{norm: s, z: z, inits: inits, readers: readers, nodes: len(g.GetNode()), output: g.GetOutput()[0].GetName()}, nil
 }
 
 // checkSignature requires vis to be one float32 tensor named name of shape
@@ -124,31 +159,17 @@ func checkSignature(what string, vis []*onnxpb.ValueInfoProto, name string, widt
 }
 
 // readVector writes t's values into dst: t must be a float32 tensor of
-// shape [NumFeatures] stored in the model (raw_data, as stages/lib/zoo writes
-// it, or float_data), every value finite and, if positive, above zero.
+// shape [NumFeatures] stored in the model (tensorFloats), every value
+// finite and, if positive, above zero.
 func readVector(t *onnxpb.TensorProto, dst *[sim.NumFeatures]float32, positive bool) error {
-	if elem := onnxpb.TensorProto_DataType(t.GetDataType()); elem != onnxpb.TensorProto_FLOAT {
-		return fmt.Errorf("holds %v, want FLOAT", elem)
-	}
 	if dims := t.GetDims(); !slices.Equal(dims, []int64{sim.NumFeatures}) {
 		return fmt.Errorf("shape %v, want [%d]", dims, sim.NumFeatures)
 	}
-	if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-		return errors.New("stored outside the model")
+	v, err := tensorFloats(t)
+	if err != nil {
+		return err
 	}
-	switch raw, fd := t.GetRawData(), t.GetFloatData(); {
-	case len(raw) > 0:
-		if len(raw) != 4*sim.NumFeatures {
-			return fmt.Errorf("%d bytes of raw data, want %d", len(raw), 4*sim.NumFeatures)
-		}
-		for k := range dst {
-			dst[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
-		}
-	case len(fd) == sim.NumFeatures:
-		copy(dst[:], fd)
-	default:
-		return fmt.Errorf("%d values, want %d", len(fd), sim.NumFeatures)
-	}
+	copy(dst[:], v)
 	for k, v := range dst {
 		f := float64(v)
 		switch {
@@ -161,18 +182,47 @@ func readVector(t *onnxpb.TensorProto, dst *[sim.NumFeatures]float32, positive b
 	return nil
 }
 
+// tensorFloats returns the values of t, a float32 tensor stored in the
+// model (raw_data, as stages/lib/zoo writes it, or float_data), every
+// dimension from 1 to maxWidth.
+func tensorFloats(t *onnxpb.TensorProto) ([]float32, error) {
+	if elem := onnxpb.TensorProto_DataType(t.GetDataType()); elem != onnxpb.TensorProto_FLOAT {
+		return nil, fmt.Errorf("holds %v, want FLOAT", elem)
+	}
+	if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
+		return nil, errors.New("stored outside the model")
+	}
+	size := 1
+	for _, d := range t.GetDims() {
+		if d < 1 || d > maxWidth {
+			return nil, fmt.Errorf("shape %v, want every dimension from 1 to %d", t.GetDims(), maxWidth)
+		}
+		size *= int(d)
+	}
+	switch raw, fd := t.GetRawData(), t.GetFloatData(); {
+	case len(raw) > 0:
+		if len(raw) != 4*size {
+			return nil, fmt.Errorf("%d bytes of raw data, want %d for shape %v", len(raw), 4*size, t.GetDims())
+		}
+		v := make([]float32, size)
+		for k := range v {
+			v[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
+		}
+		return v, nil
+	case len(fd) == size:
+		return slices.Clone(fd), nil
+	default:
+		return nil, fmt.Errorf("%d values, want %d for shape %v", len(fd), size, t.GetDims())
+	}
+}
+
 // checkPrefix requires the graph's input to reach the rest of the network
 // only through Div(Sub(Asinh(Mul(x, scale)), mean), std), each step's output
 // read by the next step alone, so that Standardize computes exactly what
-// the first layer reads. Mul may take its operands in either order; Sub and
-// Div may not.
-func checkPrefix(nodes []*onnxpb.NodeProto) error {
-	readers := map[string][]*onnxpb.NodeProto{}
-	for _, n := range nodes {
-		for _, in := range n.GetInput() {
-			readers[in] = append(readers[in], n)
-		}
-	}
+// the first layer reads, and returns the name of Div's output. readers
+// lists the nodes that read each value. Mul may take its operands in
+// either order; Sub and Div may not.
+func checkPrefix(readers map[string][]*onnxpb.NodeProto) (string, error) {
 	steps := []struct {
 		op    string
 		other string // the initializer beside the previous step's output, or ""
@@ -187,7 +237,7 @@ func checkPrefix(nodes []*onnxpb.NodeProto) error {
 		want += ")"
 		rs := readers[x]
 		if len(rs) != 1 {
-			return fmt.Errorf("graph does not standardise its input as (asinh(%s × scale) − mean) / std: %s is read by %d nodes where %s should be its only reader", InputName, x, len(rs), want)
+			return "", fmt.Errorf("graph does not standardise its input as (asinh(%s × scale) − mean) / std: %s is read by %d nodes where %s should be its only reader", InputName, x, len(rs), want)
 		}
 		n := rs[0]
 		ins := n.GetInput()
@@ -202,9 +252,9 @@ func checkPrefix(nodes []*onnxpb.NodeProto) error {
 			ok = slices.Equal(ins, []string{x, st.other}) || slices.Equal(ins, []string{st.other, x})
 		}
 		if !ok || n.GetDomain() != "" {
-			return fmt.Errorf("graph does not standardise its input as (asinh(%s × scale) − mean) / std: %s is read by %s(%s), want %s", InputName, x, n.GetOpType(), strings.Join(ins, ", "), want)
+			return "", fmt.Errorf("graph does not standardise its input as (asinh(%s × scale) − mean) / std: %s is read by %s(%s), want %s", InputName, x, n.GetOpType(), strings.Join(ins, ", "), want)
 		}
 		x = n.GetOutput()[0]
 	}
-	return nil
+	return x, nil
 }

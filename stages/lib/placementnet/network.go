@@ -3,7 +3,6 @@ package placementnet
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -57,14 +56,24 @@ func Load(model []byte, opts Options) (*Network, error) {
 	return n, nil
 }
 
-func load(model []byte, opts Options) (*Network, error) {
+// maxBatch returns MaxBatch, its default if 0, or an error if out of
+// bounds.
+func (o Options) maxBatch() (int, error) {
 	switch {
-	case opts.MaxBatch == 0:
-		opts.MaxBatch = DefaultMaxBatch
-	case opts.MaxBatch < 0 || opts.MaxBatch > maxMaxBatch:
-		return nil, fmt.Errorf("max batch %d: want 1 to %d", opts.MaxBatch, maxMaxBatch)
+	case o.MaxBatch == 0:
+		return DefaultMaxBatch, nil
+	case o.MaxBatch < 0 || o.MaxBatch > maxMaxBatch:
+		return 0, fmt.Errorf("max batch %d: want 1 to %d", o.MaxBatch, maxMaxBatch)
 	}
-	std, err := parseModel(model)
+	return o.MaxBatch, nil
+}
+
+func load(model []byte, opts Options) (*Network, error) {
+	var err error
+	if opts.MaxBatch, err = opts.maxBatch(); err != nil {
+		return nil, err
+	}
+	g, err := parseModel(model)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +86,7 @@ func load(model []byte, opts Options) (*Network, error) {
 		return nil, err
 	}
 	n := &Network{
-		norm: *std,
+		norm: g.norm,
 		sess: sess,
 		in:   make([][]float32, opts.MaxBatch+1),
 		out:  make([][]float32, opts.MaxBatch+1),
@@ -136,13 +145,7 @@ func (n *Network) Eval(x [][sim.NumFeatures]float32, p []float32) error {
 // scale, mean and std, in float32 as the graph computes it (the product
 // and the quotients in float32, asinh rounded from float64; onnxruntime's
 // asinh may differ in the last bit). A Cache keys on z.
-func (n *Network) Standardize(x, z *[sim.NumFeatures]float32) {
-	s := &n.norm
-	for k := range x {
-		w := float32(math.Asinh(float64(x[k] * s.scale[k])))
-		z[k] = (w - s.mean[k]) / s.std[k]
-	}
-}
+func (n *Network) Standardize(x, z *[sim.NumFeatures]float32) { n.norm.apply(x, z) }
 
 // Close frees the onnxruntime session and its tensors; Eval fails after
 // it. Closing a closed Network does nothing.

@@ -88,6 +88,13 @@ func TestEvalBatchSizeInvariant(t *testing.T) {
 // TestEvalRejects checks the calls Eval refuses.
 func TestEvalRejects(t *testing.T) {
 	n, f := mustLoad(t, Options{MaxBatch: 4})
+	checkEvalRejects(t, n, f.held)
+}
+
+// checkEvalRejects checks the calls an Evaluator of MaxBatch 4 refuses,
+// before and after Close; it closes n.
+func checkEvalRejects(t *testing.T, n Evaluator, held [][sim.NumFeatures]float32) {
+	t.Helper()
 	if n.MaxBatch() != 4 {
 		t.Fatalf("MaxBatch() = %d, want 4", n.MaxBatch())
 	}
@@ -97,8 +104,8 @@ func TestEvalRejects(t *testing.T) {
 		p    []float32
 		want string
 	}{
-		{"too many points", f.held[:5], make([]float32, 5), "5 points, at most 4 at once"},
-		{"short output", f.held[:3], make([]float32, 2), "3 points but room for 2 probabilities"},
+		{"too many points", held[:5], make([]float32, 5), "5 points, at most 4 at once"},
+		{"short output", held[:3], make([]float32, 2), "3 points but room for 2 probabilities"},
 		{"output without points", nil, make([]float32, 1), "0 points but room for 1"},
 	}
 	for _, tt := range tests {
@@ -114,7 +121,7 @@ func TestEvalRejects(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Eval(f.held[:1], make([]float32, 1)); err == nil || !strings.Contains(err.Error(), "closed") {
+	if err := n.Eval(held[:1], make([]float32, 1)); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Eval after Close = %v; want an error saying the network is closed", err)
 	}
 }
@@ -122,10 +129,16 @@ func TestEvalRejects(t *testing.T) {
 // TestEvalAllocs requires Eval to allocate nothing at any batch size.
 func TestEvalAllocs(t *testing.T) {
 	n, f := mustLoad(t, Options{})
+	checkEvalAllocs(t, n, f.held)
+}
+
+// checkEvalAllocs requires n's Eval to allocate nothing at any batch size.
+func checkEvalAllocs(t *testing.T, n Evaluator, held [][sim.NumFeatures]float32) {
+	t.Helper()
 	p := make([]float32, n.MaxBatch())
 	for _, b := range []int{1, 7, 32} {
 		allocs := testing.AllocsPerRun(200, func() {
-			if err := n.Eval(f.held[:b], p[:b]); err != nil {
+			if err := n.Eval(held[:b], p[:b]); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -146,7 +159,7 @@ func TestStandardize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &Network{norm: *s}
+	n := &Network{norm: s.norm}
 	net := f.net
 	var z [sim.NumFeatures]float32
 	for i := range f.held {
@@ -214,32 +227,14 @@ func TestStandardizeMatchesGraph(t *testing.T) {
 	t.Logf("max relative |Standardize − graph| = %.3g", worst)
 }
 
-// TestLoadRejects loads broken variants of the exported model and expects
-// each error to name what is wrong. The model is checked before
-// onnxruntime sees it, so this runs without the library.
+// TestLoadRejects loads broken variants of the exported model, into
+// onnxruntime and into Go, and expects each error to name what is wrong.
+// The model is checked before onnxruntime sees it, so this runs without
+// the library.
 func TestLoadRejects(t *testing.T) {
 	f := mustTrained(t)
-	mutate := func(edit func(g *onnxpb.GraphProto)) []byte {
-		var m onnxpb.ModelProto
-		if err := proto.Unmarshal(f.model, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(m.GetGraph())
-		b, err := proto.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	init := func(g *onnxpb.GraphProto, name string) *onnxpb.TensorProto {
-		for _, ti := range g.GetInitializer() {
-			if ti.GetName() == name {
-				return ti
-			}
-		}
-		t.Fatalf("exported model has no initializer %q", name)
-		return nil
-	}
+	mutate := func(edit func(g *onnxpb.GraphProto)) []byte { return mutateModel(t, f.model, edit) }
+	init := func(g *onnxpb.GraphProto, name string) *onnxpb.TensorProto { return initializerOf(t, g, name) }
 	setValue := func(name string, k int, v float32) []byte {
 		return mutate(func(g *onnxpb.GraphProto) {
 			binary.LittleEndian.PutUint32(init(g, name).RawData[4*k:], math.Float32bits(v))
@@ -248,15 +243,7 @@ func TestLoadRejects(t *testing.T) {
 	dims := func(vi *onnxpb.ValueInfoProto) []*onnxpb.TensorShapeProto_Dimension {
 		return vi.GetType().GetTensorType().GetShape().GetDim()
 	}
-	node := func(g *onnxpb.GraphProto, op string) *onnxpb.NodeProto {
-		for _, n := range g.GetNode() {
-			if n.GetOpType() == op {
-				return n
-			}
-		}
-		t.Fatalf("exported model has no %s node", op)
-		return nil
-	}
+	node := func(g *onnxpb.GraphProto, op string) *onnxpb.NodeProto { return nodesOf(t, g, op)[0] }
 	tests := []struct {
 		name  string
 		model []byte
@@ -292,15 +279,27 @@ func TestLoadRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := Load(tt.model, tt.opts)
-			if err == nil {
-				n.Close()
-				t.Fatalf("Load succeeded; want an error containing %q", tt.want)
-			}
-			t.Log(err)
-			if !strings.HasPrefix(err.Error(), "serving: load placement network: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Load = %v; want an error containing %q", err, tt.want)
+			for _, l := range loaders {
+				n, err := l.load(tt.model, tt.opts)
+				if err == nil {
+					n.Close()
+					t.Fatalf("%s succeeded; want an error containing %q", l.name, tt.want)
+				}
+				t.Log(err)
+				if !strings.HasPrefix(err.Error(), l.prefix) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("%s = %v; want an error starting %q and containing %q", l.name, err, l.prefix, tt.want)
+				}
 			}
 		})
 	}
+}
+
+// loaders are the two ways to load a placement network, for the tests of
+// what both refuse, with the prefix of their errors.
+var loaders = []struct {
+	name, prefix string
+	load         func([]byte, Options) (Evaluator, error)
+}{
+	{"Load", "serving: load placement network: ", func(b []byte, o Options) (Evaluator, error) { return Load(b, o) }},
+	{"LoadGo", "serving: load placement network in go: ", func(b []byte, o Options) (Evaluator, error) { return LoadGo(b, o) }},
 }

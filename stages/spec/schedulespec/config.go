@@ -175,9 +175,10 @@ type Sweep struct {
 }
 
 // Learned is how the learned policy's migration decisions are served: the
-// train stage's placement network run through onnxruntime inside the
-// simulation, decisions batched and cached as a real scheduler's hot path
-// would have them, each batch charged its time on the simulated clock.
+// train stage's placement network evaluated inside the simulation
+// (onnxruntime's decisions, whichever Evaluator computes them), decisions
+// batched and cached as a real scheduler's hot path would have them, each
+// batch charged its time on the simulated clock.
 type Learned struct {
 	// Cost is a batch of decisions' time on the simulated clock:
 	// CostProfile, a draw from the profile's timing of the serving path
@@ -189,7 +190,12 @@ type Learned struct {
 	// ("0s" decides at once). ServingRow.CostSource says which was
 	// charged.
 	Cost string `koanf:"cost"`
-	// Batch is the most decisions evaluated in one onnxruntime call.
+	// Evaluator is what computes the network's answers:
+	// EvaluatorGo or EvaluatorONNXRuntime. Both make the same decisions,
+	// so the simulation is the same either way; they differ in wall-clock
+	// time alone, which the manifest's notes report.
+	Evaluator string `koanf:"evaluator"`
+	// Batch is the most decisions evaluated in one call of the network.
 	Batch int `koanf:"batch"`
 	// Window is how long the first decision of a batch waits for others;
 	// 0 batches the decisions that arise in the same event.
@@ -203,6 +209,27 @@ type Learned struct {
 	// its cost alone, against the learned policy (Config.Runs).
 	Ablations bool `koanf:"ablations"`
 }
+
+// The values of schedule.learned.evaluator.
+const (
+	// EvaluatorGo computes the network's forward pass in Go
+	// (placementnet.GoNetwork), and asks onnxruntime only about the rare
+	// decision whose answer lies so close to the threshold that the two
+	// could disagree (placementnet.Guarded): onnxruntime's decisions, the
+	// stage's files the same to the byte, at about a ninth of the cost a
+	// decision. It is the default by measurement: with it the learned
+	// policy's whole simulation runs at 0.71 to 0.80 of edf+migrate's
+	// jobs/s, against 0.39 to 0.48 with every decision through
+	// onnxruntime (BenchmarkLearnedSimulation, docs/benchmarks.md).
+	EvaluatorGo = "go"
+	// EvaluatorONNXRuntime runs every decision through onnxruntime
+	// (placementnet.Network), the serving path the profile times: the
+	// manifest's wall-clock serving figures are then onnxruntime's.
+	EvaluatorONNXRuntime = "onnxruntime"
+)
+
+// Evaluators are the values schedule.learned.evaluator takes.
+var Evaluators = []string{EvaluatorGo, EvaluatorONNXRuntime}
 
 // Cache is the learned policy's decision cache: answers kept under the
 // network's standardized inputs, quantized.
@@ -403,7 +430,7 @@ func DefaultConfig() Config {
 		Migration:    Migration{Cost: time.Millisecond},
 		Dynamic:      policy.DefaultWeights(),
 		Predictor:    PredictorLearned,
-		Learned:      Learned{Cost: CostProfile, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}, Ablations: true},
+		Learned:      Learned{Cost: CostProfile, Evaluator: EvaluatorGo, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}, Ablations: true},
 		Studies:      Studies{Jobs: 10_000, Replications: 5, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
 		Real:         Real{Policies: []string{"fifo", "edf", "edf+batch", "learned"}, Loads: []float64{0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02, Draws: 10},
 		Replications: 10,
@@ -431,6 +458,9 @@ func (c Config) Validate() error {
 	l := c.Learned
 	if _, _, err := l.LearnedCost(); err != nil {
 		bad("learned.cost", "%v", err)
+	}
+	if !slices.Contains(Evaluators, l.Evaluator) {
+		bad("learned.evaluator", "unknown evaluator %q; want %s", l.Evaluator, strings.Join(Evaluators, " or "))
 	}
 	if l.Batch < 1 || l.Batch > MaxDecisionBatch {
 		bad("learned.batch", "must be in [1, %d], got %d", MaxDecisionBatch, l.Batch)

@@ -80,6 +80,7 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"load tiny", func(c *Config) { c.Load = 1e-300 }, "schedule.load: must be a factor in [0.001, 1000], got 1e-300"},
 		{"load huge", func(c *Config) { c.Load = 1e6 }, "schedule.load: must be a factor in [0.001, 1000], got 1e+06"},
 		{"cache step tiny", func(c *Config) { c.Learned.Cache.Step = 1e-300 }, "schedule.learned.cache.step: must be in [0.0001, 10] standard deviations, got 1e-300"},
+		{"unknown evaluator", func(c *Config) { c.Learned.Evaluator = "tensorflow" }, `schedule.learned.evaluator: unknown evaluator "tensorflow"; want go or onnxruntime`},
 		{"prediction error tiny", func(c *Config) { c.Studies.PredictionErrors = []float64{1e-300} }, "schedule.studies.prediction_errors[0]: must be a share in [0.001, 0.99], got 1e-300"},
 		{"real load tiny", func(c *Config) { c.Real.Loads = []float64{1e-300} }, "schedule.real.loads[0]: must be an offered load in [0.01, 16] (a fraction of capacity), got 1e-300"},
 		{"sweep load tiny", func(c *Config) { c.Sweep.Loads = []float64{1e-300, 0.5} }, "schedule.sweep.loads[0]: must be a fraction of the cluster's capacity in [0.01, 16], got 1e-300"},

@@ -347,9 +347,10 @@ type RunRow struct {
 
 // ServingRow is the one row of a learned policy's serving.parquet: how the
 // placement network's decisions were served in that simulation. Every
-// count is a function of the simulation; the wall-clock time spent in
-// onnxruntime is in the manifest's notes (serving:<policy>), apart from
-// the reproducible files.
+// count is a function of the simulation, the same whichever evaluator
+// computed the answers (schedule.learned.evaluator); the evaluator and
+// the wall-clock time spent in it are in the manifest's notes
+// (serving:<policy>), apart from the reproducible files.
 type ServingRow struct {
 	Policy      string `parquet:"policy"`
 	Replication int32  `parquet:"replication"`
@@ -365,7 +366,7 @@ type ServingRow struct {
 	CacheHits    int64   `parquet:"cache_hits"`
 	HitRate      float64 `parquet:"hit_rate"`
 	CacheChanged int64   `parquet:"cache_changed"`
-	// Evaluated points went through onnxruntime in Calls runs.
+	// Evaluated points went through the network in Calls calls.
 	Evaluated int64 `parquet:"evaluated"`
 	Calls     int64 `parquet:"calls"`
 	// CostS and CostP99S are the median and 99th percentile of the
