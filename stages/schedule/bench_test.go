@@ -109,10 +109,13 @@ func runStageBench(b *testing.B, cfg Config, in Inputs, policies []string, jobs 
 	cfg.Policies = policies
 	dir := b.TempDir()
 	var peak uint64
+	var cpu time.Duration
 	var err error
 	for b.Loop() {
 		peak = memstat.PeakHeap(func() {
-			err = Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta})
+			var used time.Duration
+			used, err = stageCPU(cfg, in, dir)
+			cpu += used
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -120,10 +123,25 @@ func runStageBench(b *testing.B, cfg Config, in Inputs, policies []string, jobs 
 	}
 	total := float64(jobs * len(policies))
 	b.ReportMetric(total*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	if cpu > 0 {
+		b.ReportMetric(total*float64(b.N)/cpu.Seconds(), "jobs/cpu-s")
+	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/total, "ns/job")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(policyFileBytes(b, dir, policies, TraceFile))/total, "trace-B/job")
 	b.ReportMetric(float64(policyFileBytes(b, dir, policies, DevicesFile))/total, "devices-B/job")
+}
+
+// stageCPU runs the stage once into dir and returns the CPU time the
+// process used meanwhile, every thread's (0 where it cannot be read).
+func stageCPU(cfg Config, in Inputs, dir string) (time.Duration, error) {
+	before, ok := processCPU()
+	err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta})
+	after, _ := processCPU()
+	if !ok {
+		return 0, err
+	}
+	return after - before, err
 }
 
 // policyFileBytes sums the sizes of one file of each policy.
