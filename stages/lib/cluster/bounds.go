@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -46,6 +47,7 @@ func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Sca
 	}
 	defer r.Close()
 	sc := &Scan{name: r.name}
+	var configs configMemo
 	for {
 		if r.done%CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -61,15 +63,16 @@ func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Sca
 		}
 		sc.jobs++
 		sc.lastArrival = j.Arrival // the jobs come in arrival order
-		if !cl.Fits(j) {
+		c, err := configs.of(cl, j)
+		if err != nil {
+			return nil, err
+		}
+		if !c.fits {
 			sc.unfit++ // rejected by every policy; no service time
 			r.Recycle(j)
 			continue
 		}
-		if err := cl.Resolve(j); err != nil {
-			return nil, err
-		}
-		wall, profiled, _ := cl.fastest(j)
+		wall, profiled := c.wall, c.profiled
 		sc.work += wall
 		sc.profiledWork += profiled
 		// j arrives no sooner than any job on the frontier: it
@@ -89,6 +92,56 @@ func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Sca
 		sc.speedCap += dev.Speed * lanes
 	}
 	return sc, nil
+}
+
+// configMemo keeps what a pass learned of each (model, precision, batch)
+// configuration the first time a job of it came: whether it fits some
+// device and its fastest times, which depend on nothing else. The first
+// job of each configuration is the one Resolve sees, as it would see every
+// job, so that a missing curve is reported with the first job that needs
+// it.
+type configMemo [][]config // by pair, then batch (below maxCachedBatch)
+
+type config struct {
+	seen, fits     bool
+	wall, profiled float64 // cl.fastest's
+}
+
+// of returns j's configuration, resolving it if it is new.
+func (m *configMemo) of(cl *Cluster, j *sim.Job) (config, error) {
+	pr, b := pairOf(j.Model, j.Precision), int(j.Batch)
+	if b >= maxCachedBatch {
+		return newConfig(cl, j)
+	}
+	if *m == nil {
+		*m = make([][]config, len(cl.resolved))
+	}
+	tab := (*m)[pr]
+	if b >= len(tab) {
+		tab = append(tab, make([]config, b+1-len(tab))...)
+		(*m)[pr] = tab
+	}
+	if !tab[b].seen {
+		c, err := newConfig(cl, j)
+		if err != nil {
+			return c, err
+		}
+		tab[b] = c
+	}
+	return tab[b], nil
+}
+
+// newConfig resolves j's configuration on cl.
+func newConfig(cl *Cluster, j *sim.Job) (config, error) {
+	c := config{seen: true, fits: cl.Fits(j)}
+	if !c.fits {
+		return c, nil
+	}
+	if err := cl.Resolve(j); err != nil {
+		return c, err
+	}
+	c.wall, c.profiled, _ = cl.fastest(j)
+	return c, nil
 }
 
 // Bounds returns the scanned jobs' lower bounds with their arrival times
