@@ -30,7 +30,7 @@ var codeVersions = map[string]string{
 	"stages/lib/zoo":             "206ece1a68ab41b9227b0364c6b832263c6f816858969ec4ae921b34a6067272",
 	"stages/lib/zoo/onnxpb":      "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
 	"stages/profile":             "0d8578d60afc6cf2700864857531deb95b70e53e24438ac4375225380a091bd9",
-	"stages/schedule":            "24041744ed349167b136c7367583fbbddd339d4d97fb111dfcd32a3e327673e3",
+	"stages/schedule":            "420b52ef577ae43dbf4393a534c87f868c42988502224b929a1971a94ba7110d",
 	"stages/schedule/ortmachine": "64f4191d5aa07493c5ac9f24d1f9074031944068d44fadaf7dde290106e55ae4",
 	"stages/spec/evaluatespec":   "7075e2af1b5043e028eb659413eab92584a01ef4a1b48adbebc9114cc3019068",
 	"stages/spec/generatespec":   "5019cd821c21b43b164b8c331e2320f5c0034a66036fe7676c3786236f1b372b",
