@@ -31,8 +31,8 @@ type deviceState struct {
 	rate    float64 // progress rate of each busy lane
 	// rates[k] is each busy lane's rate with k lanes busy, k = 0..Lanes:
 	// Speed / max(1, Contention(d, k)), worked out once.
-	rates []float64
-	queue   queue   // waiting jobs in the policy's order (no GroupPicker)
+	rates   []float64
+	queue   queue // waiting jobs in the policy's order (no GroupPicker)
 	groups  map[kind]*group
 	active  []*group // groups with jobs waiting
 	waiting int      // jobs waiting

@@ -14,6 +14,8 @@ type entry struct {
 
 func (e entry) live() bool { return e.job.stamp == e.stamp }
 
+func (e entry) queued() *Job { return e.job }
+
 // queue is a device's waiting jobs: FIFO, or a heap in a Ranker's order with
 // ties broken by the order they were queued in.
 //
@@ -108,34 +110,15 @@ func (q *queue) pushRun(r ranked) bool {
 func (q *queue) peek(fits func(*Job) bool, strict bool) *Job {
 	if q.ranker == nil {
 		q.dropStaleFIFO()
-		for i := q.head; i < len(q.fifo); i++ {
-			e := q.fifo[i]
-			if !e.live() {
-				continue
-			}
-			if fits(e.job) {
-				return e.job
-			}
-			if strict {
-				return nil
-			}
-		}
-		return nil
+		j, _ := firstFit(q.fifo[q.head:], fits, strict)
+		return j
 	}
 	if q.keyed != nil && !q.heaped {
 		for i := range q.runs {
 			ru := &q.runs[i]
 			ru.entries, ru.head = dropStale(ru.entries, ru.head)
-			for _, x := range ru.entries[ru.head:] {
-				if !x.live() {
-					continue
-				}
-				if fits(x.job) {
-					return x.job
-				}
-				if strict {
-					return nil
-				}
+			if j, done := firstFit(ru.entries[ru.head:], fits, strict); done {
+				return j
 			}
 		}
 		return nil
@@ -172,6 +155,27 @@ func (q *queue) peek(fits func(*Job) bool, strict bool) *Job {
 		q.up(len(q.heap) - 1)
 	}
 	return found
+}
+
+// firstFit returns the first live job of es, in order, for which fits
+// holds. done says the search ends there: such a job was found, or strict
+// and the first live job does not fit.
+func firstFit[E interface {
+	live() bool
+	queued() *Job
+}](es []E, fits func(*Job) bool, strict bool) (j *Job, done bool) {
+	for _, e := range es {
+		if !e.live() {
+			continue
+		}
+		if fits(e.queued()) {
+			return e.queued(), true
+		}
+		if strict {
+			return nil, true
+		}
+	}
+	return nil, false
 }
 
 func (q *queue) dropStaleFIFO() {
