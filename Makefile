@@ -220,11 +220,14 @@ servers: build distributed-tools
 
 # bench-tools installs what only the comparison benchmarks need; idempotent.
 # Debian's snakemake is what BenchmarkSnakemakeNoop times against the cached
-# mlsched run; hyperfine times either from the shell.
+# mlsched run; hyperfine times either from the shell; python3-simpy3 (SimPy
+# 3.0.11, for Debian's /usr/bin/python3) is what BenchmarkStageAgainstSimPy
+# times the schedule stage against.
+BENCH_PACKAGES := snakemake hyperfine python3-simpy3
 bench-tools:
-	@dpkg -s snakemake hyperfine >/dev/null 2>&1 || { \
-	  echo "make bench-tools: installing Debian's snakemake and hyperfine"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq snakemake hyperfine >/dev/null; }
+	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { \
+	  echo "make bench-tools: installing Debian's $(BENCH_PACKAGES)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_PACKAGES) >/dev/null; }
 
 # onnx-proto regenerates the ONNX protobuf Go code from Debian's onnx.proto;
 # its output is committed, so only changing the proto needs this.

@@ -67,7 +67,7 @@ func TestValidateSpan(t *testing.T) {
 	}
 	c.Schedule.Load = 1e-300
 	// Where schedule.utilization sets the load, it is checked at run time
-	// (cluster.LoadOf), against the workload's capacity.
+	// (cluster.Scan.LoadOf), against the workload's capacity.
 	u := DefaultConfig()
 	u.Generate.Eval.Arrival.Rate, u.Generate.Eval.Jobs, u.Schedule.Load = 1, 200_000, 0.001
 	if err := u.Validate(); err != nil {

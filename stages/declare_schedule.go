@@ -142,7 +142,7 @@ func (c Config) Warnings() error {
 func (c Config) checkSpan() error {
 	load := c.Schedule.Load
 	if !(load >= schedulespec.MinLoad && load <= schedulespec.MaxLoad) || c.Schedule.Utilization > 0 {
-		return nil // a load schedule.utilization sets is checked at run time (cluster.LoadOf)
+		return nil // a load schedule.utilization sets is checked at run time (cluster.Scan.LoadOf)
 	}
 	var errs []error
 	for _, w := range []struct {

@@ -31,29 +31,30 @@ func (in Inputs) jobsOf(rep int) string {
 	return in.Jobs
 }
 
-// replications reads every replication's workload for its load and its
-// bounds: a pass at load 1 for the cluster's capacity where
-// schedule.utilization sets the load, and one at the load. The passes
-// resolve every curve the simulations need, so that a missing one is
+// replications reads every replication's workload once for its load and
+// its bounds (cluster.Scan): the cluster's capacity, where
+// schedule.utilization sets the load, and the bounds at the load. The pass
+// resolves every curve the simulations need, so that a missing one is
 // reported before any of them starts.
 func replications(ctx context.Context, cfg Config, cl *cluster.Cluster, in Inputs) ([]replication, error) {
 	reps := make([]replication, cfg.Replications)
 	for i := range reps {
 		r := &reps[i]
 		r.rep, r.jobs = i+1, in.jobsOf(i+1)
+		sc, err := cl.Scan(ctx, r.jobs, 0)
+		if err != nil {
+			return nil, r.errorf(err)
+		}
 		var perUnit float64
-		var err error
-		if r.load, perUnit, err = cl.LoadOf(ctx, cfg, r.jobs, 0); err != nil {
+		if r.load, perUnit, err = sc.LoadOf(cfg); err != nil {
 			return nil, r.errorf(err)
 		}
 		if perUnit == 0 { // an absolute load: its fraction of capacity, for the report
-			if perUnit, _, err = cl.Capacity(ctx, r.jobs, 0); err != nil {
+			if perUnit, err = sc.Capacity(); err != nil {
 				return nil, r.errorf(err)
 			}
 		}
-		if r.bounds, err = cl.Bounds(ctx, r.jobs, r.load, 0); err != nil {
-			return nil, r.errorf(err)
-		}
+		r.bounds = sc.Bounds(r.load)
 		r.bounds.Replication = int32(r.rep)
 		if perUnit > 0 {
 			r.bounds.OfferedLoad = r.load / perUnit

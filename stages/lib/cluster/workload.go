@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -30,7 +29,7 @@ type Workload struct {
 
 // Load reads the profile samples in samplesPath and the first limit jobs
 // of jobsPath (all of them for limit 0), with arrival times divided by the
-// load cfg sets for them (LoadOf), for cfg's cluster, whose policies predict with model when
+// load cfg sets for them (Scan.LoadOf), for cfg's cluster, whose policies predict with model when
 // cfg.Predictor is schedulespec.PredictorLearned. It fails as the schedule
 // stage would: on a damaged file, a job the cluster has no curve for, or
 // one the model cannot predict.
@@ -48,14 +47,15 @@ func Load(ctx context.Context, cfg schedulespec.Config, samplesPath, jobsPath st
 		}
 		cl.UsePredictor(model)
 	}
-	load, _, err := cl.LoadOf(ctx, cfg, jobsPath, limit)
+	sc, err := cl.Scan(ctx, jobsPath, limit)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	bounds, err := cl.Bounds(ctx, jobsPath, load, limit)
+	load, _, err := sc.LoadOf(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
+	bounds := sc.Bounds(load)
 	r, err := OpenJobs(jobsPath, load, limit)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
@@ -89,23 +89,23 @@ func (w *Workload) SimConfig(spec string, simSeed, policySeed uint64) (sim.Confi
 	return b.Config, nil
 }
 
-// LoadOf is the schedule load at which cfg offers the jobs of jobsPath
-// (the first limit of them): cfg.Utilization of the cluster's capacity for
-// them where it is set (perUnit is then Capacity's load of full capacity),
-// cfg.Load otherwise (perUnit 0). A load that would stretch the arrivals
-// beyond what a time resolves is an error naming the key.
-func (cl *Cluster) LoadOf(ctx context.Context, cfg schedulespec.Config, jobsPath string, limit int64) (load, perUnit float64, err error) {
+// LoadOf is the schedule load at which cfg offers the scanned jobs:
+// cfg.Utilization of the cluster's capacity for them where it is set
+// (perUnit is then the Scan's Capacity), cfg.Load otherwise (perUnit 0). A
+// load that would stretch the arrivals beyond what a time resolves is an
+// error naming the key.
+func (sc *Scan) LoadOf(cfg schedulespec.Config) (load, perUnit float64, err error) {
 	if cfg.Utilization == 0 {
 		return cfg.Load, 0, nil
 	}
-	perUnit, b, err := cl.Capacity(ctx, jobsPath, limit)
+	perUnit, err = sc.Capacity()
 	if err != nil {
 		return 0, 0, err
 	}
 	load = cfg.Utilization * perUnit
-	if !(load >= schedulespec.MinLoad && load <= schedulespec.MaxLoad) || b.LastArrivalS/load > generatespec.MaxSpanS {
+	if !(load >= schedulespec.MinLoad && load <= schedulespec.MaxLoad) || sc.lastArrival/load > generatespec.MaxSpanS {
 		return 0, 0, fmt.Errorf("schedule.utilization %v of this cluster's capacity for %s is a load factor of %.3g, outside [%v, %v] or stretching the arrivals beyond %g s: the workload's rate and the cluster's capacity are too far apart",
-			cfg.Utilization, filepath.Base(jobsPath), load, schedulespec.MinLoad, schedulespec.MaxLoad, generatespec.MaxSpanS)
+			cfg.Utilization, sc.name, load, schedulespec.MinLoad, schedulespec.MaxLoad, generatespec.MaxSpanS)
 	}
 	return load, perUnit, nil
 }

@@ -29,7 +29,10 @@ type deviceState struct {
 	memUsed float64
 	settled float64 // time up to which remaining work is accounted
 	rate    float64 // progress rate of each busy lane
-	queue   queue   // waiting jobs in the policy's order (no GroupPicker)
+	// rates[k] is each busy lane's rate with k lanes busy, k = 0..Lanes:
+	// Speed / max(1, Contention(d, k)), worked out once.
+	rates   []float64
+	queue   queue // waiting jobs in the policy's order (no GroupPicker)
 	groups  map[kind]*group
 	active  []*group // groups with jobs waiting
 	waiting int      // jobs waiting
@@ -61,7 +64,12 @@ func (s *State) retime(d, started int) {
 		return // the batches end when they have run
 	}
 	ds := &s.devs[d]
-	rate := ds.Speed / max(1, s.cfg.Service.Contention(d, ds.busy))
+	var rate float64
+	if ds.busy < len(ds.rates) {
+		rate = ds.rates[ds.busy]
+	} else {
+		rate = ds.Speed / max(1, s.cfg.Service.Contention(d, ds.busy))
+	}
 	if rate == ds.rate {
 		if started >= 0 {
 			s.schedule(d, started)

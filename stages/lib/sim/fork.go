@@ -134,6 +134,9 @@ func (s *State) references() int {
 	for d := range s.devs {
 		ds := &s.devs[d]
 		n += len(ds.queue.fifo) + len(ds.queue.heap)
+		for _, r := range ds.queue.runs {
+			n += len(r.entries)
+		}
 		for i := range ds.lanes {
 			n += len(ds.lanes[i].jobs)
 		}
@@ -206,6 +209,18 @@ func (c *copier) entries(es []entry) []entry {
 	return out
 }
 
+// ranked copies a ranked queue's entries.
+func (c *copier) ranked(rs []ranked) []ranked {
+	if rs == nil {
+		return nil
+	}
+	out := make([]ranked, len(rs), cap(rs))
+	for i, r := range rs {
+		out[i] = ranked{entry: entry{job: c.job(r.job), stamp: r.stamp}, key: r.key}
+	}
+	return out
+}
+
 // device copies src's state into dst, a device newState made for the
 // fork, keeping dst's queue order (its Ranker is the fork's policy).
 func (c *copier) device(dst, src *deviceState) {
@@ -221,11 +236,11 @@ func (c *copier) device(dst, src *deviceState) {
 		dst.lanes[i] = l
 	}
 	q := &src.queue
-	dst.queue = queue{ranker: ranker, keyed: keyed, fifo: c.entries(q.fifo), head: q.head}
-	if q.heap != nil {
-		dst.queue.heap = make([]ranked, len(q.heap), cap(q.heap))
-		for i, r := range q.heap {
-			dst.queue.heap[i] = ranked{entry: entry{job: c.job(r.job), stamp: r.stamp}, key: r.key}
+	dst.queue = queue{ranker: ranker, keyed: keyed, fifo: c.entries(q.fifo), head: q.head, heap: c.ranked(q.heap), heaped: q.heaped}
+	if q.runs != nil {
+		dst.queue.runs = make([]run, len(q.runs), cap(q.runs))
+		for i, r := range q.runs {
+			dst.queue.runs[i] = run{major: r.major, entries: c.ranked(r.entries), head: r.head}
 		}
 	}
 	dst.groups = groups

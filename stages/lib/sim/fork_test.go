@@ -67,6 +67,11 @@ func held(m *Sim) []*Job {
 		for _, r := range ds.queue.heap {
 			out = append(out, r.job)
 		}
+		for _, ru := range ds.queue.runs {
+			for _, r := range ru.entries {
+				out = append(out, r.job)
+			}
+		}
 		for _, k := range slices.SortedFunc(maps.Keys(ds.groups), cmpKind) {
 			for _, e := range ds.groups[k].entries {
 				out = append(out, e.job)
@@ -169,8 +174,13 @@ func checkCopy(t *testing.T, m, f *Sim) {
 	}
 	for d := range s.devs {
 		sd, cd := &s.devs[d], &c.devs[d]
-		if sameArray(sd.lanes, cd.lanes) || sameArray(sd.queue.fifo, cd.queue.fifo) || sameArray(sd.queue.heap, cd.queue.heap) || sameArray(sd.active, cd.active) {
+		if sameArray(sd.lanes, cd.lanes) || sameArray(sd.queue.fifo, cd.queue.fifo) || sameArray(sd.queue.heap, cd.queue.heap) || sameArray(sd.queue.runs, cd.queue.runs) || sameArray(sd.active, cd.active) {
 			t.Fatalf("device %d: the fork shares the lanes, queue or groups of the original", d)
+		}
+		for i := range sd.queue.runs {
+			if sameArray(sd.queue.runs[i].entries, cd.queue.runs[i].entries) {
+				t.Fatalf("device %d: the fork shares run %d of the original's queue", d, i)
+			}
 		}
 		for i := range sd.lanes {
 			if sameArray(sd.lanes[i].jobs, cd.lanes[i].jobs) {
@@ -259,7 +269,7 @@ func TestForkCopiesEveryJob(t *testing.T) {
 			}
 		})
 	}
-	for _, what := range []string{"transit", "split parts", "stale entries", "free parts", "ranked queue", "held batch", "busy lane", "arrivals over",
+	for _, what := range []string{"transit", "split parts", "stale entries", "free parts", "ranked queue", "ranked runs", "held batch", "busy lane", "arrivals over",
 		"asked decisions", "decisions in flight"} {
 		if seen[what] == 0 {
 			t.Errorf("no fork point with %s", what)
@@ -360,6 +370,17 @@ func note(seen map[string]int, m *Sim) {
 		}
 		if live > 1 {
 			seen["ranked queue"]++
+		}
+		live = 0
+		for _, ru := range ds.queue.runs {
+			for _, r := range ru.entries[ru.head:] {
+				if r.live() {
+					live++
+				}
+			}
+		}
+		if live > 1 {
+			seen["ranked runs"]++
 		}
 		for _, g := range ds.groups {
 			for _, e := range g.entries[g.head:] {

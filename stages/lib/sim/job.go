@@ -25,6 +25,15 @@ type Job struct {
 	migrated bool
 	deciding bool   // a migration decision about it is asked and unanswered
 	split    *split // on the parts of a split job
+	// What the job's own batch holds (mem, once hasMem) and its predicted
+	// time on the device it was last queued on (pred, on device predOn-1;
+	// predOn 0 is none): kept rather than asked again of the Service and
+	// the Predictor, whose answers depend on their arguments alone, as a
+	// waiting job is placed, queued, taken and started.
+	mem    float64
+	hasMem bool
+	pred   float64
+	predOn int32
 }
 
 // Record is what happened to one job.

@@ -72,7 +72,8 @@ type Splitter interface {
 
 // Predictor estimates the service time of a batch of a model on device d's
 // profiled device (Config.Predictor), as Service.Predict does for the
-// ground truth.
+// ground truth. Its answer depends on its arguments alone: the simulator
+// may keep one rather than ask again.
 type Predictor interface {
 	Predict(d int, model, precision, batch int32) float64
 }

@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // entry is a job's place in a queue or group. Removal is lazy: a job leaves
 // by taking a new stamp (0 once it runs or moves), which makes its entries
 // stale, and each structure drops stale entries when they reach its front.
@@ -12,14 +14,34 @@ type entry struct {
 
 func (e entry) live() bool { return e.job.stamp == e.stamp }
 
+func (e entry) queued() *Job { return e.job }
+
 // queue is a device's waiting jobs: FIFO, or a heap in a Ranker's order with
 // ties broken by the order they were queued in.
+//
+// A KeyRanker's jobs wait in runs instead while each Major's keys come in
+// order, as EDF's do (a class's deadlines are its jobs' arrivals plus the
+// class's SLO): one run per Major, ascending, each in (Minor, stamp)
+// order as its jobs were pushed. The heap's order is the same total order
+// (Major, then Minor, then stamp), so the first live job of the first run
+// is the heap's top, and the runs met in turn are the heap popped in turn;
+// but a push is an append and a pop a step forward. The first job pushed
+// out of order moves every run into the heap, until the queue empties.
 type queue struct {
 	ranker Ranker
 	keyed  KeyRanker // set when ranker is one: keys are compared inline
 	fifo   []entry
 	head   int
 	heap   []ranked
+	runs   []run // by Major, ascending; unused once heaped
+	heaped bool  // the keyed jobs are in heap, not in runs
+}
+
+// run is a KeyRanker's waiting jobs of one Major, in order.
+type run struct {
+	major   int64
+	entries []ranked
+	head    int
 }
 
 type ranked struct {
@@ -40,9 +62,46 @@ func (q *queue) push(e entry) {
 	r := ranked{entry: e}
 	if q.keyed != nil {
 		r.key = q.keyed.Key(e.job)
+		if !q.heaped && q.pushRun(r) {
+			return
+		}
 	}
+	q.pushHeap(r)
+}
+
+func (q *queue) pushHeap(r ranked) {
 	q.heap = append(q.heap, r)
 	q.up(len(q.heap) - 1)
+}
+
+// pushRun appends r to the run of its Major, and reports false, having
+// moved every run into the heap, when r comes before that run's last job
+// (or its Minor is NaN, which orders nowhere).
+func (q *queue) pushRun(r ranked) bool {
+	i := 0
+	for i < len(q.runs) && q.runs[i].major < r.key.Major {
+		i++
+	}
+	if i == len(q.runs) || q.runs[i].major != r.key.Major {
+		q.runs = slices.Insert(q.runs, i, run{major: r.key.Major})
+	}
+	ru := &q.runs[i]
+	if n := len(ru.entries); r.key.Minor != r.key.Minor || n > 0 && r.key.Minor < ru.entries[n-1].key.Minor {
+		for k := range q.runs {
+			ru := &q.runs[k]
+			for _, x := range ru.entries[ru.head:] {
+				if x.live() {
+					q.pushHeap(x)
+				}
+			}
+			clear(ru.entries)
+		}
+		q.runs = q.runs[:0]
+		q.heaped = true
+		return false
+	}
+	ru.entries = append(ru.entries, r)
+	return true
 }
 
 // peek returns the first live job in order for which fits holds, leaving it
@@ -51,16 +110,15 @@ func (q *queue) push(e entry) {
 func (q *queue) peek(fits func(*Job) bool, strict bool) *Job {
 	if q.ranker == nil {
 		q.dropStaleFIFO()
-		for i := q.head; i < len(q.fifo); i++ {
-			e := q.fifo[i]
-			if !e.live() {
-				continue
-			}
-			if fits(e.job) {
-				return e.job
-			}
-			if strict {
-				return nil
+		j, _ := firstFit(q.fifo[q.head:], fits, strict)
+		return j
+	}
+	if q.keyed != nil && !q.heaped {
+		for i := range q.runs {
+			ru := &q.runs[i]
+			ru.entries, ru.head = dropStale(ru.entries, ru.head)
+			if j, done := firstFit(ru.entries[ru.head:], fits, strict); done {
+				return j
 			}
 		}
 		return nil
@@ -99,6 +157,27 @@ func (q *queue) peek(fits func(*Job) bool, strict bool) *Job {
 	return found
 }
 
+// firstFit returns the first live job of es, in order, for which fits
+// holds. done says the search ends there: such a job was found, or strict
+// and the first live job does not fit.
+func firstFit[E interface {
+	live() bool
+	queued() *Job
+}](es []E, fits func(*Job) bool, strict bool) (j *Job, done bool) {
+	for _, e := range es {
+		if !e.live() {
+			continue
+		}
+		if fits(e.queued()) {
+			return e.queued(), true
+		}
+		if strict {
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
 func (q *queue) dropStaleFIFO() {
 	q.fifo, q.head = dropStale(q.fifo, q.head)
 }
@@ -106,9 +185,10 @@ func (q *queue) dropStaleFIFO() {
 // dropStale advances head past the stale entries at the front of a FIFO
 // slice, and moves the rest to the start once the dead front is over half
 // of it, so a long run's memory stays with the waiting jobs.
-func dropStale(es []entry, head int) ([]entry, int) {
+func dropStale[E interface{ live() bool }](es []E, head int) ([]E, int) {
+	var zero E
 	for head < len(es) && !es[head].live() {
-		es[head] = entry{}
+		es[head] = zero
 		head++
 	}
 	if head > 1024 && head*2 > len(es) {
@@ -125,6 +205,11 @@ func (q *queue) reset() {
 	q.fifo, q.head = q.fifo[:0], 0
 	clear(q.heap)
 	q.heap = q.heap[:0]
+	for i := range q.runs {
+		clear(q.runs[i].entries)
+		q.runs[i].entries, q.runs[i].head = q.runs[i].entries[:0], 0
+	}
+	q.heaped = false
 }
 
 func (q *queue) less(a, b ranked) bool {

@@ -7,6 +7,8 @@ import (
 )
 
 // Service is the ground truth and the predictions the simulator runs on.
+// Its answers depend on their arguments alone (Time's on its variate u):
+// the simulator may keep one rather than ask again.
 type Service interface {
 	// Time is the work of running a batch of a model alone on device d at
 	// speed 1 (the profiled device that d's times come from): the u-quantile
@@ -184,7 +186,13 @@ func newState(cfg Config) (*State, error) {
 		if d.Lanes < 1 || !(d.Speed > 0) || !(d.Memory > 0) || math.IsInf(d.Speed, 0) {
 			return nil, fmt.Errorf("sim: device %d (%s): want lanes >= 1, speed > 0 and memory > 0, got %d, %v, %v", i, d.Name, d.Lanes, d.Speed, d.Memory)
 		}
-		ds := deviceState{Device: d, lanes: make([]lane, d.Lanes), rate: d.Speed, timer: math.Inf(1)}
+		ds := deviceState{Device: d, lanes: make([]lane, d.Lanes), rate: d.Speed, timer: math.Inf(1), rates: make([]float64, d.Lanes+1)}
+		for k := range ds.rates {
+			if cfg.Machine != nil {
+				break // a real run's batches end when they have run: no rates (retime)
+			}
+			ds.rates[k] = d.Speed / max(1, cfg.Service.Contention(i, k))
+		}
 		ds.queue.init(s.ranker)
 		if s.grouped {
 			ds.groups = map[kind]*group{}
@@ -292,15 +300,21 @@ func (m *Sim) sent() (more bool, err error) {
 	return s.err == nil, s.err
 }
 
+// memory is what job j's own batch holds: kept since its arrival, asked of
+// the Service for a part of a split job.
 func (s *State) memory(j *Job) float64 {
+	if j.hasMem {
+		return j.mem
+	}
 	return s.cfg.Service.Memory(j.Model, j.Precision, j.Batch)
 }
 
 // arrive places a job, or its parts, and lets the devices start work.
 func (s *State) arrive(j *Job) {
 	s.stats.Jobs++
-	j.stamp, j.migrated, j.deciding, j.split = 0, false, false, nil
-	need := s.memory(j)
+	j.stamp, j.migrated, j.deciding, j.split, j.predOn = 0, false, false, nil, 0
+	need := s.cfg.Service.Memory(j.Model, j.Precision, j.Batch)
+	j.mem, j.hasMem = need, true
 	fits := false
 	for i := range s.devs {
 		if need <= s.devs[i].Memory {
@@ -348,7 +362,8 @@ func (s *State) enqueue(d int, j *Job) {
 	j.stamp = s.stamps
 	e := entry{job: j, stamp: j.stamp}
 	ds.waiting++
-	ds.queued += s.predict(d, j, j.Batch)
+	j.pred, j.predOn = s.predict(d, j, j.Batch), int32(d)+1
+	ds.queued += j.pred
 	if s.picker == nil {
 		ds.queue.push(e)
 	}
@@ -373,7 +388,7 @@ func (s *State) take(d int, j *Job) {
 	ds := &s.devs[d]
 	j.stamp = 0
 	ds.waiting--
-	ds.queued -= s.predict(d, j, j.Batch)
+	ds.queued -= s.predictOwn(d, j)
 	if ds.waiting == 0 {
 		ds.queued = 0 // no drift from float sums
 		ds.queue.reset()
@@ -472,8 +487,13 @@ func (s *State) start(d int, samples int32) {
 	if h.split != nil {
 		part = d
 	}
-	r.memory = s.cfg.Service.Memory(h.Model, h.Precision, samples)
-	r.predEnd = s.now + s.predict(d, h, samples)/ds.Speed
+	pred := s.predictOwn(d, h)
+	r.memory = s.memory(h)
+	if samples != h.Batch {
+		pred = s.predict(d, h, samples)
+		r.memory = s.cfg.Service.Memory(h.Model, h.Precision, samples)
+	}
+	r.predEnd = s.now + pred/ds.Speed
 	ds.memUsed += r.memory
 	ds.busy++
 	if x := s.cfg.Machine; x != nil {

@@ -53,7 +53,7 @@ func (s *State) Fits(d int, j *Job) bool {
 
 // Predict is the predicted service time of j on device d alone.
 func (s *State) Predict(d int, j *Job) float64 {
-	return s.predict(d, j, j.Batch) / s.devs[d].Speed
+	return s.predictOwn(d, j) / s.devs[d].Speed
 }
 
 // PredictBatch is the predicted time on device d alone of a batch of
@@ -76,6 +76,15 @@ func (s *State) predict(d int, j *Job, samples int32) float64 {
 		p *= 1 + e*(2*PredictionVariate(s.cfg.Seed, j.ID)-1)
 	}
 	return p
+}
+
+// predictOwn is predict of j's own batch on device d, kept since j was
+// queued there.
+func (s *State) predictOwn(d int, j *Job) float64 {
+	if j.predOn == int32(d)+1 {
+		return j.pred
+	}
+	return s.predict(d, j, j.Batch)
 }
 
 // MemoryOf is what a batch of samples of j's model and precision holds.
