@@ -106,7 +106,7 @@ func (c Config) Warnings() error {
 	}
 	var needs []need
 	for _, name := range slices.Sorted(maps.Keys(g.Models)) {
-		m, ok := catalog.Lookup(name)
+		m, ok := catalog.Zoo().Lookup(name)
 		if !ok || g.Models[name] <= 0 {
 			continue
 		}

@@ -221,7 +221,7 @@ func TestJobs(t *testing.T) {
 // checkDerived recomputes a job's derived columns from the catalog.
 func checkDerived(t *testing.T, cfg Config, j Job) {
 	t.Helper()
-	m, ok := catalog.Lookup(j.Model)
+	m, ok := catalog.Zoo().Lookup(j.Model)
 	if !ok || cfg.Models[j.Model] <= 0 {
 		t.Fatalf("job %d: model %q is not in the mix", j.ID, j.Model)
 	}

@@ -103,7 +103,7 @@ func checkColumns(names []string) error {
 }
 
 // The codes of the named values, as importRow holds them: a model is its
-// index in catalog.Names(); a class and a precision these.
+// index in catalog.Zoo().Names(); a class and a precision these.
 const (
 	classInteractive = 0
 	classBatch       = 1
@@ -111,8 +111,8 @@ const (
 	precFP16         = 1
 )
 
-// modelNames is catalog.Names(), indexed by model code.
-var modelNames = catalog.Names()
+// modelNames is catalog.Zoo().Names(), indexed by model code.
+var modelNames = catalog.Zoo().Names()
 
 // nameSets are the values each named column accepts, indexed by code.
 var nameSets = map[string][]string{

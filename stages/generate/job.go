@@ -98,7 +98,7 @@ func newPopulation(c Config) population {
 	}
 	// Catalog order, not map order, so the cumulative weights and hence the
 	// draws are the same on every run.
-	for _, m := range catalog.All() {
+	for _, m := range catalog.Zoo().All() {
 		w := c.Models[m.Name]
 		if w <= 0 {
 			continue
@@ -161,7 +161,7 @@ func (p *population) fill(j *Job, class string, slo float64, m *modelSpec, b int
 // without weights: an imported workload's jobs may name any of them.
 func catalogModels() []modelSpec {
 	var out []modelSpec
-	for _, m := range catalog.All() {
+	for _, m := range catalog.Zoo().All() {
 		out = append(out, modelSpec{
 			name:       m.Name,
 			flops:      float64(m.FLOPsPerSample),

@@ -42,7 +42,7 @@ func TestExampleGPUProfile(t *testing.T) {
 	for _, s := range summarize(rows) {
 		sum[key{s.Kind, s.Model, s.Precision, s.Batch, s.Concurrency}] = s
 	}
-	for _, m := range catalog.Names() {
+	for _, m := range catalog.Zoo().Names() {
 		for _, p := range []string{FP32, FP16} {
 			for _, b := range []int32{1, 2, 4, 8, 16, 32, 64} {
 				if n := sum[key{KindInference, m, p, b, 1}].Count; n < 3 {

@@ -101,7 +101,7 @@ func TestSummarizeByHand(t *testing.T) {
 	near("stddev", s.StddevS, 0.0030276503540974917) // sample stddev of 1..10 ms
 	near("spread", s.Spread, 0.0095/0.005)
 	near("samples/s", s.SamplesPerS, 2/0.0055) // from the mean
-	r18, _ := catalog.Lookup("resnet18")
+	r18, _ := catalog.Zoo().Lookup("resnet18")
 	near("gflops", s.GFLOPS, float64(r18.FLOPsPerSample)*2/0.005/1e9) // at the median
 	mm := sums[1]
 	near("matmul gflops", mm.GFLOPS, 0.5)

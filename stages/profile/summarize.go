@@ -80,7 +80,7 @@ func gflops(k configKey, t float64) float64 {
 	if k.Kind == KindMatMul {
 		n := float64(k.Batch)
 		flops = 2 * n * n * n
-	} else if m, ok := catalog.Lookup(k.Model); ok {
+	} else if m, ok := catalog.Zoo().Lookup(k.Model); ok {
 		flops = float64(m.FLOPsPerSample) * float64(k.Batch)
 	}
 	return flops * float64(k.Concurrency) / t / 1e9

@@ -24,7 +24,7 @@ const (
 // latencyOf estimates one inference of batch samples of model on the
 // reference core.
 func latencyOf(model string, batch int) time.Duration {
-	m, ok := catalog.Lookup(model)
+	m, ok := catalog.Zoo().Lookup(model)
 	if !ok {
 		return perRun
 	}

@@ -29,7 +29,7 @@ import (
 func benchProfile() []profilespec.Sample {
 	perSampleMS := map[string]float64{"mlp": 0.02, "resnet18": 30, "resnet50": 75, "vit": 20}
 	var s []profilespec.Sample
-	for _, m := range catalog.Names() {
+	for _, m := range catalog.Zoo().Names() {
 		for _, p := range []string{profilespec.FP32, profilespec.FP16} {
 			slow := 1.0
 			if p == profilespec.FP16 {

@@ -233,7 +233,7 @@ func TestRejectedShareWarns(t *testing.T) {
 }
 
 func mlpWeightMiB() float64 {
-	m, _ := catalog.Lookup("mlp")
+	m, _ := catalog.Zoo().Lookup("mlp")
 	return float64(m.WeightBytes) / (1 << 20)
 }
 
@@ -417,7 +417,7 @@ func TestTraceIsTheSimulation(t *testing.T) {
 			precision = 1
 		}
 		jobs[i] = &sim.Job{ID: r.ID, Arrival: a, Deadline: a + r.SLOS, Class: class,
-			Model: int32(slices.Index(catalog.Names(), r.Model)), Precision: precision, Batch: r.BatchSize}
+			Model: int32(slices.Index(catalog.Zoo().Names(), r.Model)), Precision: precision, Batch: r.BatchSize}
 	}
 	// The train stage simulates what cluster.Load loads, configured by
 	// SimConfig: the same jobs, and the same simulations.

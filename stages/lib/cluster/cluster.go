@@ -101,7 +101,7 @@ func New(cfg schedulespec.Config, table *servicetime.Table) (*Cluster, error) {
 		c.curves = append(c.curves, make([]*servicetime.Curve, pairs))
 		c.means = append(c.means, make([][]float64, pairs))
 	}
-	for mi, m := range catalog.All() {
+	for mi, m := range catalog.Zoo().All() {
 		for p := range numPrecisions {
 			base, per := cfg.Memory.Token(m, p == precFP16)
 			c.memory = append(c.memory, memToken{})

@@ -29,7 +29,7 @@ const (
 var precisionNames = [numPrecisions]string{generatespec.PrecisionFP32, generatespec.PrecisionFP16}
 
 // modelNames is indexed by sim.Job.Model: the catalog's fixed order.
-var modelNames = catalog.Names()
+var modelNames = catalog.Zoo().Names()
 
 // classNames is indexed by sim.Class.
 var classNames = [...]string{sim.Interactive: generatespec.ClassInteractive, sim.Batch: generatespec.ClassBatch}

@@ -110,7 +110,7 @@ func bytesPerElement(precision string) float64 {
 // one-hot row would silently borrow whichever device the trees lump it
 // with).
 func Featurize(x []float64, q Query, devices []string) bool {
-	m, ok := catalog.Lookup(q.Model)
+	m, ok := catalog.Zoo().Lookup(q.Model)
 	w := bytesPerElement(q.Precision)
 	if !ok || w == 0 || q.Batch < 1 || q.Threads < 1 {
 		return false

@@ -38,7 +38,7 @@ func TestPredictByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mlp, _ := catalog.Lookup("mlp")
+	mlp, _ := catalog.Zoo().Lookup("mlp")
 	for _, tc := range []struct {
 		q    Query
 		want float64

@@ -310,7 +310,7 @@ func (c Config) Validate() error {
 	}
 
 	if len(c.Models) == 0 {
-		bad("models", "must weigh at least one model of the catalog (%s)", strings.Join(catalog.Names(), ", "))
+		bad("models", "must weigh at least one model of the catalog (%s)", strings.Join(catalog.Zoo().Names(), ", "))
 	} else {
 		var sum float64
 		names := make([]string, 0, len(c.Models))
@@ -320,8 +320,8 @@ func (c Config) Validate() error {
 		slices.Sort(names) // report in a stable order
 		for _, name := range names {
 			w := c.Models[name]
-			if _, ok := catalog.Lookup(name); !ok {
-				bad("models."+name, "unknown model; the catalog has %s", strings.Join(catalog.Names(), ", "))
+			if _, ok := catalog.Zoo().Lookup(name); !ok {
+				bad("models."+name, "unknown model; the catalog has %s", strings.Join(catalog.Zoo().Names(), ", "))
 			}
 			if !(w >= 0 && w <= MaxWeight) {
 				bad("models."+name, "weight must be in [0, 1e6], got %v", w)

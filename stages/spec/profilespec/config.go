@@ -168,7 +168,7 @@ func DefaultConfig() Config {
 	return Config{
 		Measure:         true,
 		Provider:        ProviderCPU,
-		Models:          catalog.Names(),
+		Models:          catalog.Zoo().Names(),
 		Precisions:      []string{FP32, FP16},
 		BatchSizes:      []int{1, 2, 4, 8, 16, 32, 64},
 		ModelBatchSizes: map[string][]int{},
@@ -210,8 +210,8 @@ func (c Config) Validate() error {
 		bad("models", "must list at least one model when measure is on")
 	}
 	for i, m := range c.Models {
-		if _, ok := catalog.Lookup(m); !ok {
-			bad(fmt.Sprintf("models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		if _, ok := catalog.Zoo().Lookup(m); !ok {
+			bad(fmt.Sprintf("models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Zoo().Names(), ", "))
 		}
 	}
 	if c.Measure && len(c.Precisions) == 0 {
@@ -237,8 +237,8 @@ func (c Config) Validate() error {
 	}
 	positive("batch_sizes", c.BatchSizes, 4096)
 	for _, m := range slices.Sorted(maps.Keys(c.ModelBatchSizes)) {
-		if _, ok := catalog.Lookup(m); !ok {
-			bad("model_batch_sizes."+m, "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		if _, ok := catalog.Zoo().Lookup(m); !ok {
+			bad("model_batch_sizes."+m, "unknown model %q; the catalog has %s", m, strings.Join(catalog.Zoo().Names(), ", "))
 		}
 		positive("model_batch_sizes."+m, c.ModelBatchSizes[m], 4096)
 	}
@@ -283,8 +283,8 @@ func (c Config) Validate() error {
 		bad("contention.models", "must list at least one model")
 	}
 	for i, m := range c.Contention.Models {
-		if _, ok := catalog.Lookup(m); !ok {
-			bad(fmt.Sprintf("contention.models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		if _, ok := catalog.Zoo().Lookup(m); !ok {
+			bad(fmt.Sprintf("contention.models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Zoo().Names(), ", "))
 		}
 		if slices.Index(c.Contention.Models, m) < i {
 			bad(fmt.Sprintf("contention.models[%d]", i), "lists %s twice", m)

@@ -38,8 +38,8 @@ func inferenceSamples(samples []profilespec.Sample) ([]profilespec.Sample, error
 		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("profile samples row %d: %w", i+1, err)
 		}
-		if _, ok := catalog.Lookup(s.Model); !ok {
-			return nil, fmt.Errorf("profile samples row %d: column model: %q is not in the catalog (%v)", i+1, s.Model, catalog.Names())
+		if _, ok := catalog.Zoo().Lookup(s.Model); !ok {
+			return nil, fmt.Errorf("profile samples row %d: column model: %q is not in the catalog (%v)", i+1, s.Model, catalog.Zoo().Names())
 		}
 		kept = append(kept, s)
 	}

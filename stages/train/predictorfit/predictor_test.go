@@ -90,7 +90,10 @@ func TestScoresOnTestdata(t *testing.T) {
 		// candidate predicts; the table predicts nothing.
 		{SplitModel, KindTable, MetricCoverage, 0, 0, "table cannot predict an unseen model"},
 		{SplitModel, KindAffine, MetricCoverage, 1, 1, "learned candidates always predict"},
-		{SplitModel, KindAffine, MetricR2Log, 0.95, 1, "measured 0.958"},
+		// 0.956 (MAPE 58%) while the catalog left out the ViT graph's
+		// transposes, gathers and GELU product from its activation bytes;
+		// 0.931 (MAPE 67%) counting them, as onnxgraph counts any graph.
+		{SplitModel, KindAffine, MetricR2Log, 0.92, 1, "measured 0.931"},
 		// Nested cross-validation: every outer fold's own grouped k-fold
 		// chose affine, so the selection scores as affine does.
 		{SplitNested, KindAuto, MetricMAPE, 0, 0.10, "measured 0.063, affine chosen in all 5 outer folds"},
