@@ -39,7 +39,7 @@ func TestExampleGPUProfile(t *testing.T) {
 		batch, concurrency     int32
 	}
 	sum := map[key]Summary{}
-	for _, s := range summarize(rows) {
+	for _, s := range summarize(rows, catalog.Zoo()) {
 		sum[key{s.Kind, s.Model, s.Precision, s.Batch, s.Concurrency}] = s
 	}
 	for _, m := range catalog.Zoo().Names() {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
 	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
@@ -93,7 +95,7 @@ func BenchmarkScheduleStageScale(b *testing.B) {
 func stageWorkload(b *testing.B, n int) (Config, Inputs) {
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs, gen.Eval.Jobs = 1, int64(n)
-	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: writeSamples(b, benchProfile())}
+	in := Inputs{Models: catalogtest.ZooFile(b), Jobs: generateJobs(b, gen, 1), Samples: writeSamples(b, benchProfile())}
 	cfg := testConfig()
 	load, err := loadFor(cfg, in.Samples, in.Jobs, 0.8)
 	if err != nil {
@@ -144,7 +146,7 @@ func policyFileBytes(b *testing.B, dir string, policies []string, name string) i
 // arrivals.
 func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (float64, error) {
 	cfg.Load = 1
-	cl, err := cluster.Open(cfg, samplesPath)
+	cl, err := cluster.Open(cfg, catalog.Zoo(), samplesPath)
 	if err != nil {
 		return 0, err
 	}
@@ -168,7 +170,7 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	lib, src := orttest.Library(b)
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs = 1
-	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../train/predictorfit/testdata/samples-default.parquet",
+	in := Inputs{Models: catalogtest.ZooFile(b), Jobs: generateJobs(b, gen, 1), Samples: "../train/predictorfit/testdata/samples-default.parquet",
 		Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	cfg := DefaultConfig()
 	cfg.Predictor = PredictorTable

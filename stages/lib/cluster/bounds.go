@@ -16,7 +16,7 @@ import (
 // and returns their lower bounds (bounds.parquet's row; see the schedule
 // stage's package doc).
 func (cl *Cluster) Bounds(ctx context.Context, jobsPath string, load float64, limit int64) (schedulespec.BoundsRow, error) {
-	r, err := OpenJobs(jobsPath, load, limit)
+	r, err := cl.OpenJobs(jobsPath, load, limit)
 	if err != nil {
 		return schedulespec.BoundsRow{}, err
 	}
@@ -114,7 +114,7 @@ func (cl *Cluster) RejectedWarning(ctx context.Context, jobsPath string, load fl
 	if b.Jobs == 0 || float64(b.UnfitJobs) <= RejectedWarnShare*float64(b.Jobs) {
 		return "", nil
 	}
-	r, err := OpenJobs(jobsPath, load, 0)
+	r, err := cl.OpenJobs(jobsPath, load, 0)
 	if err != nil {
 		return "", err
 	}
@@ -145,7 +145,7 @@ func (cl *Cluster) RejectedWarning(ctx context.Context, jobsPath string, load fl
 	var groups []group
 	for pr, n := range counts {
 		model, prec := pr/numPrecisions, pr%numPrecisions
-		groups = append(groups, group{modelNames[model] + " " + precisionNames[prec], n})
+		groups = append(groups, group{cl.ModelName(int32(model)) + " " + precisionNames[prec], n})
 	}
 	sort.Slice(groups, func(i, k int) bool {
 		if groups[i].n != groups[k].n {
