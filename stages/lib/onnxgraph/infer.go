@@ -233,26 +233,15 @@ func (g *Graph) inferNode(env map[string]*tensor, n *onnxpb.NodeProto) (Node, er
 		env[name] = t
 	}
 	node.Folded = batched == 0
-	for i, t := range c.in {
-		if t == nil {
-			node.Inputs = append(node.Inputs, Tensor{})
-			continue
-		}
-		tt := Tensor{Name: n.GetInput()[i], Elem: t.elem, Shape: t.shape}
-		node.Inputs = append(node.Inputs, tt)
-		node.BytesRead += tt.Bytes()
-		if t.param {
-			node.ParamBytes += tt.Bytes()
+	node.Inputs, node.Outputs = tensorsOf(n.GetInput(), c.in), tensorsOf(n.GetOutput(), c.out)
+	for i, t := range node.Inputs {
+		node.BytesRead += t.Bytes()
+		if c.in[i] != nil && c.in[i].param {
+			node.ParamBytes += t.Bytes()
 		}
 	}
-	for i, t := range c.out {
-		if t == nil {
-			node.Outputs = append(node.Outputs, Tensor{})
-			continue
-		}
-		tt := Tensor{Name: n.GetOutput()[i], Elem: t.elem, Shape: t.shape}
-		node.Outputs = append(node.Outputs, tt)
-		node.BytesWritten += tt.Bytes()
+	for _, t := range node.Outputs {
+		node.BytesWritten += t.Bytes()
 	}
 	node.MACs, node.FLOPs = c.macs, c.flops
 	if c.macs > 0 {
@@ -265,4 +254,17 @@ func (g *Graph) inferNode(env map[string]*tensor, n *onnxpb.NodeProto) (Node, er
 		node.Activation = batched >= 2
 	}
 	return node, nil
+}
+
+// tensorsOf describes a node's inputs or outputs, an absent one (an
+// optional input left out, an output not asked for) as Tensor{}, which
+// has no bytes.
+func tensorsOf(names []string, ts []*tensor) []Tensor {
+	out := make([]Tensor, len(ts))
+	for i, t := range ts {
+		if t != nil {
+			out[i] = Tensor{Name: names[i], Elem: t.elem, Shape: t.shape}
+		}
+	}
+	return out
 }

@@ -38,39 +38,39 @@ type op struct {
 // place.
 var ops = map[string]op{
 	// Matrix products: the multiply-adds the model's FLOPs count.
-	"Conv":          {classCompute, inferConv},
-	"ConvTranspose": {classCompute, inferConvTranspose},
-	"Gemm":          {classCompute, inferGemm},
-	"MatMul":        {classCompute, inferMatMul},
+	"Conv":          {classCompute, needs(2, inferConv)},
+	"ConvTranspose": {classCompute, needs(2, inferConvTranspose)},
+	"Gemm":          {classCompute, needs(2, inferGemm)},
+	"MatMul":        {classCompute, needs(2, inferMatMul)},
 
 	// Pooling and normalisation.
-	"MaxPool":                   {classCompute, inferPool},
-	"AveragePool":               {classCompute, inferPool},
-	"LpPool":                    {classCompute, inferPool},
-	"GlobalAveragePool":         {classCompute, inferGlobalPool},
-	"GlobalMaxPool":             {classCompute, inferGlobalPool},
-	"GlobalLpPool":              {classCompute, inferGlobalPool},
-	"LayerNormalization":        {classCompute, inferLayerNorm},
+	"MaxPool":                   {classCompute, needs(1, inferPool)},
+	"AveragePool":               {classCompute, needs(1, inferPool)},
+	"LpPool":                    {classCompute, needs(1, inferPool)},
+	"GlobalAveragePool":         {classCompute, needs(1, inferGlobalPool)},
+	"GlobalMaxPool":             {classCompute, needs(1, inferGlobalPool)},
+	"GlobalLpPool":              {classCompute, needs(1, inferGlobalPool)},
+	"LayerNormalization":        {classCompute, needs(1, inferLayerNorm)},
 	"InstanceNormalization":     {classCompute, sameShape(normOps)},
 	"GroupNormalization":        {classCompute, sameShape(normOps)},
 	"LpNormalization":           {classCompute, sameShape(normOps)},
 	"MeanVarianceNormalization": {classCompute, sameShape(normOps)},
 	"LRN":                       {classCompute, sameShape(normOps)},
-	"BatchNormalization":        {classElementwise, inferBatchNorm},
+	"BatchNormalization":        {classElementwise, needs(5, inferBatchNorm)},
 
 	// Reductions.
-	"ReduceMean":      {classCompute, inferReduce},
-	"ReduceSum":       {classCompute, inferReduce},
-	"ReduceMax":       {classCompute, inferReduce},
-	"ReduceMin":       {classCompute, inferReduce},
-	"ReduceProd":      {classCompute, inferReduce},
-	"ReduceL1":        {classCompute, inferReduce},
-	"ReduceL2":        {classCompute, inferReduce},
-	"ReduceSumSquare": {classCompute, inferReduce},
-	"ReduceLogSum":    {classCompute, inferReduce},
-	"ReduceLogSumExp": {classCompute, inferReduce},
-	"ArgMax":          {classCompute, inferArgReduce},
-	"ArgMin":          {classCompute, inferArgReduce},
+	"ReduceMean":      {classCompute, needs(1, inferReduce)},
+	"ReduceSum":       {classCompute, needs(1, inferReduce)},
+	"ReduceMax":       {classCompute, needs(1, inferReduce)},
+	"ReduceMin":       {classCompute, needs(1, inferReduce)},
+	"ReduceProd":      {classCompute, needs(1, inferReduce)},
+	"ReduceL1":        {classCompute, needs(1, inferReduce)},
+	"ReduceL2":        {classCompute, needs(1, inferReduce)},
+	"ReduceSumSquare": {classCompute, needs(1, inferReduce)},
+	"ReduceLogSum":    {classCompute, needs(1, inferReduce)},
+	"ReduceLogSumExp": {classCompute, needs(1, inferReduce)},
+	"ArgMax":          {classCompute, needs(1, inferArgReduce)},
+	"ArgMin":          {classCompute, needs(1, inferArgReduce)},
 
 	// Element-wise functions of one tensor.
 	"Relu":            {classElementwise, unary(1)},
@@ -106,8 +106,8 @@ var ops = map[string]op{
 	"Softmax":         {classElementwise, unary(softmaxOps)},
 	"LogSoftmax":      {classElementwise, unary(softmaxOps)},
 	"Hardmax":         {classElementwise, unary(1)},
-	"Cast":            {classElementwise, inferCast},
-	"CastLike":        {classElementwise, inferCast},
+	"Cast":            {classElementwise, needs(1, inferCast)},
+	"CastLike":        {classElementwise, needs(1, inferCast)},
 	"Clip":            {classElementwise, unary(1)},
 	"CumSum":          {classCompute, unary(1)},
 	"Trilu":           {classCompute, unary(0)},
@@ -135,33 +135,33 @@ var ops = map[string]op{
 	"Where":          {classElementwise, broadcast},
 
 	// Views: the same data, indexed anew.
-	"Reshape":   {classView, inferReshape},
-	"Flatten":   {classView, inferFlatten},
-	"Squeeze":   {classView, inferSqueeze},
-	"Unsqueeze": {classView, inferUnsqueeze},
+	"Reshape":   {classView, needs(2, inferReshape)},
+	"Flatten":   {classView, needs(1, inferFlatten)},
+	"Squeeze":   {classView, needs(1, inferSqueeze)},
+	"Unsqueeze": {classView, needs(1, inferUnsqueeze)},
 	"Identity":  {classView, unary(0)},
-	"Dropout":   {classView, inferDropout},
+	"Dropout":   {classView, needs(1, inferDropout)},
 
 	// Data movement and shape arithmetic.
-	"Transpose":       {classCompute, inferTranspose},
-	"Concat":          {classCompute, inferConcat},
-	"Split":           {classCompute, inferSplit},
-	"Slice":           {classCompute, inferSlice},
-	"Gather":          {classCompute, inferGather},
-	"GatherElements":  {classCompute, inferGatherElements},
-	"Pad":             {classCompute, inferPad},
-	"Expand":          {classCompute, inferExpand},
-	"Tile":            {classCompute, inferTile},
-	"Resize":          {classCompute, inferResize},
-	"Upsample":        {classCompute, inferResize},
-	"DepthToSpace":    {classCompute, inferDepthToSpace},
-	"SpaceToDepth":    {classCompute, inferDepthToSpace},
-	"TopK":            {classCompute, inferTopK},
-	"Shape":           {classShape, inferShapeOp},
-	"Size":            {classShape, inferSize},
+	"Transpose":       {classCompute, needs(1, inferTranspose)},
+	"Concat":          {classCompute, needs(1, inferConcat)},
+	"Split":           {classCompute, needs(1, inferSplit)},
+	"Slice":           {classCompute, needs(1, inferSlice)},
+	"Gather":          {classCompute, needs(2, inferGather)},
+	"GatherElements":  {classCompute, needs(2, inferGatherElements)},
+	"Pad":             {classCompute, needs(1, inferPad)},
+	"Expand":          {classCompute, needs(2, inferExpand)},
+	"Tile":            {classCompute, needs(2, inferTile)},
+	"Resize":          {classCompute, needs(1, inferResize)},
+	"Upsample":        {classCompute, needs(1, inferResize)},
+	"DepthToSpace":    {classCompute, needs(1, inferDepthToSpace)},
+	"SpaceToDepth":    {classCompute, needs(1, inferDepthToSpace)},
+	"TopK":            {classCompute, needs(1, inferTopK)},
+	"Shape":           {classShape, needs(1, inferShapeOp)},
+	"Size":            {classShape, needs(1, inferSize)},
 	"Constant":        {classCompute, inferConstant},
 	"ConstantOfShape": {classCompute, inferConstantOfShape},
-	"Range":           {classCompute, inferRange},
+	"Range":           {classCompute, needs(3, inferRange)},
 }
 
 // Operations per element of the element-wise operators that do more than
@@ -200,6 +200,17 @@ func (c *nodeCtx) input(i int) *tensor {
 		return c.in[i]
 	}
 	return nil
+}
+
+// needs is an operator's inference that reads its first k inputs, which
+// must be present.
+func needs(k int, infer func(c *nodeCtx) error) func(c *nodeCtx) error {
+	return func(c *nodeCtx) error {
+		if err := c.need(k); err != nil {
+			return err
+		}
+		return infer(c)
+	}
 }
 
 // need refuses a node with fewer than k of its first inputs present.
@@ -337,9 +348,6 @@ func unary(perElem int64) func(c *nodeCtx) error {
 func sameShape(perElem int64) func(c *nodeCtx) error { return unary(perElem) }
 
 func inferCast(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	to := onnxpb.TensorProto_DataType(c.attrInt("to", 0))
 	if c.n.GetOpType() == "CastLike" {
@@ -366,9 +374,6 @@ func inferCast(c *nodeCtx) error {
 }
 
 func inferDropout(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	c.set(0, c.in[0].elem, c.in[0].shape, c.in[0].values())
 	c.set(1, onnxpb.TensorProto_BOOL, c.in[0].shape, nil)
 	return nil

@@ -102,9 +102,6 @@ func (w window) out(i int, in int64) (int64, error) {
 // kernel...] give [N, M, out...], each output element C/group·∏kernel
 // multiply-adds.
 func inferConv(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	x, wt := c.in[0], c.in[1]
 	if len(x.shape) < 3 || len(wt.shape) != len(x.shape) {
 		return fmt.Errorf("%w: input %s and weight %s: want [N C spatial...] and [M C/group kernel...] of equal rank",
@@ -138,9 +135,6 @@ func inferConv(c *nodeCtx) error {
 // and W [C, M/group, kernel...] give [N, M, out...]; every input element
 // scatters into M/group·∏kernel outputs, a multiply-add each.
 func inferConvTranspose(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	x, wt := c.in[0], c.in[1]
 	if len(x.shape) < 3 || len(wt.shape) != len(x.shape) || x.shape[1] != wt.shape[0] {
 		return fmt.Errorf("%w: input %s and weight %s: want [N C spatial...] and [C M/group kernel...] of equal rank",
@@ -189,9 +183,6 @@ func inferConvTranspose(c *nodeCtx) error {
 // multiply-adds (the bias add is inside them, as the published counts
 // take it).
 func inferGemm(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	a, b := c.in[0].shape, c.in[1].shape
 	if len(a) != 2 || len(b) != 2 {
 		return fmt.Errorf("%w: A %s and B %s must be matrices", ErrShape, shapeString(a), shapeString(b))
@@ -221,9 +212,6 @@ func inferGemm(c *nodeCtx) error {
 // inferMatMul infers numpy's matmul: the last two axes multiply, the
 // leading ones broadcast, and a 1-D operand gains and then loses an axis.
 func inferMatMul(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	a, b := slices.Clone(c.in[0].shape), slices.Clone(c.in[1].shape)
 	if len(a) == 0 || len(b) == 0 {
 		return fmt.Errorf("%w: MatMul of a scalar", ErrShape)
@@ -258,9 +246,6 @@ func inferMatMul(c *nodeCtx) error {
 // inferPool infers a max, average or Lp pooling: one comparison or
 // addition per kernel element of each output.
 func inferPool(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	if len(x.shape) < 3 {
 		return fmt.Errorf("%w: input %s: want [N C spatial...]", ErrShape, shapeString(x.shape))
@@ -286,9 +271,6 @@ func inferPool(c *nodeCtx) error {
 
 // inferGlobalPool pools each channel's whole spatial extent to one value.
 func inferGlobalPool(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	if len(x.shape) < 3 {
 		return fmt.Errorf("%w: input %s: want [N C spatial...]", ErrShape, shapeString(x.shape))
@@ -305,9 +287,6 @@ func inferGlobalPool(c *nodeCtx) error {
 // inferLayerNorm infers a layer normalization over the axes from axis on,
 // with its optional mean and inverse standard deviation outputs.
 func inferLayerNorm(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	a, err := axis(c.attrInt("axis", -1), len(x.shape))
 	if err != nil {
@@ -327,9 +306,6 @@ func inferLayerNorm(c *nodeCtx) error {
 // inferBatchNorm infers an inference batch normalization: a scale and a
 // shift per channel, which runtimes fold into the convolution before it.
 func inferBatchNorm(c *nodeCtx) error {
-	if err := c.need(5); err != nil {
-		return err
-	}
 	x := c.in[0]
 	if len(x.shape) < 2 {
 		return fmt.Errorf("%w: input %s has no channel axis", ErrShape, shapeString(x.shape))
@@ -358,9 +334,6 @@ func reduceAxesInput(op string) int64 {
 // given, unless noop_with_empty_axes), keeping them as 1s or dropping
 // them: one operation per input element.
 func inferReduce(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	var as []int64
 	if c.opset >= reduceAxesInput(c.n.GetOpType()) {
@@ -404,9 +377,6 @@ func inferReduce(c *nodeCtx) error {
 
 // inferArgReduce infers ArgMax and ArgMin along one axis.
 func inferArgReduce(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	a, err := axis(c.attrInt("axis", 0), len(x.shape))
 	if err != nil {

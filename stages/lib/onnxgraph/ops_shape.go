@@ -11,9 +11,6 @@ import (
 // inferReshape infers a Reshape to its shape input's values: 0 keeps the
 // input's size on that axis (unless allowzero), -1 takes what is left.
 func inferReshape(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	x := c.in[0]
 	target, err := c.ints(1)
 	if err != nil {
@@ -60,9 +57,6 @@ func inferReshape(c *nodeCtx) error {
 
 // inferFlatten infers a Flatten to a matrix at axis.
 func inferFlatten(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	a := c.attrInt("axis", 1)
 	if a < 0 {
@@ -77,9 +71,6 @@ func inferFlatten(c *nodeCtx) error {
 
 // inferSqueeze drops the given axes of size 1, or every axis of size 1.
 func inferSqueeze(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	as, given, err := c.optionalInts(1, "axes")
 	if err != nil {
@@ -111,9 +102,6 @@ func inferSqueeze(c *nodeCtx) error {
 
 // inferUnsqueeze inserts axes of size 1 at the given places of the output.
 func inferUnsqueeze(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	as, given, err := c.optionalInts(1, "axes")
 	if err != nil {
@@ -143,9 +131,6 @@ func inferUnsqueeze(c *nodeCtx) error {
 
 // inferTranspose permutes the axes (reverses them by default).
 func inferTranspose(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	perm, ok := c.attrInts("perm")
 	if !ok {
@@ -175,9 +160,6 @@ func inferTranspose(c *nodeCtx) error {
 
 // inferConcat joins its inputs along axis; their other sizes must agree.
 func inferConcat(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	first := c.in[0]
 	a, err := axis(c.attrInt("axis", 0), len(first.shape))
 	if err != nil {
@@ -225,9 +207,6 @@ func inferConcat(c *nodeCtx) error {
 // inferSplit cuts its input along axis into the sizes given, or into
 // equal parts, one per output.
 func inferSplit(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	a, err := axis(c.attrInt("axis", 0), len(x.shape))
 	if err != nil {
@@ -268,9 +247,6 @@ func inferSplit(c *nodeCtx) error {
 
 // inferSlice infers a Slice as onnxruntime clamps its starts and ends.
 func inferSlice(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	var starts, ends, as, steps []int64
 	if c.opset < 10 {
@@ -361,9 +337,6 @@ func inferSlice(c *nodeCtx) error {
 
 // inferGather takes the indexed slices of data along axis.
 func inferGather(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	x, idx := c.in[0], c.in[1]
 	a, err := axis(c.attrInt("axis", 0), len(x.shape))
 	if err != nil {
@@ -394,9 +367,6 @@ func inferGather(c *nodeCtx) error {
 
 // inferGatherElements takes elements of data at the indices' positions.
 func inferGatherElements(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	if len(c.in[0].shape) != len(c.in[1].shape) {
 		return fmt.Errorf("%w: data %s and indices %s differ in rank", ErrShape, shapeString(c.in[0].shape), shapeString(c.in[1].shape))
 	}
@@ -406,9 +376,6 @@ func inferGatherElements(c *nodeCtx) error {
 
 // inferPad widens each axis by its pads at either end.
 func inferPad(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	pads, given, err := c.optionalInts(1, "pads")
 	if err != nil {
@@ -446,9 +413,6 @@ func inferPad(c *nodeCtx) error {
 
 // inferExpand broadcasts its input to a shape.
 func inferExpand(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	to, err := c.ints(1)
 	if err != nil {
 		return err
@@ -463,9 +427,6 @@ func inferExpand(c *nodeCtx) error {
 
 // inferTile repeats its input along each axis.
 func inferTile(c *nodeCtx) error {
-	if err := c.need(2); err != nil {
-		return err
-	}
 	x := c.in[0]
 	reps, err := c.ints(1)
 	if err != nil {
@@ -488,9 +449,6 @@ func inferTile(c *nodeCtx) error {
 // inferResize infers Resize (and the older Upsample) from its sizes, or
 // its scales (each output size the floor of input size × scale).
 func inferResize(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	var scales []float64
 	var sizes []int64
@@ -555,9 +513,6 @@ func inferResize(c *nodeCtx) error {
 
 // inferDepthToSpace moves blocks of channels into space, or back.
 func inferDepthToSpace(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	b := c.attrInt("blocksize", 0)
 	if len(x.shape) != 4 || b < 1 {
@@ -582,9 +537,6 @@ func inferDepthToSpace(c *nodeCtx) error {
 
 // inferTopK keeps the k largest (or smallest) along axis, with indices.
 func inferTopK(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	x := c.in[0]
 	k := c.attrInt("k", 0)
 	if c.input(1) != nil {
@@ -614,9 +566,6 @@ func inferTopK(c *nodeCtx) error {
 
 // inferShapeOp gives the input's shape (from start to end) as values.
 func inferShapeOp(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	s := c.in[0].shape
 	r := int64(len(s))
 	clamp := func(v int64) int64 {
@@ -636,9 +585,6 @@ func inferShapeOp(c *nodeCtx) error {
 
 // inferSize gives the input's element count as a scalar value.
 func inferSize(c *nodeCtx) error {
-	if err := c.need(1); err != nil {
-		return err
-	}
 	c.set(0, onnxpb.TensorProto_INT64, []int64{}, &value{ints: []int64{elements(c.in[0].shape)}})
 	return nil
 }
@@ -717,9 +663,6 @@ func inferConstantOfShape(c *nodeCtx) error {
 
 // inferRange makes [start, limit) by delta.
 func inferRange(c *nodeCtx) error {
-	if err := c.need(3); err != nil {
-		return err
-	}
 	var v [3]*value
 	for i := range v {
 		if v[i] = c.in[i].values(); !v[i].known() || v[i].len() != 1 {
