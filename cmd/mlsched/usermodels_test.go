@@ -1,17 +1,64 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph/testmodels"
 	"github.com/mlsched/mlsched/stages/lib/zoo"
 	"github.com/mlsched/mlsched/stages/lib/zoo/onnxpb"
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
+
+// writeUserModels writes the test's own models into the project's models/
+// folder, where testdata/usermodels.yaml names them, and returns their
+// bytes by name.
+func (p *project) writeUserModels() map[string][]byte {
+	p.t.Helper()
+	out := map[string][]byte{}
+	for _, build := range []func(string, int64) (testmodels.Model, error){testmodels.MobileNet, testmodels.WideMLP} {
+		m, err := build(zoo.FP32, 1)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		p.write("models/"+m.Name+".onnx", m.ONNX)
+		out[m.Name] = m.ONNX
+	}
+	return out
+}
+
+// runAll runs the whole pipeline and fails the test unless every stage
+// ran.
+func (p *project) runAll() {
+	p.t.Helper()
+	got := outcomes(p.mustCLI("run"))
+	for _, s := range []string{"profile", "generate", "train", "schedule", "evaluate"} {
+		if got[s] != "ran" {
+			p.t.Fatalf("run: %v", got)
+		}
+	}
+}
+
+// stored returns the one path of the store that pattern matches below
+// data/ ("schedule/*"), failing the test on none or several.
+func (p *project) stored(pattern string) string {
+	p.t.Helper()
+	m, _ := filepath.Glob(filepath.Join(p.dir, "data", pattern))
+	if len(m) != 1 {
+		p.t.Fatalf("%s: %d matches", pattern, len(m))
+	}
+	return m[0]
+}
 
 // write writes a file of the project, its folders made.
 func (p *project) write(name string, b []byte) {
@@ -22,6 +69,90 @@ func (p *project) write(name string, b []byte) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		p.t.Fatal(err)
+	}
+}
+
+// TestUserModelsEndToEnd imports two model files the test builds (not the
+// zoo's), profiles them on this machine, generates workloads that mix them
+// with the zoo's mlp, schedules them (fifo also for real) and finds them in
+// the report: a model of the user's is treated as the zoo's are.
+func TestUserModelsEndToEnd(t *testing.T) {
+	requireORT(t)
+	p := newProject(t, "usermodels.yaml")
+	files := p.writeUserModels()
+	p.runAll()
+	one := p.stored
+	mine := []string{"mobilenet", "widemlp"}
+
+	// The profile's catalog holds them, derived from their files, and the
+	// profile keeps the very bytes it timed.
+	cat, err := catalog.Read(one("profile/*/" + catalog.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range mine {
+		m, ok := cat.Lookup(name)
+		if !ok || m.File != name+".onnx" || !slices.Equal(m.Precisions, []string{catalog.FP32}) || m.FLOPsPerSample <= 0 {
+			t.Errorf("catalog entry of %s: %+v, %v", name, m, ok)
+		}
+		if b, err := os.ReadFile(one("profile/*/" + name + ".onnx")); err != nil || !bytes.Equal(b, files[name]) {
+			t.Errorf("the profile's %s.onnx is not the file's bytes (%v)", name, err)
+		}
+	}
+
+	// The workload holds their jobs, in fp32 only (what the files hold),
+	// beside the mlp's fp16 ones.
+	jobs, err := parquetio.ReadAll[generate.Job](one("generate/*/" + generatespec.JobsFile(generatespec.WorkloadEval)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	model := map[int64]string{}
+	for _, j := range jobs {
+		count[j.Model+" "+j.Precision]++
+		model[j.ID] = j.Model
+	}
+	for _, k := range []string{"mobilenet fp32", "widemlp fp32", "mlp fp16"} {
+		if count[k] == 0 {
+			t.Errorf("no %s jobs in the eval workload: %v", k, count)
+		}
+	}
+	for _, k := range []string{"mobilenet fp16", "widemlp fp16"} {
+		if count[k] > 0 {
+			t.Errorf("%d %s jobs: a file holding fp32 has none", count[k], k)
+		}
+	}
+
+	// The simulations and the real run served them.
+	sched := one("schedule/*")
+	runs, err := parquetio.ReadAll[schedulespec.RealRunRow](filepath.Join(sched, schedulespec.RealRunsFile))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("real runs: %+v, %v", runs, err)
+	}
+	for _, trace := range []string{filepath.Join(sched, "fifo", schedulespec.TraceFile), filepath.Join(sched, runs[0].Trace)} {
+		rows, err := parquetio.ReadAll[schedulespec.TraceRow](trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := map[string]int{}
+		for _, r := range rows {
+			if r.Device != "" {
+				served[model[r.JobID]]++
+			}
+		}
+		for _, name := range mine {
+			if served[name] == 0 {
+				t.Errorf("%s: no %s job served: %v", strings.TrimPrefix(trace, p.dir), name, served)
+			}
+		}
+	}
+
+	// The report has their rows: the profile's latencies, and their jobs.
+	md := string(p.read("reports/report.md"))
+	for _, name := range mine {
+		if n := strings.Count(md, name); n < 2 {
+			t.Errorf("the report names %s %d times; want its profile rows and its jobs' rows", name, n)
+		}
 	}
 }
 
