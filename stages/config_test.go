@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
+
 	"github.com/mlsched/mlsched/pipeline/config"
 )
 
@@ -37,6 +39,14 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"fraction", func(c *Config) { c.Generate.InteractiveFraction = 1.5 }, "generate.interactive_fraction"},
 		{"empty models", func(c *Config) { c.Generate.Models = nil }, "generate.models"},
 		{"no lanes", func(c *Config) { c.Schedule.Cluster[1].Lanes = 0 }, "schedule.cluster[1].lanes"},
+		{"unknown model", func(c *Config) { c.Generate.Models = map[string]float64{"resnet101": 1} },
+			"generate.models.resnet101: unknown model; the catalog has mlp, resnet18, resnet50, vit"},
+		{"memory of an unknown model", func(c *Config) { c.Schedule.Memory.BaseMiB = map[string]float64{"gpt": 1} },
+			"schedule.memory.base_mib.gpt: unknown model; the catalog has mlp, resnet18, resnet50, vit"},
+		{"a file's model unlisted", func(c *Config) {
+			c.Profile.Models = profilespec.ZooModels("mlp")
+			c.Generate.Models = map[string]float64{"mine": 1}
+		}, "generate.models.mine: unknown model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +60,15 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Errorf("default config invalid: %v", err)
+	}
+	// A model of the user's, named in profile.models with its file, is
+	// one the other sections may name.
+	c := DefaultConfig()
+	c.Profile.Models = append(c.Profile.Models, profilespec.Model{Name: "mine", File: "mine.onnx"})
+	c.Generate.Models = map[string]float64{"mine": 1, "mlp": 1}
+	c.Schedule.Memory.PerSampleMiB = map[string]float64{"mine": 2}
+	if err := c.Validate(); err != nil {
+		t.Errorf("a config naming a file's model: %v", err)
 	}
 }
 

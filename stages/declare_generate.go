@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/config"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
@@ -43,6 +44,11 @@ func declareGenerate(cfg Config, rt Runtime) (pipeline.Stage, error) {
 	}
 	return pipeline.Stage{
 		Name: Generate,
+		// Its jobs are of the profile's models: of the profile's output it
+		// reads the catalog alone, so that a new measurement of the same
+		// models does not regenerate the workloads.
+		Deps:  []string{Profile},
+		Reads: map[string][]string{Profile: {catalog.File}},
 		// Its own section, and how many eval workloads schedule's
 		// replications need.
 		Config:   generatespec.KeyedOf(keyed, cfg.Schedule.Replications),

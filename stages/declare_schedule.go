@@ -106,7 +106,9 @@ func (c Config) Warnings() error {
 	}
 	var needs []need
 	for _, name := range slices.Sorted(maps.Keys(g.Models)) {
-		m, ok := catalog.Lookup(name)
+		// A model of the user's has figures only once the profile has
+		// read its file, which a look at the config does not do.
+		m, ok := catalog.Zoo().Lookup(name)
 		if !ok || g.Models[name] <= 0 {
 			continue
 		}

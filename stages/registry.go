@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,7 +99,27 @@ func (c Config) Validate() error {
 		errs = append(errs, d.validate(c))
 	}
 	// The checks across sections.
-	errs = append(errs, c.Evaluate.CheckBaselines(c.Schedule.Policies), c.checkSpan())
+	errs = append(errs, c.Evaluate.CheckBaselines(c.Schedule.Policies), c.checkSpan(), c.checkModels())
+	return errors.Join(errs...)
+}
+
+// checkModels checks that every model the other sections name is one the
+// profile's catalog will hold: a zoo model, or a file of profile.models.
+func (c Config) checkModels() error {
+	known := c.Profile.KnownModels()
+	var errs []error
+	for _, m := range []struct {
+		key    string
+		models map[string]float64
+	}{{"generate.models", c.Generate.Models}, {"schedule.memory.base_mib", c.Schedule.Memory.BaseMiB},
+		{"schedule.memory.per_sample_mib", c.Schedule.Memory.PerSampleMiB}} {
+		for _, name := range slices.Sorted(maps.Keys(m.models)) {
+			if !slices.Contains(known, name) {
+				errs = append(errs, &config.Error{Key: m.key + "." + name, Err: config.ErrInvalidValue,
+					Msg: fmt.Sprintf("unknown model; the catalog has %s (a model of your own is named in profile.models with its file)", strings.Join(known, ", "))})
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -234,9 +255,15 @@ type importKey struct {
 	path *string // the key's value in the config
 }
 
-// imports lists the keys of cfg that name files outside the store.
+// imports lists the keys of cfg that name files outside the store. The
+// model entries are copied first: their files are rewritten in place, and
+// cfg's list may share its array with the caller's.
 func imports(cfg *Config) []importKey {
 	out := []importKey{{"profile.import", &cfg.Profile.Import}}
+	cfg.Profile.Models = slices.Clone(cfg.Profile.Models)
+	for i, m := range cfg.Profile.Models {
+		out = append(out, importKey{"profile.models." + m.Name + ".file", &cfg.Profile.Models[i].File})
+	}
 	for _, w := range cfg.Generate.Workloads() {
 		out = append(out, importKey{"generate." + w.Name + ".import", &w.W.Import})
 	}

@@ -3,9 +3,14 @@ package stages
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mlsched/mlsched/pipeline"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // TestGenerateImportEntersTheKey checks that an imported workload's content
@@ -77,5 +82,58 @@ func TestGenerateImportEntersTheKey(t *testing.T) {
 	cfg.Generate.Train.Import = "trace.json"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `generate.train.import: want a .csv or .parquet file, got "trace.json"`) {
 		t.Errorf("Validate with a .json import = %v", err)
+	}
+}
+
+// TestModelFileEntersTheKey checks that a model file of profile.models
+// enters the profile's key by its content and its base name, not the
+// folder it lies in, that a missing one is refused naming its entry, and
+// that it travels to a remote worker without touching the caller's
+// config.
+func TestModelFileEntersTheKey(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"mine.onnx", "a/mine.onnx"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("not read here"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := Runtime{ConfigDir: dir}
+	declare := func(cfg Config) (pipeline.Stage, error) {
+		t.Helper()
+		return profileStage.Declare(cfg, rt)
+	}
+	cfg := DefaultConfig()
+	cfg.Profile.Models = append(cfg.Profile.Models, profilespec.Model{Name: "mine", File: "mine.onnx"})
+	first, err := declare(cfg)
+	if err != nil || len(first.Extern["mine.onnx (model mine)"]) != 64 {
+		t.Fatalf("Extern = %v, %v; want the model file's digest", first.Extern, err)
+	}
+	keyed, _ := first.Config.(profilespec.Config)
+	if got := keyed.Models[len(keyed.Models)-1].File; got != "mine.onnx" || cfg.Profile.Models[4].File != "mine.onnx" {
+		t.Errorf("keyed file %q, the config's %q", got, cfg.Profile.Models[4].File)
+	}
+	moved := cfg
+	moved.Profile.Models = slices.Clone(cfg.Profile.Models)
+	moved.Profile.Models[4].File = "a/mine.onnx"
+	if second, err := declare(moved); err != nil || !reflect.DeepEqual(second.Extern, first.Extern) || !reflect.DeepEqual(second.Config, first.Config) {
+		t.Errorf("the same file in another folder: %v, %v; want the same key inputs", second.Extern, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.onnx"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if third, _ := declare(cfg); third.Extern["mine.onnx (model mine)"] == first.Extern["mine.onnx (model mine)"] {
+		t.Error("editing the model file left the key as it was")
+	}
+	shipped, files := ShipImports(cfg, rt)
+	if files["imports/profile.models.mine.file/mine.onnx"] != filepath.Join(dir, "mine.onnx") ||
+		shipped.Profile.Models[4].File != "imports/profile.models.mine.file/mine.onnx" || cfg.Profile.Models[4].File != "mine.onnx" {
+		t.Errorf("ShipImports = %v, %v; want the model file among the files that travel, the caller's config untouched", shipped.Profile.Models, files)
+	}
+	cfg.Profile.Models[4].File = "missing.onnx"
+	if _, err := declare(cfg); err == nil || !strings.Contains(err.Error(), "profile.models[4].file: ") {
+		t.Errorf("a missing model file: %v", err)
 	}
 }

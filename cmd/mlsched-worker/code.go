@@ -13,6 +13,7 @@ import (
 	"github.com/mlsched/mlsched/stages"
 	"github.com/mlsched/mlsched/stages/evaluate"
 	"github.com/mlsched/mlsched/stages/generate"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/profile"
 	"github.com/mlsched/mlsched/stages/schedule"
@@ -95,7 +96,15 @@ func generateCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 		}
 	}
 	return func(ctx context.Context, env *pipeline.Env) error {
-		return generate.Run(ctx, gc, env.Seed, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress,
+		prof, err := env.Input(stages.Profile)
+		if err != nil {
+			return err
+		}
+		cat, err := catalog.Read(prof.Path(catalog.File))
+		if err != nil {
+			return fmt.Errorf("generate: profile's catalog: %w", err)
+		}
+		return generate.Run(ctx, gc, env.Seed, cat, generate.Output{Dir: env.Dir, Metadata: env.Metadata, Progress: env.Progress,
 			EvalReplications: cfg.Schedule.Replications})
 	}
 }
@@ -112,6 +121,13 @@ func locateORT(cfg stages.Config, rt stages.Runtime) (string, ort.Source, error)
 
 func profileCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 	pc := cfg.Profile
+	// Model files' paths are relative to the config's directory.
+	pc.Models = slices.Clone(pc.Models)
+	for i, m := range pc.Models {
+		if m.File != "" {
+			pc.Models[i].File = rt.Path(m.File)
+		}
+	}
 	return func(ctx context.Context, env *pipeline.Env) error {
 		importPath := ""
 		if pc.Import != "" {
@@ -141,6 +157,7 @@ func trainCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 			return err
 		}
 		in := train.Inputs{
+			Models:  prof.Path(catalog.File),
 			Samples: prof.Path(profilespec.SamplesFile),
 			Jobs:    gen.Path(generatespec.JobsFile(generatespec.WorkloadTrain)),
 			Holdout: gen.Path(generatespec.JobsFile(generatespec.WorkloadHoldout)),
@@ -165,6 +182,7 @@ func scheduleCode(cfg stages.Config, rt stages.Runtime) pipeline.RunFunc {
 			return err
 		}
 		in := schedule.Inputs{
+			Models:    prof.Path(catalog.File),
 			Samples:   prof.Path(profilespec.SamplesFile),
 			Jobs:      gen.Path(generatespec.JobsFile(generatespec.WorkloadEval)),
 			Workloads: evalWorkloads(cfg, gen),

@@ -65,11 +65,16 @@ func TestPayloadRoundTrip(t *testing.T) {
 }
 
 // TestAttachRunsInProcess: with the code attached, the registry's stages
-// run in this process (pipeline.Inline), generate being the one stage that
-// needs no upstream.
+// run in this process (pipeline.Inline): generate, and the profile of
+// imported samples (measuring nothing) whose catalog it reads.
 func TestAttachRunsInProcess(t *testing.T) {
 	cfg := stages.DefaultConfig()
 	cfg.Generate.Train.Jobs, cfg.Generate.Eval.Jobs = 10, 10
+	imported, err := filepath.Abs("../mlsched/testdata/imported-profile.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Profile.Measure, cfg.Profile.Import = false, imported
 	reg, err := stages.Registry(cfg, stages.Runtime{})
 	if err != nil {
 		t.Fatal(err)
@@ -85,10 +90,11 @@ func TestAttachRunsInProcess(t *testing.T) {
 	st, _ := pipeline.OpenStore(filepath.Join(dir, "data"))
 	p := &pipeline.Pipeline{Graph: g, Store: st, LockPath: filepath.Join(dir, "pipeline.lock"), Seed: 1}
 	res, err := p.Run(context.Background(), pipeline.RunOptions{Targets: []string{stages.Generate}, Jobs: 1})
-	if err != nil || len(res) != 1 || res[0].Outcome != pipeline.Ran {
+	if err != nil || len(res) != 2 || res[0].Stage != stages.Profile || res[1].Stage != stages.Generate ||
+		res[0].Outcome != pipeline.Ran || res[1].Outcome != pipeline.Ran {
 		t.Fatalf("Run = %v, %v", res, err)
 	}
-	if _, err := os.Stat(filepath.Join(st.Dir(stages.Generate, res[0].Version), "jobs-eval.parquet")); err != nil {
+	if _, err := os.Stat(filepath.Join(st.Dir(stages.Generate, res[1].Version), "jobs-eval.parquet")); err != nil {
 		t.Error(err)
 	}
 }

@@ -320,7 +320,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"bad --set", []string{"run", "--set", "generate.eval.jobs=lots"}, nil, "", "generate.eval.jobs"},
 		{"--set without =", []string{"run", "--set", "seed"}, nil, "", "seed"},
 		{"bad env", []string{"run"}, []string{"MLSCHED_GENERATE__EVAL__JOBS=x"}, "", "MLSCHED_GENERATE__EVAL__JOBS"},
-		{"unknown stage", []string{"run", "nope"}, nil, "", `unknown stage "nope"; the stages are generate, profile, train, schedule, evaluate`},
+		{"unknown stage", []string{"run", "nope"}, nil, "", `unknown stage "nope"; the stages are profile, generate, train, schedule, evaluate`},
 		{"stage name typo", []string{"run", "schedul"}, nil, "", `unknown stage "schedul" (did you mean schedule?)`},
 		{"stage name typo in pin", []string{"pin", "trian"}, nil, "", `unknown stage "trian" (did you mean train?)`},
 		{"stage name typo in status", []string{"status", "evalute"}, nil, "", `unknown stage "evalute" (did you mean evaluate?)`},

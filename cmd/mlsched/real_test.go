@@ -29,20 +29,8 @@ import (
 func TestRealRunEndToEnd(t *testing.T) {
 	requireORT(t)
 	p := newProject(t, "real.yaml")
-	got := outcomes(p.mustCLI("run"))
-	for _, s := range []string{"profile", "generate", "train", "schedule", "evaluate"} {
-		if got[s] != "ran" {
-			t.Fatalf("run: %v", got)
-		}
-	}
-	one := func(pattern string) string {
-		t.Helper()
-		m, _ := filepath.Glob(filepath.Join(p.dir, "data", pattern))
-		if len(m) != 1 {
-			t.Fatalf("%s: %d matches", pattern, len(m))
-		}
-		return m[0]
-	}
+	p.runAll()
+	one := p.stored
 	sched := one("schedule/*")
 	runs, err := parquetio.ReadAll[schedulespec.RealRunRow](filepath.Join(sched, schedulespec.RealRunsFile))
 	if err != nil {

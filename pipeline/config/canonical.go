@@ -51,6 +51,14 @@ func writeCanonical(buf *bytes.Buffer, v reflect.Value, path string) error {
 		writeString(buf, string(text))
 		return nil
 	}
+	if isShorthand(t) {
+		p := reflect.New(t)
+		p.Elem().Set(v)
+		if short, ok := p.Interface().(Shorthand).ShortForm(); ok {
+			writeString(buf, short)
+			return nil
+		}
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {

@@ -130,6 +130,10 @@ func (d *decoder) decode(v reflect.Value, raw any, path string) {
 		}
 		return
 	}
+	if str, ok := raw.(string); ok && isShorthand(t) {
+		d.parse(v, str, path, strconv.Quote(str))
+		return
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		p := reflect.New(t.Elem())
@@ -378,6 +382,15 @@ func (d *decoder) parse(v reflect.Value, s, path, got string) {
 		v.Set(p.Elem())
 		return
 	}
+	if isShorthand(t) {
+		p := reflect.New(t)
+		if err := p.Interface().(Shorthand).SetShortForm(strings.TrimSpace(s)); err != nil {
+			d.invalid(path, err, "cannot use %s: %v", got, err)
+			return
+		}
+		v.Set(p.Elem())
+		return
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		p := reflect.New(t.Elem())
@@ -404,7 +417,7 @@ func (d *decoder) parse(v reflect.Value, s, path, got string) {
 		}
 		d.scalar(v, n, path, got)
 	case reflect.Slice:
-		if !isLeaf(t.Elem()) {
+		if !isLeaf(t.Elem()) && !isShorthand(t.Elem()) {
 			d.invalid(path, nil, "want a list of %s, which cannot be written as a string; set it in the file", plural(t.Elem()))
 			return
 		}

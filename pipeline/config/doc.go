@@ -55,7 +55,8 @@
 //     error, never silently turned into text.
 //   - time.Duration fields take strings such as "10ms"; a bare number is an
 //     error asking for a unit. Types implementing encoding.TextUnmarshaler
-//     and encoding.TextMarshaler take strings.
+//     and encoding.TextMarshaler take strings. A struct implementing
+//     Shorthand takes a string as well as a mapping of its keys.
 //   - Nested structs merge key by key: keys the file leaves out keep their
 //     defaults.
 //   - Lists replace the default as a whole. In the environment and --set they
@@ -91,7 +92,8 @@
 //   - integers are written as integers; floats in the shortest form that
 //     round-trips at the field's width, with -0 written as 0;
 //   - durations as time.Duration.String ("1m30s"), text types as their
-//     MarshalText;
+//     MarshalText, Shorthand structs as their short form where they have
+//     one;
 //   - nil pointer fields are omitted, so absent and null are the same and
 //     adding an optional field to a struct does not change existing keys
 //     (a nil pointer inside a list or map is null);

@@ -13,7 +13,29 @@ var (
 	durationType        = reflect.TypeFor[time.Duration]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	shorthandType       = reflect.TypeFor[Shorthand]()
 )
+
+// Shorthand is implemented, through a pointer, by a section type (a
+// struct of keys) that a string may also stand for: an entry of a list
+// whose common case is a name, such as a model, written "resnet18" for
+// {name: resnet18}. The file, the environment and --set may give either
+// form; Canonical writes the short one wherever it exists, so that a
+// config written with names keeps its key when the type gains keys.
+type Shorthand interface {
+	// ShortForm returns the string the value can be written as, and
+	// false where only its keys can say it.
+	ShortForm() (string, bool)
+	// SetShortForm sets the value from its string form, or says why the
+	// string names nothing.
+	SetShortForm(s string) error
+}
+
+// isShorthand reports whether t is a struct whose pointer implements
+// Shorthand.
+func isShorthand(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(shorthandType)
+}
 
 // field is one config field of a struct: a field with a koanf tag.
 type field struct {
@@ -160,6 +182,9 @@ func want(t reflect.Type) string {
 	}
 	if isText(t) {
 		return "a string"
+	}
+	if isShorthand(t) {
+		return "a string or a mapping"
 	}
 	switch t.Kind() {
 	case reflect.Bool:

@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"golang.org/x/net/html"
 
 	"github.com/mlsched/mlsched/stages/evaluate/golden"
@@ -83,7 +87,7 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs, gen.Eval.Jobs = 1, 2000
 	gen.Models = map[string]float64{"mlp": 0.8, "resnet18": 0.2}
-	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
+	if err := generate.Run(context.Background(), gen, 1, catalog.Zoo(), generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	machine := filepath.Join(dir, profilespec.MachineFile)
@@ -98,7 +102,7 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 	sched.Predictor = schedule.PredictorTable // evaluate reads the traces, whatever predicted them
 	sched.Real = schedule.Real{}
 	sched.Sweep = schedule.Sweep{Loads: []float64{0.5, 0.9, 1.3}, Jobs: 1000, Target: 0.99, Tolerance: 0.05}
-	cl, err := cluster.Open(sched, samples)
+	cl, err := cluster.Open(sched, catalog.Zoo(), samples)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +115,7 @@ func newFixtureWith(t *testing.T, replications int, with func(*schedule.Config, 
 		t.Fatal(err)
 	}
 	memo := pipeline.NewMemo(filepath.Join(dir, "memo"), "schedule", pipeline.KeyInputs{Code: "test"})
-	sin := schedule.Inputs{Samples: samples, Jobs: in.Jobs}
+	sin := schedule.Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: in.Jobs}
 	if with != nil {
 		with(&sched, &sin)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/evaluate/golden"
 	"github.com/mlsched/mlsched/stages/evaluate/report"
@@ -194,7 +196,7 @@ func modelFile(t *testing.T, kind string) []byte {
 		s = append(s, inference("resnet18", p, 1, 20, 22, 19)...)
 		s = append(s, inference("resnet18", p, 8, 120, 130, 118)...)
 	}
-	res, err := predictorfit.Train(s, predictorfit.Options{Seed: 1, Folds: 2, Kind: kind, Trees: 2, Repeats: 1})
+	res, err := predictorfit.Train(s, predictorfit.Options{Catalog: catalog.Zoo(), Seed: 1, Folds: 2, Kind: kind, Trees: 2, Repeats: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/memstat"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -27,7 +29,7 @@ func BenchmarkGenerate(b *testing.B) {
 	cfg := benchConfig(jobs)
 	dir := b.TempDir()
 	for b.Loop() {
-		if err := Run(context.Background(), cfg, 42, Output{Dir: dir, Metadata: benchMeta}); err != nil {
+		if err := Run(context.Background(), cfg, 42, catalog.Zoo(), Output{Dir: dir, Metadata: benchMeta}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -45,7 +47,7 @@ func BenchmarkGenerate10M(b *testing.B) {
 	for b.Loop() {
 		var err error
 		peak = max(peak, memstat.PeakHeap(func() {
-			err = Run(context.Background(), cfg, 42, Output{Dir: dir, Metadata: benchMeta})
+			err = Run(context.Background(), cfg, 42, catalog.Zoo(), Output{Dir: dir, Metadata: benchMeta})
 		}))
 		if err != nil {
 			b.Fatal(err)

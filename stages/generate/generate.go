@@ -6,14 +6,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
@@ -101,21 +104,27 @@ func (s workloadSpec) stream(name string) string {
 }
 
 // Run generates every workload of cfg from the pipeline's global seed, or
-// reads it from its Import file, and writes JobsFile(name) for each plus
+// reads it from its Import file, its jobs of cat's models (the profile's
+// catalog), and writes JobsFile(name) for each plus
 // StatsFile into out.Dir. An Import path is used as given: the caller
 // resolves it against the config's directory. The workloads are made
 // concurrently, each by a generating (or reading) and a writing
 // goroutine. The files are a pure function of cfg, seed and the imported
 // files' content. Run checks ctx between chunks of jobs and returns
 // ctx.Err() once it is cancelled.
-func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
+func Run(ctx context.Context, cfg Config, seed int64, cat *catalog.Catalog, out Output) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("generate: invalid config: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Models)) {
+		if _, ok := cat.Lookup(name); !ok {
+			return fmt.Errorf("generate: generate.models.%s: %w", name, cat.Unknown(name))
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	pop := newPopulation(cfg)
+	pop := newPopulation(cfg, cat)
 	specs := []workloadSpec{
 		{name: WorkloadTrain, rep: 1, file: JobsFile(WorkloadTrain), ordinal: 0, w: cfg.Train},
 		{name: WorkloadEval, rep: 1, file: generatespec.EvalJobsFile(1), ordinal: 1, w: cfg.Eval},
@@ -135,12 +144,12 @@ func Run(ctx context.Context, cfg Config, seed int64, out Output) error {
 			prog.total += s.w.Jobs
 			continue
 		}
-		src, err := openImport(s.w.Import, "generate."+s.name+".import")
+		src, err := openImport(s.w.Import, "generate."+s.name+".import", cat)
 		if err != nil {
 			closeSources(specs)
 			return err
 		}
-		s.src, s.models = src, catalogModels()
+		s.src, s.models = src, catalogModels(cat)
 		n := src.rows()
 		known = known && n >= 0
 		prog.total += max(n, 0)

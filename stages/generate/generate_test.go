@@ -3,7 +3,6 @@ package generate
 import (
 	"context"
 	"errors"
-	"github.com/mlsched/mlsched/stages/spec/generatespec"
 	"maps"
 	"math"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mlsched/mlsched/stages/spec/generatespec"
 
 	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/memstat"
@@ -46,7 +47,7 @@ func smallConfig(train, eval int64) Config {
 func run(t *testing.T, cfg Config, seed int64) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := Run(context.Background(), cfg, seed, Output{Dir: dir, Metadata: testMeta}); err != nil {
+	if err := Run(context.Background(), cfg, seed, catalog.Zoo(), Output{Dir: dir, Metadata: testMeta}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	return dir
@@ -118,7 +119,7 @@ func TestProvenanceKeepsContent(t *testing.T) {
 	b := t.TempDir()
 	meta := maps.Clone(testMeta)
 	meta[parquetio.KeyVersion] = "another-version"
-	if err := Run(context.Background(), cfg, 4, Output{Dir: b, Metadata: meta}); err != nil {
+	if err := Run(context.Background(), cfg, 4, catalog.Zoo(), Output{Dir: b, Metadata: meta}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{JobsFile(WorkloadTrain), JobsFile(WorkloadEval), StatsFile} {
@@ -138,12 +139,12 @@ func TestProvenanceKeepsContent(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
-	err := Run(context.Background(), smallConfig(10, 10), 1, Output{Dir: missing})
+	err := Run(context.Background(), smallConfig(10, 10), 1, catalog.Zoo(), Output{Dir: missing})
 	if err == nil || !strings.Contains(err.Error(), "generate: ") || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Run into a missing directory = %v, want an error naming it", err)
 	}
 	cfg := smallConfig(0, 10)
-	err = Run(context.Background(), cfg, 1, Output{Dir: t.TempDir()})
+	err = Run(context.Background(), cfg, 1, catalog.Zoo(), Output{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "generate.train.jobs: must be at least 1, got 0") {
 		t.Errorf("Run with zero train jobs = %v, want the validation error", err)
 	}
@@ -221,7 +222,7 @@ func TestJobs(t *testing.T) {
 // checkDerived recomputes a job's derived columns from the catalog.
 func checkDerived(t *testing.T, cfg Config, j Job) {
 	t.Helper()
-	m, ok := catalog.Lookup(j.Model)
+	m, ok := catalog.Zoo().Lookup(j.Model)
 	if !ok || cfg.Models[j.Model] <= 0 {
 		t.Fatalf("job %d: model %q is not in the mix", j.ID, j.Model)
 	}
@@ -408,7 +409,7 @@ func TestCancel(t *testing.T) {
 	t.Run("before start", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		err := Run(ctx, DefaultConfig(), 1, Output{Dir: t.TempDir()})
+		err := Run(ctx, DefaultConfig(), 1, catalog.Zoo(), Output{Dir: t.TempDir()})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Run = %v, want context.Canceled", err)
 		}
@@ -421,7 +422,7 @@ func TestCancel(t *testing.T) {
 		dir := t.TempDir()
 		var once sync.Once
 		start := time.Now()
-		err := Run(ctx, cfg, 1, Output{Dir: dir, Progress: func(done, total int64) { once.Do(cancel) }})
+		err := Run(ctx, cfg, 1, catalog.Zoo(), Output{Dir: dir, Progress: func(done, total int64) { once.Do(cancel) }})
 		if err != context.Canceled {
 			t.Errorf("Run = %v, want ctx.Err() = context.Canceled", err)
 		}
@@ -441,7 +442,7 @@ func TestProgress(t *testing.T) {
 	const want = 2_300_000 // every workload's jobs: train, eval and holdout
 	var calls []int64
 	var mu sync.Mutex
-	err := Run(context.Background(), cfg, 1, Output{Dir: t.TempDir(), Progress: func(done, total int64) {
+	err := Run(context.Background(), cfg, 1, catalog.Zoo(), Output{Dir: t.TempDir(), Progress: func(done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
 		if total != want {
@@ -474,7 +475,7 @@ func TestBoundedMemory(t *testing.T) {
 	}
 	cfg := smallConfig(2_000_000, 1_000_000)
 	var err error
-	peak := memstat.PeakHeap(func() { err = Run(context.Background(), cfg, 1, Output{Dir: t.TempDir()}) })
+	peak := memstat.PeakHeap(func() { err = Run(context.Background(), cfg, 1, catalog.Zoo(), Output{Dir: t.TempDir()}) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func checkColumns(names []string) error {
 }
 
 // The codes of the named values, as importRow holds them: a model is its
-// index in catalog.Names(); a class and a precision these.
+// index in the catalog; a class and a precision these.
 const (
 	classInteractive = 0
 	classBatch       = 1
@@ -111,19 +111,22 @@ const (
 	precFP16         = 1
 )
 
-// modelNames is catalog.Names(), indexed by model code.
-var modelNames = catalog.Names()
+// nameSets are the values each named column accepts, indexed by code:
+// the catalog's models, the classes and the precisions.
+type nameSets map[string][]string
 
-// nameSets are the values each named column accepts, indexed by code.
-var nameSets = map[string][]string{
-	colModel:     modelNames,
-	colClass:     {classInteractive: ClassInteractive, classBatch: ClassBatch},
-	colPrecision: {precFP32: PrecisionFP32, precFP16: PrecisionFP16},
+// namesOf are the name sets of a workload whose models are cat's.
+func namesOf(cat *catalog.Catalog) nameSets {
+	return nameSets{
+		colModel:     cat.Names(),
+		colClass:     {classInteractive: ClassInteractive, classBatch: ClassBatch},
+		colPrecision: {precFP32: PrecisionFP32, precFP16: PrecisionFP16},
+	}
 }
 
-// nameCode is the code of value in column col's set, or -1.
-func nameCode(col string, value []byte) int32 {
-	for i, v := range nameSets[col] {
+// code is the code of value in column col's set, or -1.
+func (ns nameSets) code(col string, value []byte) int32 {
+	for i, v := range ns[col] {
 		if v == string(value) {
 			return int32(i)
 		}
@@ -131,12 +134,12 @@ func nameCode(col string, value []byte) int32 {
 	return -1
 }
 
-// badName is the error for a value of a named column that names nothing.
-func badName(col, value string) error {
+// bad is the error for a value of a named column that names nothing.
+func (ns nameSets) bad(col, value string) error {
 	if col == colModel {
-		return fmt.Errorf("column model: unknown model %q; the catalog has %s", value, strings.Join(modelNames, ", "))
+		return fmt.Errorf("column model: unknown model %q; the catalog has %s", value, strings.Join(ns[colModel], ", "))
 	}
-	return fmt.Errorf("column %s: want %s, got %q", col, strings.Join(nameSets[col], " or "), value)
+	return fmt.Errorf("column %s: want %s, got %q", col, strings.Join(ns[col], " or "), value)
 }
 
 // importRow is one row of an imported workload, as a jobSource reads it:
@@ -166,8 +169,9 @@ type jobSource interface {
 
 // openImport opens the workload file at path, a .csv or a .parquet (by
 // its extension, in any case), after checking that it is a regular file.
-// Its errors, and those of the source's reads, start with key and path.
-func openImport(path, key string) (jobSource, error) {
+// Its models are cat's. Its errors, and those of the source's reads,
+// start with key and path.
+func openImport(path, key string, cat *catalog.Catalog) (jobSource, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s %s: %w", key, path, err) }
 	if err := generatespec.CheckImportName(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
@@ -179,9 +183,9 @@ func openImport(path, key string) (jobSource, error) {
 	var err error
 	switch generatespec.ImportKind(path) {
 	case generatespec.ImportCSV:
-		src, err = openCSV(path)
+		src, err = openCSV(path, namesOf(cat))
 	default:
-		src, err = openParquet(path)
+		src, err = openParquet(path, namesOf(cat))
 	}
 	if err != nil {
 		return nil, wrap(err)
@@ -268,10 +272,15 @@ func importJobs(ctx context.Context, s workloadSpec, pop *population, st *stats,
 			if r.hasSLO {
 				slo = r.slo
 			}
+			m := &s.models[r.model]
+			if fp16 := r.precision == precFP16; m.fp16Job(fp16) != fp16 {
+				return fmt.Errorf("generate.%s.import %s: row %d, column %s: model %s runs in %s only (the precision its file holds)",
+					s.name, s.w.Import, done+1, colPrecision, m.name, map[bool]string{false: PrecisionFP32, true: PrecisionFP16}[m.fp16])
+			}
 			j := &chunk[i]
 			j.ID = id
 			j.ArrivalS = r.arrival
-			pop.fill(j, c.name, slo, &s.models[r.model], int(r.batch), r.precision == precFP16)
+			pop.fill(j, c.name, slo, m, int(r.batch), r.precision == precFP16)
 			st.add(j, int(r.class), int(r.model))
 			id++
 			done++

@@ -42,6 +42,7 @@ func (b *budget) reset() { b.left = maxCSVRecord }
 // names (a UTF-8 byte-order mark, spaces and case ignored), then one row
 // per job.
 type csvSource struct {
+	ns  nameSets
 	f   *os.File
 	b   *budget
 	r   *csv.Reader
@@ -49,12 +50,12 @@ type csvSource struct {
 	row int64          // data rows read
 }
 
-func openCSV(path string) (*csvSource, error) {
+func openCSV(path string, ns nameSets) (*csvSource, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &csvSource{f: f, b: &budget{r: bufio.NewReaderSize(f, 64<<10)}, col: map[string]int{}}
+	s := &csvSource{ns: ns, f: f, b: &budget{r: bufio.NewReaderSize(f, 64<<10)}, col: map[string]int{}}
 	s.b.reset()
 	s.r = csv.NewReader(s.b)
 	s.r.ReuseRecord = true
@@ -152,8 +153,8 @@ func (s *csvSource) parse(rec []string, r *importRow) error {
 		if !ok || err != nil {
 			return err
 		}
-		if *dst = nameCode(col, []byte(v)); *dst < 0 {
-			return badName(col, v)
+		if *dst = s.ns.code(col, []byte(v)); *dst < 0 {
+			return s.ns.bad(col, v)
 		}
 		return nil
 	}

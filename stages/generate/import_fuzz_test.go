@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -32,7 +34,7 @@ func checkImport(t *testing.T, path string) {
 			t.Fatalf("error %q does not start with the key and name the file", msg)
 		}
 	}
-	src, err := openImport(path, key)
+	src, err := openImport(path, key, catalog.Zoo())
 	if err != nil {
 		named(err)
 		return
@@ -58,7 +60,7 @@ func checkImport(t *testing.T, path string) {
 		}
 		for _, r := range rows[:n] {
 			done++
-			if r.model < 0 || int(r.model) >= len(modelNames) || r.class < 0 || r.class > 1 || r.precision < 0 || r.precision > 1 {
+			if r.model < 0 || int(r.model) >= catalog.Zoo().Len() || r.class < 0 || r.class > 1 || r.precision < 0 || r.precision > 1 {
 				t.Fatalf("row %d: codes out of range: %+v", done, r)
 			}
 			if err := checkRow(&r, done, prev); err != nil {

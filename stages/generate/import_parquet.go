@@ -20,6 +20,7 @@ import (
 // an integer annotation), names BYTE_ARRAY annotated STRING or ENUM. A
 // column may be optional, as most writers mark it, but a null is refused.
 type parquetSource struct {
+	ns        nameSets
 	cf        *parquetio.ColumnFile
 	total     int64
 	done      int64
@@ -40,7 +41,7 @@ type parquetSource struct {
 // and codes.
 var nameColumns = [3]string{colModel, colClass, colPrecision}
 
-func openParquet(path string) (src *parquetSource, err error) {
+func openParquet(path string, ns nameSets) (src *parquetSource, err error) {
 	cf, err := parquetio.OpenForeign(path)
 	if err != nil {
 		return nil, notParquet(err)
@@ -50,7 +51,7 @@ func openParquet(path string) (src *parquetSource, err error) {
 			cf.Close()
 		}
 	}()
-	s := &parquetSource{cf: cf, total: cf.NumRows()}
+	s := &parquetSource{ns: ns, cf: cf, total: cf.NumRows()}
 	if s.total < 0 || s.total > MaxJobs {
 		return nil, fmt.Errorf("not a readable Parquet file: its footer claims %d rows", s.total)
 	}
@@ -300,12 +301,12 @@ func (s *parquetSource) read(rows []importRow) (int, error) {
 			continue
 		}
 		col := nameColumns[k]
-		bad, err := c.Codes(s.codes[k], func(b []byte) int32 { return nameCode(col, b) })
+		bad, err := c.Codes(s.codes[k], func(b []byte) int32 { return s.ns.code(col, b) })
 		if err != nil {
 			return 0, s.columnError(col, err)
 		}
 		if bad >= 0 {
-			return 0, fmt.Errorf("row %d, %w", s.done+int64(bad)+1, badName(col, c.BadValue()))
+			return 0, fmt.Errorf("row %d, %w", s.done+int64(bad)+1, s.ns.bad(col, c.BadValue()))
 		}
 	}
 	for i := range n {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -132,7 +134,7 @@ func importError(t *testing.T, path string) error {
 	cfg := smallConfig(10, 10)
 	cfg.Eval.Import = path
 	done := make(chan error, 1)
-	go func() { done <- Run(context.Background(), cfg, 1, Output{Dir: t.TempDir()}) }()
+	go func() { done <- Run(context.Background(), cfg, 1, catalog.Zoo(), Output{Dir: t.TempDir()}) }()
 	select {
 	case err := <-done:
 		if err != nil && !strings.Contains(err.Error(), "generate.eval.import") {

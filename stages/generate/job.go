@@ -73,6 +73,31 @@ type modelSpec struct {
 	flops      float64 // per sample
 	weightB    float64 // fp32 weight bytes
 	perSampleB float64 // fp32 input + activation bytes per sample
+	// fp32 and fp16 say which precisions the model runs in: the zoo's
+	// both, a file's the one it holds.
+	fp32, fp16 bool
+}
+
+// fp16Job says whether a job of the model drawn in fp16 (or not) runs in
+// fp16: as drawn where the model runs in both precisions, in its one
+// precision where it runs in one (a file's).
+func (m *modelSpec) fp16Job(drawn bool) bool {
+	if m.fp32 && m.fp16 {
+		return drawn
+	}
+	return m.fp16
+}
+
+// specOf is a catalog model's modelSpec, without a weight.
+func specOf(m catalog.Model) modelSpec {
+	return modelSpec{
+		name:       m.Name,
+		flops:      float64(m.FLOPsPerSample),
+		weightB:    float64(m.WeightBytes),
+		perSampleB: float64(m.InputBytesPerSample + m.ActivationBytesPerSample),
+		fp32:       m.HasPrecision(catalog.FP32),
+		fp16:       m.HasPrecision(catalog.FP16),
+	}
 }
 
 // population is the job distribution shared by the workloads: class,
@@ -86,7 +111,7 @@ type population struct {
 	totalWeight     float64
 }
 
-func newPopulation(c Config) population {
+func newPopulation(c Config, cat *catalog.Catalog) population {
 	p := population{
 		interactive:     c.InteractiveFraction,
 		fp16:            c.FP16Fraction,
@@ -98,19 +123,15 @@ func newPopulation(c Config) population {
 	}
 	// Catalog order, not map order, so the cumulative weights and hence the
 	// draws are the same on every run.
-	for _, m := range catalog.All() {
+	for _, m := range cat.All() {
 		w := c.Models[m.Name]
 		if w <= 0 {
 			continue
 		}
 		p.totalWeight += w
-		p.models = append(p.models, modelSpec{
-			name:       m.Name,
-			cumWeight:  p.totalWeight,
-			flops:      float64(m.FLOPsPerSample),
-			weightB:    float64(m.WeightBytes),
-			perSampleB: float64(m.InputBytesPerSample + m.ActivationBytesPerSample),
-		})
+		spec := specOf(m)
+		spec.cumWeight = p.totalWeight
+		p.models = append(p.models, spec)
 	}
 	return p
 }
@@ -131,7 +152,8 @@ func (p *population) draw(r *rand.Rand, j *Job) (class, model int) {
 	}
 	b := int(math.Exp(c.lnLo + uBatch*c.lnSpan))
 	b = min(max(b, c.min), c.max) // exp rounding at the range ends
-	p.fill(j, c.name, c.slo, &p.models[model], b, uPrec < p.fp16)
+	m := &p.models[model]
+	p.fill(j, c.name, c.slo, m, b, m.fp16Job(uPrec < p.fp16))
 	return class, model
 }
 
@@ -159,15 +181,10 @@ func (p *population) fill(j *Job, class string, slo float64, m *modelSpec, b int
 
 // catalogModels is every catalog model as a modelSpec, in catalog order,
 // without weights: an imported workload's jobs may name any of them.
-func catalogModels() []modelSpec {
+func catalogModels(cat *catalog.Catalog) []modelSpec {
 	var out []modelSpec
-	for _, m := range catalog.All() {
-		out = append(out, modelSpec{
-			name:       m.Name,
-			flops:      float64(m.FLOPsPerSample),
-			weightB:    float64(m.WeightBytes),
-			perSampleB: float64(m.InputBytesPerSample + m.ActivationBytesPerSample),
-		})
+	for _, m := range cat.All() {
+		out = append(out, specOf(m))
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
@@ -19,7 +21,7 @@ func TestEvalReplications(t *testing.T) {
 	cfg := smallConfig(3000, 20_000)
 	one := run(t, cfg, 7)
 	dir := t.TempDir()
-	if err := Run(context.Background(), cfg, 7, Output{Dir: dir, Metadata: testMeta, EvalReplications: 3}); err != nil {
+	if err := Run(context.Background(), cfg, 7, catalog.Zoo(), Output{Dir: dir, Metadata: testMeta, EvalReplications: 3}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{JobsFile(WorkloadTrain), generatespec.EvalJobsFile(1)} {
@@ -84,7 +86,7 @@ func TestImportedEvalIsOneReplication(t *testing.T) {
 	cfg := smallConfig(100, 1)
 	cfg.Eval.Import = csv
 	dir := t.TempDir()
-	if err := Run(context.Background(), cfg, 1, Output{Dir: dir, EvalReplications: 4}); err != nil {
+	if err := Run(context.Background(), cfg, 1, catalog.Zoo(), Output{Dir: dir, EvalReplications: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, generatespec.EvalJobsFile(2))); !os.IsNotExist(err) {

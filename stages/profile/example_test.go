@@ -39,10 +39,10 @@ func TestExampleGPUProfile(t *testing.T) {
 		batch, concurrency     int32
 	}
 	sum := map[key]Summary{}
-	for _, s := range summarize(rows) {
+	for _, s := range summarize(rows, catalog.Zoo()) {
 		sum[key{s.Kind, s.Model, s.Precision, s.Batch, s.Concurrency}] = s
 	}
-	for _, m := range catalog.Names() {
+	for _, m := range catalog.Zoo().Names() {
 		for _, p := range []string{FP32, FP16} {
 			for _, b := range []int32{1, 2, 4, 8, 16, 32, 64} {
 				if n := sum[key{KindInference, m, p, b, 1}].Count; n < 3 {

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
@@ -102,25 +103,9 @@ func fill(x []float32, seed uint64) {
 	}
 }
 
-// shapeFor replaces the dynamic batch dimension of a signature by batch.
-func shapeFor(io zoo.IO, batch int) []int64 {
-	s := make([]int64, len(io.Shape))
-	for i, d := range io.Shape {
-		if d < 0 {
-			d = int64(batch)
-		}
-		s[i] = d
-	}
-	return s
-}
-
 // newModelSession opens a session of a built model at one batch size.
-func newModelSession(tg target, model []byte, name string, batch, threads int) (*ort.Session, error) {
-	in, out, err := zoo.Signature(name)
-	if err != nil {
-		return nil, err
-	}
-	s, err := ort.NewSession(model, in.Name, shapeFor(in, batch), out.Name, shapeFor(out, batch), tg.options(threads))
+func newModelSession(tg target, model []byte, m catalog.Model, batch, threads int) (*ort.Session, error) {
+	s, err := ort.NewSession(model, m.Input, m.InputDims(batch), m.Output, m.OutputDims(batch), tg.options(threads))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +133,7 @@ type config struct {
 //
 // ran, if not nil, is told of each run (warm-up or timed) at its batch
 // size as it ends: the profile's progress moves within a series.
-func measureSeries(ctx context.Context, tg target, t timing, model []byte, name, precision string, batches []int, threads int, ran func(batch int)) (rows []Sample, failed map[int]error, err error) {
+func measureSeries(ctx context.Context, tg target, t timing, model []byte, m catalog.Model, precision string, batches []int, threads int, ran func(batch int)) (rows []Sample, failed map[int]error, err error) {
 	tell := func(b int) {
 		if ran != nil {
 			ran(b)
@@ -163,14 +148,10 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 	// convolutions set themselves up again whenever a session's input
 	// shape changes, which makes interleaved runs of one session a hundred
 	// times slower (docs/gpu.md).
-	in, out, err := zoo.Signature(name)
-	if err != nil {
-		return nil, nil, err
-	}
 	var shared *ort.Session
 	var serr error
 	open := func(b int) (*ort.Session, error) {
-		s, err := ort.NewSession(model, in.Name, shapeFor(in, b), out.Name, shapeFor(out, b), tg.options(threads))
+		s, err := ort.NewSession(model, m.Input, m.InputDims(b), m.Output, m.OutputDims(b), tg.options(threads))
 		if err == nil {
 			sessions = append(sessions, s)
 		}
@@ -191,7 +172,7 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 			continue
 		}
 		if shared != nil {
-			c.b, c.err = shared.Bind(shapeFor(in, b), shapeFor(out, b))
+			c.b, c.err = shared.Bind(m.InputDims(b), m.OutputDims(b))
 		} else {
 			var s *ort.Session
 			if s, c.err = open(b); c.err == nil {
@@ -235,7 +216,7 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, name,
 			continue
 		}
 		rows = append(rows, samplesOf(c.lat, Sample{Kind: KindInference, Backend: backendORT, Provider: tg.provider, Device: tg.device,
-			Model: name, Precision: precision, Batch: int32(c.batch), Threads: int32(threads), Concurrency: 1})...)
+			Model: m.Name, Precision: precision, Batch: int32(c.batch), Threads: int32(threads), Concurrency: 1})...)
 	}
 	return rows, failed, nil
 }
@@ -300,7 +281,8 @@ func measureORTMatMul(ctx context.Context, tg target, n, threads, repeats int) (
 type contenders struct {
 	tg       target
 	c        Contention
-	models   map[string][]byte // built, fp32
+	cat      *catalog.Catalog
+	models   map[string][]byte // built, fp32, or as a file holds them
 	sessions map[contender]*ort.Session
 }
 
@@ -309,16 +291,25 @@ type contender struct {
 	slot  int
 }
 
-func newContenders(tg target, c Contention, seed int64) (*contenders, error) {
-	cs := &contenders{tg: tg, c: c, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}}
+func newContenders(tg target, c Contention, ms models, seed int64) (*contenders, error) {
+	cs := &contenders{tg: tg, c: c, cat: ms.cat, models: map[string][]byte{}, sessions: map[contender]*ort.Session{}}
 	for _, name := range c.Models {
-		b, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: FP32})
+		b, err := ms.build(name, FP32, seed)
 		if err != nil {
 			return nil, fmt.Errorf("build %s: %w", name, err)
 		}
 		cs.models[name] = b
 	}
 	return cs, nil
+}
+
+// precision is the precision model's contention sessions run in: fp32,
+// or what a file holds.
+func (cs *contenders) precision(model string) string {
+	if m, _ := cs.cat.Lookup(model); !m.HasPrecision(FP32) {
+		return m.Precisions[0]
+	}
+	return FP32
 }
 
 // session returns slot's session of model, and whether it is new (made
@@ -328,7 +319,8 @@ func (cs *contenders) session(model string, slot int) (s *ort.Session, fresh boo
 	if s := cs.sessions[key]; s != nil {
 		return s, false, nil
 	}
-	s, err = newModelSession(cs.tg, cs.models[model], model, cs.c.Batch, 1)
+	m, _ := cs.cat.Lookup(model)
+	s, err = newModelSession(cs.tg, cs.models[model], m, cs.c.Batch, 1)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", model, err)
 	}
@@ -372,7 +364,7 @@ func (cs *contenders) measure(ctx context.Context, k, round, warmup int) ([]Samp
 	var out []Sample
 	for i := range sessions {
 		rows := samplesOf(lat[i], Sample{Kind: KindContention, Backend: backendORT, Provider: cs.tg.provider, Device: cs.tg.device,
-			Model: names[i], Precision: FP32, Batch: int32(c.Batch), Threads: 1, Concurrency: int32(k)})
+			Model: names[i], Precision: cs.precision(names[i]), Batch: int32(c.Batch), Threads: 1, Concurrency: int32(k)})
 		for j := range rows {
 			rows[j].Repeat = int32((round*k+i)*c.Repeats + j) // distinct across sessions and rounds
 		}

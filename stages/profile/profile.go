@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
-	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // gpuProviders are the onnxruntime execution providers that would put a
@@ -21,8 +21,8 @@ var gpuProviders = []string{"CUDAExecutionProvider", "ROCMExecutionProvider", "T
 
 // Output says where the stage writes and how it reports.
 type Output struct {
-	// Dir receives samples.parquet, summary.parquet, machine.parquet
-	// (when the stage measures) and the .onnx models.
+	// Dir receives models.parquet, samples.parquet, summary.parquet,
+	// machine.parquet (when the stage measures) and the .onnx models.
 	Dir string
 	// Metadata is the provenance every Parquet footer carries.
 	Metadata map[string]string
@@ -42,11 +42,20 @@ type Library struct {
 // writes the samples, their summary, how busy the machine was while it
 // measured, and the models measured. seed fixes the models' weights and
 // inputs.
+//
+// The model files of profile.models (their paths resolved against the
+// config's directory) are read and analysed first, and run once each when
+// the stage measures: a bad one stops the stage before it measures or
+// writes anything.
 func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath string, out Output) error {
 	var samples []Sample
 	var unsupported []Summary
 	var obs *observer
 	meta := maps.Clone(out.Metadata)
+	ms, err := loadModels(cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.Measure {
 		version, err := ort.Init(lib.Path, lib.Source)
 		if err != nil {
@@ -87,8 +96,11 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 			unsupported = append(unsupported, Summary{Kind: KindProvider, Backend: backendORT, Provider: p, Device: "gpu",
 				Source: SourceMeasured, Note: why + "; usable providers: " + strings.Join(providers, ", ") + "; no GPU numbers are measured"})
 		}
+		if err := ms.firstRuns(cfg, tg); err != nil {
+			return err
+		}
 		obs = newObserver("/proc")
-		measured, skipped, err := measure(ctx, cfg, tg, seed, out, obs)
+		measured, skipped, err := measure(ctx, cfg, tg, ms, seed, out, obs)
 		if err != nil {
 			return err
 		}
@@ -101,7 +113,10 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 		}
 		samples = append(samples, imported...)
 	}
-	summary := append(summarize(samples), unsupported...)
+	summary := append(summarize(samples, ms.cat), unsupported...)
+	if err := ms.cat.Write(filepath.Join(out.Dir, catalog.File), meta); err != nil {
+		return fmt.Errorf("write %s: %w", catalog.File, err)
+	}
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, SamplesFile), samples, meta); err != nil {
 		return fmt.Errorf("write %s: %w", SamplesFile, err)
 	}
@@ -119,7 +134,7 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 // measure runs every local measurement, one at a time so that none
 // disturbs another (contention is measured on purpose, alone too), and
 // has obs observe the machine before the first and after each.
-func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output, obs *observer) ([]Sample, []Summary, error) {
+func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, out Output, obs *observer) ([]Sample, []Summary, error) {
 	obs.start(ctx)
 	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats,
 		minTime: cfg.MinTime, maxTime: cfg.MaxTime}
@@ -133,7 +148,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output,
 	serving := len(cfg.Serving.BatchSizes) > 0 && tg.provider == ort.CPU
 	// Progress counts estimated work (work.go), each measurement's
 	// estimate reported when it is done.
-	w := work{cfg: cfg, t: t}
+	w := work{cfg: cfg, t: t, cat: ms.cat}
 	total := w.total(gonumMatMul, serving)
 	var done int64
 	step := func(n int64) {
@@ -149,7 +164,7 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output,
 	// the machine's over the profile's minutes, not over a few seconds of
 	// them, and a disturbance or a drift lands on every session count
 	// alike.
-	contenders, err := newContenders(tg, cfg.Contention, seed)
+	contenders, err := newContenders(tg, cfg.Contention, ms, seed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -177,9 +192,10 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output,
 		}
 		return nil
 	}
-	for i, name := range cfg.Models {
-		for _, prec := range cfg.Precisions {
-			model, err := zoo.Build(name, zoo.Options{Seed: seed, Precision: prec})
+	for i, name := range cfg.ModelNames() {
+		entry, _ := ms.cat.Lookup(name)
+		for _, prec := range ms.precisions(cfg, name) {
+			model, err := ms.build(name, prec, seed)
 			if err != nil {
 				return nil, nil, fmt.Errorf("build %s %s: %w", name, prec, err)
 			}
@@ -192,12 +208,12 @@ func measure(ctx context.Context, cfg Config, tg target, seed int64, out Output,
 				// the series' estimate; the rest of that goes at its end.
 				budget, told := w.series(name), int64(0)
 				ran := func(b int) {
-					if n := min(units(latencyOf(name, b)), budget-told); n > 0 {
+					if n := min(units(w.latencyOf(name, b)), budget-told); n > 0 {
 						told += n
 						step(n)
 					}
 				}
-				rows, failed, err := measureSeries(ctx, tg, t, model, name, prec, batches, threads, ran)
+				rows, failed, err := measureSeries(ctx, tg, t, model, entry, prec, batches, threads, ran)
 				if err != nil {
 					return nil, nil, fmt.Errorf("measure %s %s threads %d: %w", name, prec, threads, err)
 				}

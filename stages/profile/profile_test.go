@@ -17,6 +17,7 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 func TestValidateNamesKeys(t *testing.T) {
@@ -25,7 +26,14 @@ func TestValidateNamesKeys(t *testing.T) {
 		mutate func(*Config)
 		want   string
 	}{
-		{"unknown model", func(c *Config) { c.Models = []string{"gpt"} }, "profile.models[0]: unknown model \"gpt\""},
+		{"unknown model", func(c *Config) { c.Models = profilespec.ZooModels("gpt") }, "profile.models[0]: unknown model \"gpt\"; the zoo has"},
+		{"a file named as the zoo's", func(c *Config) { c.Models = []Model{{Name: "vit", File: "v.onnx"}} }, `profile.models[0].name: "vit" is a zoo model's name`},
+		{"a file of a reserved name", func(c *Config) { c.Models = []Model{{Name: "matmul", File: "m.onnx"}} }, `profile.models[0].name: "matmul" is reserved`},
+		{"a file of a bad name", func(c *Config) { c.Models = []Model{{Name: "my net", File: "m.onnx"}} }, `profile.models[0].name: "my net" is not a valid name`},
+		{"a batch axis for the zoo", func(c *Config) { c.Models = []Model{{Name: "mlp", BatchAxis: new(1)}} }, "profile.models[0].batch_axis: is for a model read from a file"},
+		{"a negative batch axis", func(c *Config) { c.Models = []Model{{Name: "m", File: "m.onnx", BatchAxis: new(-1)}} }, "profile.models[0].batch_axis: must be an axis"},
+		{"a model twice", func(c *Config) { c.Models = []Model{{Name: "m", File: "a.onnx"}, {Name: "m", File: "b.onnx"}} }, "profile.models[1]: lists m twice"},
+		{"batch sizes of no model", func(c *Config) { c.ModelBatchSizes = map[string][]int{"m": {1}} }, `profile.model_batch_sizes.m: unknown model "m"`},
 		{"no models", func(c *Config) { c.Models = nil }, "profile.models: must list"},
 		{"bad precision", func(c *Config) { c.Precisions = []string{"int8"} }, "profile.precisions[0]"},
 		{"zero batch", func(c *Config) { c.BatchSizes = []int{1, 0} }, "profile.batch_sizes[1]"},
@@ -80,7 +88,7 @@ func TestSummarizeByHand(t *testing.T) {
 	// A 4 ms matmul of n = 100: 2·10⁶ FLOP / 4 ms = 0.5 GFLOP/s.
 	samples = append(samples, Sample{Kind: KindMatMul, Backend: "gonum", Provider: "go", Device: "cpu", Model: "matmul",
 		Precision: FP32, Batch: 100, Threads: 2, Concurrency: 1, LatencyS: 0.004, Source: SourceMeasured})
-	sums := summarize(samples)
+	sums := summarize(samples, catalog.Zoo())
 	if len(sums) != 2 {
 		t.Fatalf("%d summaries, want 2", len(sums))
 	}
@@ -101,7 +109,7 @@ func TestSummarizeByHand(t *testing.T) {
 	near("stddev", s.StddevS, 0.0030276503540974917) // sample stddev of 1..10 ms
 	near("spread", s.Spread, 0.0095/0.005)
 	near("samples/s", s.SamplesPerS, 2/0.0055) // from the mean
-	r18, _ := catalog.Lookup("resnet18")
+	r18, _ := catalog.Zoo().Lookup("resnet18")
 	near("gflops", s.GFLOPS, float64(r18.FLOPsPerSample)*2/0.005/1e9) // at the median
 	mm := sums[1]
 	near("matmul gflops", mm.GFLOPS, 0.5)
@@ -358,7 +366,7 @@ func TestProfileOnCUDA(t *testing.T) {
 	lib := library(t)
 	cfg := DefaultConfig()
 	cfg.Provider, cfg.Device = ProviderCUDA, "gpu0"
-	cfg.Models = []string{"mlp", "resnet18"}
+	cfg.Models = profilespec.ZooModels("mlp", "resnet18")
 	cfg.BatchSizes = []int{1, 8}
 	cfg.ModelBatchSizes = map[string][]int{"mlp": {1, 8}}
 	cfg.Threads = []int{1}
@@ -420,7 +428,7 @@ func TestMeasuredLatenciesFollowPhysics(t *testing.T) {
 	}
 	lib := library(t)
 	cfg := DefaultConfig()
-	cfg.Models = []string{"mlp", "resnet18", "resnet50"}
+	cfg.Models = profilespec.ZooModels("mlp", "resnet18", "resnet50")
 	cfg.Precisions = []string{FP32}
 	cfg.BatchSizes = []int{1, 4}
 	cfg.ModelBatchSizes = map[string][]int{"mlp": {1, 4}}

@@ -7,6 +7,7 @@ import "github.com/mlsched/mlsched/stages/spec/profilespec"
 // and constants, as os.FileMode is fs.FileMode.
 type (
 	Config     = profilespec.Config
+	Model      = profilespec.Model
 	MatMul     = profilespec.MatMul
 	Contention = profilespec.Contention
 	Serving    = profilespec.Serving

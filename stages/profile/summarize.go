@@ -32,7 +32,7 @@ func compareKeys(a, b configKey) int {
 // order. Quantiles are gonum's LinInterp: linear interpolation of the
 // empirical distribution function (R's type 4), so the p99 of 20 samples is
 // not simply their maximum.
-func summarize(samples []Sample) []Summary {
+func summarize(samples []Sample, cat *catalog.Catalog) []Summary {
 	groups := map[configKey][]float64{}
 	for _, s := range samples {
 		k := keyOf(s)
@@ -65,14 +65,14 @@ func summarize(samples []Sample) []Summary {
 		if mean > 0 && k.Kind != KindMatMul {
 			s.SamplesPerS = float64(k.Batch) * float64(k.Concurrency) / mean
 		}
-		s.GFLOPS = gflops(k, s.P50S)
+		s.GFLOPS = gflops(k, s.P50S, cat)
 		out = append(out, s)
 	}
 	return out
 }
 
 // gflops is the useful arithmetic rate of a configuration at latency t.
-func gflops(k configKey, t float64) float64 {
+func gflops(k configKey, t float64, cat *catalog.Catalog) float64 {
 	if t <= 0 {
 		return 0
 	}
@@ -80,7 +80,7 @@ func gflops(k configKey, t float64) float64 {
 	if k.Kind == KindMatMul {
 		n := float64(k.Batch)
 		flops = 2 * n * n * n
-	} else if m, ok := catalog.Lookup(k.Model); ok {
+	} else if m, ok := cat.Lookup(k.Model); ok {
 		flops = float64(m.FLOPsPerSample) * float64(k.Batch)
 	}
 	return flops * float64(k.Concurrency) / t / 1e9

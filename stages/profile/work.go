@@ -23,8 +23,8 @@ const (
 
 // latencyOf estimates one inference of batch samples of model on the
 // reference core.
-func latencyOf(model string, batch int) time.Duration {
-	m, ok := catalog.Lookup(model)
+func (w work) latencyOf(model string, batch int) time.Duration {
+	m, ok := w.cat.Lookup(model)
 	if !ok {
 		return perRun
 	}
@@ -58,6 +58,7 @@ func units(d time.Duration) int64 { return max(1, d.Microseconds()) }
 type work struct {
 	cfg Config
 	t   timing
+	cat *catalog.Catalog
 }
 
 // matmul is one n×n product's measurement (2n³ operations a run).
@@ -72,7 +73,7 @@ func (w work) contention(sessions int) int64 {
 	c := w.cfg.Contention
 	var per time.Duration
 	for _, m := range c.Models {
-		per += latencyOf(m, c.Batch)
+		per += w.latencyOf(m, c.Batch)
 	}
 	per /= time.Duration(max(1, len(c.Models)))
 	return units(time.Duration((w.cfg.Warmup+c.Repeats)*sessions) * per)
@@ -82,7 +83,7 @@ func (w work) contention(sessions int) int64 {
 func (w work) series(name string) int64 {
 	var d time.Duration
 	for _, b := range w.cfg.BatchSizesOf(name) {
-		d += w.t.cost(latencyOf(name, b))
+		d += w.t.cost(w.latencyOf(name, b))
 	}
 	return units(d)
 }
@@ -107,8 +108,12 @@ func (w work) total(gonumMatMul, serving bool) int64 {
 	if serving {
 		total += w.serving() * int64(len(w.cfg.Serving.BatchSizes))
 	}
-	for _, name := range w.cfg.Models {
-		total += w.series(name) * int64(len(w.cfg.Precisions)*len(w.cfg.Threads))
+	for _, name := range w.cfg.ModelNames() {
+		precisions := len(w.cfg.Precisions)
+		if m, ok := w.cat.Lookup(name); ok && !m.Zoo() {
+			precisions = len(m.Precisions) // a file is measured in what it holds
+		}
+		total += w.series(name) * int64(precisions*len(w.cfg.Threads))
 	}
 	return total
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 )
 
 // TestCostCountsTheRunsTimeRunsMakes: the estimate of a configuration's
@@ -55,7 +57,7 @@ func TestWorkPredictsTheTimeLeft(t *testing.T) {
 		secs, _ := strconv.ParseFloat(r[4], 64)
 		measured[r[0]+"/"+r[1]] += secs * float64(runs+cfg.Warmup) / float64(runs)
 	}
-	w := work{cfg: cfg, t: timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats, minTime: cfg.MinTime, maxTime: cfg.MaxTime}}
+	w := work{cfg: cfg, t: timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats, minTime: cfg.MinTime, maxTime: cfg.MaxTime}, cat: catalog.Zoo()}
 	type step struct {
 		secs        float64
 		units, imgs int64
@@ -63,7 +65,7 @@ func TestWorkPredictsTheTimeLeft(t *testing.T) {
 	var steps []step
 	var allSecs float64
 	var allUnits, allCount int64
-	for _, m := range cfg.Models {
+	for _, m := range cfg.ModelNames() {
 		for _, p := range cfg.Precisions {
 			secs, ok := measured[m+"/"+p]
 			if !ok {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
@@ -24,7 +25,8 @@ func TestEveryZooModelRunsInOnnxruntime(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := newModelSession(targetOf(DefaultConfig()), model, name, 2, 1)
+				m, _ := catalog.Zoo().Lookup(name)
+				s, err := newModelSession(targetOf(DefaultConfig()), model, m, 2, 1)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
 	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
@@ -34,7 +36,7 @@ import (
 func benchProfile() []profilespec.Sample {
 	perSampleMS := map[string]float64{"mlp": 0.02, "resnet18": 30, "resnet50": 75, "vit": 20}
 	var s []profilespec.Sample
-	for _, m := range catalog.Names() {
+	for _, m := range catalog.Zoo().Names() {
 		for _, p := range []string{profilespec.FP32, profilespec.FP16} {
 			slow := 1.0
 			if p == profilespec.FP16 {
@@ -98,7 +100,7 @@ func BenchmarkScheduleStageScale(b *testing.B) {
 func stageWorkload(b *testing.B, n int) (Config, Inputs) {
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs, gen.Eval.Jobs = 1, int64(n)
-	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: writeSamples(b, benchProfile())}
+	in := Inputs{Models: catalogtest.ZooFile(b), Jobs: generateJobs(b, gen, 1), Samples: writeSamples(b, benchProfile())}
 	cfg := testConfig()
 	load, err := loadFor(cfg, in.Samples, in.Jobs, 0.8)
 	if err != nil {
@@ -167,7 +169,7 @@ func policyFileBytes(b *testing.B, dir string, policies []string, name string) i
 // arrivals.
 func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (float64, error) {
 	cfg.Load = 1
-	cl, err := cluster.Open(cfg, samplesPath)
+	cl, err := cluster.Open(cfg, catalog.Zoo(), samplesPath)
 	if err != nil {
 		return 0, err
 	}
@@ -302,7 +304,7 @@ func learnedBenchConfig(b *testing.B) (Config, Inputs) {
 	lib, src := orttest.Library(b)
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs = 1
-	in := Inputs{Jobs: generateJobs(b, gen, 1), Samples: "../train/predictorfit/testdata/samples-default.parquet",
+	in := Inputs{Models: catalogtest.ZooFile(b), Jobs: generateJobs(b, gen, 1), Samples: "../train/predictorfit/testdata/samples-default.parquet",
 		Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	cfg := DefaultConfig()
 	cfg.Predictor = PredictorTable
@@ -326,7 +328,11 @@ func askedDecisions(b *testing.B, cfg Config, in Inputs) [][]sim.MigrationFeatur
 	if err != nil {
 		b.Fatal(err)
 	}
-	cl, err := newCluster(cfg, table, in)
+	cat, err := catalog.Read(in.Models)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl, err := newCluster(cfg, cat, table, in)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -342,7 +348,7 @@ func askedDecisions(b *testing.B, cfg Config, in Inputs) [][]sim.MigrationFeatur
 	}
 	rec := &askRecorder{BatchMigrator: built.Config.Migration.Decide.(sim.BatchMigrator)}
 	built.Config.Migration.Decide = rec
-	r, err := cluster.OpenJobs(reps[0].jobs, u.Load, 0)
+	r, err := cl.OpenJobs(reps[0].jobs, u.Load, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/digest"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
@@ -74,7 +78,7 @@ func writeJobs(t testing.TB, jobs []generate.Job) string {
 func generateJobs(t testing.TB, cfg generate.Config, seed int64) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := generate.Run(context.Background(), cfg, seed, generate.Output{Dir: dir}); err != nil {
+	if err := generate.Run(context.Background(), cfg, seed, catalog.Zoo(), generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval))
@@ -111,7 +115,7 @@ type output struct {
 func runStage(t testing.TB, cfg Config, seed int64, samplesPath, jobsPath string) output {
 	t.Helper()
 	dir := t.TempDir()
-	if err := Run(context.Background(), cfg, seed, Inputs{Samples: samplesPath, Jobs: jobsPath}, Output{Dir: dir, Metadata: testMeta}); err != nil {
+	if err := Run(context.Background(), cfg, seed, Inputs{Models: catalogtest.ZooFile(t), Samples: samplesPath, Jobs: jobsPath}, Output{Dir: dir, Metadata: testMeta}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	return readOutput(t, cfg, dir)

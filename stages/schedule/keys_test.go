@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
@@ -87,7 +89,7 @@ func TestUnitKeysAreNarrow(t *testing.T) {
 	cfg.Policies = []string{"fifo", "round_robin", "random", "greedy+split", "edf+migrate", "edf+batch", "batch_aware", "dynamic"}
 	cfg.Sweep = Sweep{Loads: []float64{0.5, 1}, Jobs: 300, Target: 0.9}
 	cfg.Studies = Studies{Jobs: 300, Replications: 1, PredictionErrors: []float64{0.2}}
-	in := Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(400), 3)}
+	in := Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(400), 3)}
 	batching := []string{"edf+batch", "batch_aware", "dynamic"}
 	testNarrowKeys(t, cfg, in, []keyCase{
 		{"batching.window", func(c *Config) { c.Batching.Window = 5 * time.Millisecond }, batching},
@@ -110,7 +112,7 @@ func TestLearnedUnitKeysAreNarrow(t *testing.T) {
 	cfg.Policies = []string{"edf", "learned", "learned+batch"}
 	cfg.Sweep = Sweep{Loads: []float64{0.5, 1}, Jobs: 500, Target: 0.9}
 	cfg.Studies = Studies{Jobs: 500, Replications: 1, PredictionErrors: []float64{0.2}, DecisionCosts: []string{"0s"}}
-	in := Inputs{Samples: writeSamples(t, learnedProfile()), Jobs: generateJobs(t, mlpWorkload(800), 3),
+	in := Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, learnedProfile()), Jobs: generateJobs(t, mlpWorkload(800), 3),
 		Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	learned := []string{"learned", "learned+batch"}
 	testNarrowKeys(t, cfg, in, []keyCase{

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -105,7 +106,7 @@ func TestEvaluatorsAgree(t *testing.T) {
 				cfg.Policies = []string{"edf", "learned"}
 				cfg.Learned.Evaluator = ev
 				dirs[ev], notes[ev] = t.TempDir(), map[string]string{}
-				in := Inputs{Samples: samples, Jobs: jobs, Placement: tt.placement, ORTLib: lib, ORTSource: src}
+				in := Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Placement: tt.placement, ORTLib: lib, ORTSource: src}
 				if err := Run(context.Background(), cfg, 5, in, Output{Dir: dirs[ev], Metadata: testMeta, Notes: notes[ev]}); err != nil {
 					t.Fatal(err)
 				}

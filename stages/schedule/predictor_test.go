@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/train/predictorfit"
@@ -30,7 +34,7 @@ func learnedProfile() []profilespec.Sample {
 // savePredictor trains a predictor of kind on s and writes its file.
 func savePredictor(t *testing.T, s []profilespec.Sample, kind string) (string, *predictor.Model) {
 	t.Helper()
-	r, err := predictorfit.Train(s, predictorfit.Options{Seed: 1, Kind: kind, Folds: 2, Trees: 3})
+	r, err := predictorfit.Train(s, predictorfit.Options{Catalog: catalog.Zoo(), Seed: 1, Kind: kind, Folds: 2, Trees: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +67,7 @@ func TestLearnedPredictor(t *testing.T) {
 		c := cfg
 		c.Predictor = pred
 		dir := t.TempDir()
-		if err := Run(context.Background(), c, 5, Inputs{Samples: samples, Jobs: jobs, Predictor: path}, Output{Dir: dir, Metadata: testMeta}); err != nil {
+		if err := Run(context.Background(), c, 5, Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Predictor: path}, Output{Dir: dir, Metadata: testMeta}); err != nil {
 			t.Fatal(err)
 		}
 		return readOutput(t, c, dir)
@@ -85,7 +89,7 @@ func TestLearnedPredictor(t *testing.T) {
 	// Without the file, or with one for another machine, the stage says so.
 	bad := cfg
 	bad.Predictor = PredictorLearned
-	err := Run(context.Background(), bad, 5, Inputs{Samples: samples, Jobs: jobs}, Output{Dir: t.TempDir()})
+	err := Run(context.Background(), bad, 5, Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs}, Output{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "learned predictor") {
 		t.Errorf("Run without a predictor file = %v", err)
 	}
@@ -94,7 +98,7 @@ func TestLearnedPredictor(t *testing.T) {
 		other[i].Device = "gpu"
 	}
 	otherPath, _ := savePredictor(t, other, predictor.KindLogLinear)
-	err = Run(context.Background(), bad, 5, Inputs{Samples: samples, Jobs: jobs, Predictor: otherPath}, Output{Dir: t.TempDir()})
+	err = Run(context.Background(), bad, 5, Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Predictor: otherPath}, Output{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "has no prediction for mlp") || !strings.Contains(err.Error(), "schedule.predictor: table") {
 		t.Errorf("Run with a predictor of another device = %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/policy"
@@ -92,7 +93,7 @@ type variant struct {
 // unless the memo has the run, then simulates the same slice, and writes
 // real/ into out.Dir. It runs before any simulation, so that nothing else
 // uses the cores while it measures.
-func runReal(ctx context.Context, cfg Config, samples []profilespec.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
+func runReal(ctx context.Context, cfg Config, cat *catalog.Catalog, samples []profilespec.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
 	if !RunsReal(cfg) {
 		return nil
 	}
@@ -108,7 +109,7 @@ func runReal(ctx context.Context, cfg Config, samples []profilespec.Sample, tabl
 	// learned.
 	rcfg := cfg
 	rcfg.Cluster, rcfg.Policies = devs, cfg.Real.Policies
-	cl, err := newCluster(rcfg, table, in)
+	cl, err := newCluster(rcfg, cat, table, in)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func runReal(ctx context.Context, cfg Config, samples []profilespec.Sample, tabl
 // slice reads the eval jobs that arrive within schedule.real.duration at
 // offered load u, their arrival times divided by the schedule load.
 func (r *realRunner) slice(ctx context.Context, u float64) ([]*sim.Job, error) {
-	jr, err := cluster.OpenJobs(r.in.Jobs, u*r.perUnit, 0)
+	jr, err := r.cl.OpenJobs(r.in.Jobs, u*r.perUnit, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -537,7 +538,7 @@ func (r *realRunner) measure(ctx context.Context, spec string, jobs []*sim.Job, 
 	rows := make([]DispatchRow, len(batches))
 	for i, b := range batches {
 		dev := *r.cl.Device(int(b.Device))
-		rows[i] = DispatchRow{BatchID: b.BatchID, Device: dev.Name, Lane: b.Lane, Model: cluster.ModelName(b.Model), Precision: cluster.PrecisionName(b.Precision),
+		rows[i] = DispatchRow{BatchID: b.BatchID, Device: dev.Name, Lane: b.Lane, Model: r.cl.ModelName(b.Model), Precision: cluster.PrecisionName(b.Precision),
 			Jobs: b.Jobs, Samples: b.Samples, HandedS: b.Handed, PickedS: b.Picked, RunS: b.Run, EndS: b.End, NoticedS: b.Noticed,
 			Bound: b.Bound, Faults: b.Faults, ProfileMeanS: r.cl.Predict(int(b.Device), b.Model, b.Precision, b.Samples)}
 		if b.Bound {
@@ -631,11 +632,11 @@ func (r *realRunner) prepare(jobs []*sim.Job, batching bool) error {
 // model reads the profile's build of a model at a precision: the very
 // bytes it timed.
 func (r *realRunner) model(model, precision int32) (ortmachine.Model, error) {
-	name := cluster.ModelName(model)
-	file := profilespec.ModelFile(name, cluster.PrecisionName(precision))
+	c := r.cl.Catalog().At(int(model))
+	file := profilespec.ModelFile(c.Name, cluster.PrecisionName(precision))
 	b, err := os.ReadFile(filepath.Join(r.models, file))
 	if err != nil {
 		return ortmachine.Model{}, fmt.Errorf("the profile's %s, which the real run runs: %w", file, err)
 	}
-	return ortmachine.Model{Name: name, ONNX: b}, nil
+	return ortmachine.Model{Catalog: c, ONNX: b}, nil
 }

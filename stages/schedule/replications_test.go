@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
@@ -18,7 +22,7 @@ import (
 func generateReplications(t *testing.T, cfg generate.Config, seed int64, reps int) []string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := generate.Run(context.Background(), cfg, seed, generate.Output{Dir: dir, EvalReplications: reps}); err != nil {
+	if err := generate.Run(context.Background(), cfg, seed, catalog.Zoo(), generate.Output{Dir: dir, EvalReplications: reps}); err != nil {
 		t.Fatal(err)
 	}
 	files := generatespec.EvalReplicationFiles(cfg, reps)
@@ -38,12 +42,12 @@ func TestReplicationsRunTheirOwnWorkloads(t *testing.T) {
 	cfg.Policies = []string{"fifo", "greedy"}
 	cfg.Replications = 3
 	dir := t.TempDir()
-	in := Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: files[0], Workloads: files}
+	in := Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, noisyProfile()), Jobs: files[0], Workloads: files}
 	if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
 		t.Fatal(err)
 	}
 	o := readOutput(t, cfg, dir)
-	cl, err := cluster.Open(cfg, in.Samples)
+	cl, err := cluster.Open(cfg, catalog.Zoo(), in.Samples)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +111,7 @@ func TestUtilizationOffersAFractionOfCapacity(t *testing.T) {
 		if math.Abs(b.OfferedLoad-0.6) > 1e-12 {
 			t.Errorf("%s: offered load %v, want 0.6", name, b.OfferedLoad)
 		}
-		cl, err := cluster.Open(cfg, prof)
+		cl, err := cluster.Open(cfg, catalog.Zoo(), prof)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +136,7 @@ func TestUtilizationOffersAFractionOfCapacity(t *testing.T) {
 // units, and so its memo entries, are the same).
 func TestStudiesRunInReplications(t *testing.T) {
 	files := generateReplications(t, mlpWorkload(1500), 3, 3)
-	in := Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: files[0], Workloads: files}
+	in := Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, noisyProfile()), Jobs: files[0], Workloads: files}
 	study := func(reps int) []StudyRow {
 		cfg := testConfig()
 		cfg.Policies = []string{"fifo", "greedy"}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
@@ -23,6 +24,8 @@ import (
 
 // Inputs are the upstream files the stage reads.
 type Inputs struct {
+	// Models is the profile's models.parquet: the catalog.
+	Models string
 	// Samples is the profile's samples.parquet.
 	Samples string
 	// Jobs is generate's jobs-eval.parquet: the first replication's eval
@@ -112,6 +115,10 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("schedule: invalid config: %w", err)
 	}
+	cat, err := catalog.Read(in.Models)
+	if err != nil {
+		return fmt.Errorf("schedule: profile's catalog: %w", err)
+	}
 	samples, err := parquetio.ReadAll[profilespec.Sample](in.Samples)
 	if err != nil {
 		return fmt.Errorf("schedule: read profile samples: %w", err)
@@ -120,7 +127,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
-	cl, err := newCluster(cfg, table, in)
+	cl, err := newCluster(cfg, cat, table, in)
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
@@ -136,7 +143,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		return runShard(ctx, cfg, cl, seed, in, out)
 	}
 	// The real runs go first, alone on the cores.
-	if err := runReal(ctx, cfg, samples, table, seed, in, out, note); err != nil {
+	if err := runReal(ctx, cfg, cat, samples, table, seed, in, out, note); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -319,7 +326,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 	}()
 	name := u.Spec
 	simSeed, policySeed := u.seeds(seed)
-	r, err := cluster.OpenJobs(jobsPath, u.Load, u.Jobs)
+	r, err := cl.OpenJobs(jobsPath, u.Load, u.Jobs)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}

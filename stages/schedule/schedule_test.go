@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
@@ -215,7 +217,7 @@ func TestRejectedShareWarns(t *testing.T) {
 		cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10}
 		notes := map[string]string{}
 		var warned []string
-		err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, constantProfile()), Jobs: writeJobs(t, jobs)},
+		err := Run(context.Background(), cfg, 1, Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, constantProfile()), Jobs: writeJobs(t, jobs)},
 			Output{Dir: t.TempDir(), Metadata: testMeta, Notes: notes, Warn: func(msg string) { warned = append(warned, msg) }})
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +235,7 @@ func TestRejectedShareWarns(t *testing.T) {
 }
 
 func mlpWeightMiB() float64 {
-	m, _ := catalog.Lookup("mlp")
+	m, _ := catalog.Zoo().Lookup("mlp")
 	return float64(m.WeightBytes) / (1 << 20)
 }
 
@@ -325,7 +327,7 @@ func TestMissingCurveNamesIt(t *testing.T) {
 	})
 	cfg := testConfig()
 	dir := t.TempDir()
-	err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, constantProfile()), Jobs: jobs}, Output{Dir: dir})
+	err := Run(context.Background(), cfg, 1, Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, constantProfile()), Jobs: jobs}, Output{Dir: dir})
 	for _, want := range []string{"schedule: ", "cluster[0] (cpu, measured)", "mlp fp16", "job 7", "profile device cpu at 1 threads",
 		"cpu/mlp/fp32/threads=1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -353,11 +355,11 @@ func TestRunErrors(t *testing.T) {
 		in   Inputs
 		want string
 	}{
-		{"invalid config", context.Background(), badConfig, Inputs{Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a factor in [0.001, 1000], got 0"},
-		{"no samples", context.Background(), testConfig(), Inputs{Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "schedule: read profile samples"},
-		{"no jobs", context.Background(), testConfig(), Inputs{Samples: prof, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
-		{"profile lacks the device", context.Background(), unknownDevice, Inputs{Samples: prof, Jobs: jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
-		{"cancelled", cancelled, testConfig(), Inputs{Samples: prof, Jobs: jobs}, context.Canceled.Error()},
+		{"invalid config", context.Background(), badConfig, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, "schedule: invalid config: schedule.load: must be a factor in [0.001, 1000], got 0"},
+		{"no samples", context.Background(), testConfig(), Inputs{Models: catalogtest.ZooFile(t), Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "schedule: read profile samples"},
+		{"no jobs", context.Background(), testConfig(), Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "schedule: open jobs"},
+		{"profile lacks the device", context.Background(), unknownDevice, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, "cluster[0] (cpu): service: contention of device gpu0: not measured; the profile has devices cpu"},
+		{"cancelled", cancelled, testConfig(), Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, context.Canceled.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -367,7 +369,7 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := Run(cancelled, testConfig(), 1, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+	if err := Run(cancelled, testConfig(), 1, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, Output{Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
 	}
 }
@@ -376,7 +378,7 @@ func TestProgress(t *testing.T) {
 	cfg := testConfig()
 	var calls, last, total int64
 	err := Run(context.Background(), cfg, 1,
-		Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(10_000), 1)},
+		Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(10_000), 1)},
 		Output{Dir: t.TempDir(), Progress: func(d, n int64) { calls++; last, total = d, n }})
 	if err != nil {
 		t.Fatal(err)
@@ -417,11 +419,11 @@ func TestTraceIsTheSimulation(t *testing.T) {
 			precision = 1
 		}
 		jobs[i] = &sim.Job{ID: r.ID, Arrival: a, Deadline: a + r.SLOS, Class: class,
-			Model: int32(slices.Index(catalog.Names(), r.Model)), Precision: precision, Batch: r.BatchSize}
+			Model: int32(slices.Index(catalog.Zoo().Names(), r.Model)), Precision: precision, Batch: r.BatchSize}
 	}
 	// The train stage simulates what cluster.Load loads, configured by
 	// SimConfig: the same jobs, and the same simulations.
-	w, err := cluster.Load(context.Background(), cfg, writeSamples(t, prof), jobsPath, 0, nil)
+	w, err := cluster.Load(context.Background(), cfg, catalog.Zoo(), writeSamples(t, prof), jobsPath, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +517,7 @@ func TestCancelDuringSimulation(t *testing.T) {
 	var last, total int64
 	first := [2]int64{-1, -1}
 	err := Run(ctx, testConfig(), 1,
-		Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(200_000), 1)},
+		Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(200_000), 1)},
 		Output{Dir: t.TempDir(), Progress: func(d, n int64) {
 			if first[0] < 0 {
 				first = [2]int64{d, n}

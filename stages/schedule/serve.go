@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/policy"
@@ -23,11 +24,11 @@ func learnedSpecs(specs []string) []string {
 	return out
 }
 
-// newCluster builds the cluster of cfg on the profile's table, with
+// newCluster builds the cluster of cfg on the profile's table and catalog, with
 // train's predictor when cfg predicts with it, and, when cfg lists a
 // learned policy, its placement network served (loadPlacement).
-func newCluster(cfg Config, table *servicetime.Table, in Inputs) (*cluster.Cluster, error) {
-	cl, err := cluster.New(cfg, table)
+func newCluster(cfg Config, cat *catalog.Catalog, table *servicetime.Table, in Inputs) (*cluster.Cluster, error) {
+	cl, err := cluster.New(cfg, cat, table)
 	if err != nil {
 		return nil, err
 	}

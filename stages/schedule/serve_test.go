@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
@@ -54,7 +56,7 @@ func TestLearnedPolicy(t *testing.T) {
 		cfg.Policies = []string{"learned"}
 		cfg.Learned.Cost = cost
 		dir := t.TempDir()
-		in := Inputs{Samples: samples, Jobs: jobs, Placement: constantNetwork(t, bias), ORTLib: lib, ORTSource: src}
+		in := Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Placement: constantNetwork(t, bias), ORTLib: lib, ORTSource: src}
 		if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +112,7 @@ func TestLearnedPolicy(t *testing.T) {
 		{filepath.Join(t.TempDir(), "none.onnx"), "placement network"},
 		{bad, "placement.onnx"},
 	} {
-		err := Run(context.Background(), cfg, 5, Inputs{Samples: samples, Jobs: jobs, Placement: tt.placement, ORTLib: lib, ORTSource: src}, Output{Dir: t.TempDir()})
+		err := Run(context.Background(), cfg, 5, Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Placement: tt.placement, ORTLib: lib, ORTSource: src}, Output{Dir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Run with placement %s = %v, want an error containing %q", tt.placement, err, tt.want)
 		}
@@ -137,7 +139,7 @@ func TestLearnedCostSources(t *testing.T) {
 		cfg.Policies = []string{"learned"}
 		cfg.Learned.Cost = schedulespec.CostProfile
 		dir := t.TempDir()
-		in := Inputs{Samples: writeSamples(t, prof), Jobs: jobs, Placement: network, ORTLib: lib, ORTSource: src}
+		in := Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, prof), Jobs: jobs, Placement: network, ORTLib: lib, ORTSource: src}
 		if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +185,7 @@ func TestStudies(t *testing.T) {
 	cfg.Predictor = PredictorLearned
 	cfg.Studies = Studies{Jobs: 1500, Replications: 1, PredictionErrors: []float64{0.2, 0.5}, DecisionCosts: []string{"0s", "5ms"}}
 	dir := t.TempDir()
-	in := Inputs{Samples: samples, Jobs: jobs, Predictor: predPath, Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
+	in := Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Predictor: predPath, Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
 	if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func predictionMAPE(ctx context.Context, cl *cluster.Cluster, errs []predictionE
 			return nil, err
 		}
 	}
-	r, err := cluster.OpenJobs(jobsPath, load, limit)
+	r, err := cl.OpenJobs(jobsPath, load, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
 	"github.com/mlsched/mlsched/pipeline"
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
@@ -207,7 +209,7 @@ func TestSweep(t *testing.T) {
 	run := func(cfg Config, memo Memo) string {
 		t.Helper()
 		dir := t.TempDir()
-		if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: dir, Metadata: testMeta, Memo: memo}); err != nil {
+		if err := Run(context.Background(), cfg, 7, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, Output{Dir: dir, Metadata: testMeta, Memo: memo}); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		return dir
@@ -358,7 +360,7 @@ func TestSweepConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig()
 	cfg.Policies = []string{"fifo"}
-	if err := Run(context.Background(), cfg, 1, Inputs{Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(100), 1)}, Output{Dir: dir}); err != nil {
+	if err := Run(context.Background(), cfg, 1, Inputs{Models: catalogtest.ZooFile(t), Samples: writeSamples(t, noisyProfile()), Jobs: generateJobs(t, mlpWorkload(100), 1)}, Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	points, capacity := readSweep(t, dir)
@@ -380,7 +382,7 @@ func TestShardsFillTheMemoForTheStage(t *testing.T) {
 	jobs := generateJobs(t, mlpWorkload(6000), 3)
 	cfg := sweepConfig()
 	whole := t.TempDir()
-	if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: whole, Metadata: testMeta}); err != nil {
+	if err := Run(context.Background(), cfg, 7, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, Output{Dir: whole, Metadata: testMeta}); err != nil {
 		t.Fatal(err)
 	}
 	if n := schedulespec.Shards(cfg); n != 4 {
@@ -392,7 +394,7 @@ func TestShardsFillTheMemoForTheStage(t *testing.T) {
 			for i := range count {
 				dir := t.TempDir()
 				out := Output{Dir: dir, Metadata: testMeta, Memo: memo, Shard: &Shard{Index: i, Count: count}}
-				if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, out); err != nil {
+				if err := Run(context.Background(), cfg, 7, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, out); err != nil {
 					t.Fatalf("part %d of %d: %v", i, count, err)
 				}
 				if files, _ := os.ReadDir(dir); len(files) != 0 {
@@ -401,7 +403,7 @@ func TestShardsFillTheMemoForTheStage(t *testing.T) {
 			}
 			built := memo.builds.Load()
 			dir := t.TempDir()
-			if err := Run(context.Background(), cfg, 7, Inputs{Samples: prof, Jobs: jobs}, Output{Dir: dir, Metadata: testMeta, Memo: memo}); err != nil {
+			if err := Run(context.Background(), cfg, 7, Inputs{Models: catalogtest.ZooFile(t), Samples: prof, Jobs: jobs}, Output{Dir: dir, Metadata: testMeta, Memo: memo}); err != nil {
 				t.Fatal(err)
 			}
 			if again := memo.builds.Load() - built; again != 0 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
@@ -27,6 +28,8 @@ type Config = trainspec.Config
 
 // Inputs are the upstream files the stage reads.
 type Inputs struct {
+	// Models is the profile's models.parquet: the catalog.
+	Models string
 	// Samples is the profile's samples.parquet.
 	Samples string
 	// Jobs is generate's train workload (never the eval one).
@@ -73,11 +76,16 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	var rows []trainspec.MetricRow
 
 	// The service-time predictor.
+	cat, err := catalog.Read(in.Models)
+	if err != nil {
+		return fmt.Errorf("train: profile's catalog: %w", err)
+	}
 	samples, err := parquetio.ReadAll[profilespec.Sample](in.Samples)
 	if err != nil {
 		return fmt.Errorf("train: read profile samples: %w", err)
 	}
-	res, err := predictorfit.Train(samples, predictorfit.Options{Seed: derive(seed, 1), Folds: cfg.Predictor.Folds, Kind: cfg.Predictor.Kind, Trees: cfg.Predictor.Trees})
+	res, err := predictorfit.Train(samples, predictorfit.Options{Seed: derive(seed, 1), Folds: cfg.Predictor.Folds, Kind: cfg.Predictor.Kind,
+		Trees: cfg.Predictor.Trees, Catalog: cat})
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
@@ -111,7 +119,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	// The placement network: label, split, train, score, export.
 	// The rollouts predict as schedule's simulations will: with the
 	// predictor just trained, unless schedule.predictor says table.
-	w, err := cluster.Load(ctx, simulation.Schedule(), in.Samples, in.Jobs, 0, res.Model)
+	w, err := cluster.Load(ctx, simulation.Schedule(), cat, in.Samples, in.Jobs, 0, res.Model)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
@@ -182,7 +190,7 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	if in.Holdout != "" {
 		// The same scorers on decision points of a workload training
 		// never touched: another seed and arrival process.
-		hw, err := cluster.Load(ctx, simulation.Schedule(), in.Samples, in.Holdout, 0, res.Model)
+		hw, err := cluster.Load(ctx, simulation.Schedule(), cat, in.Samples, in.Holdout, 0, res.Model)
 		if err != nil {
 			return fmt.Errorf("train: holdout: %w", err)
 		}

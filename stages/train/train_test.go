@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog/catalogtest"
+
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/ort"
@@ -31,7 +35,7 @@ func trainJobs(t testing.TB, jobs int64) string {
 	cfg := generate.DefaultConfig()
 	cfg.Train.Jobs, cfg.Eval.Jobs, cfg.Holdout.Jobs = jobs, 1, jobs/2
 	dir := t.TempDir()
-	if err := generate.Run(context.Background(), cfg, 1, generate.Output{Dir: dir}); err != nil {
+	if err := generate.Run(context.Background(), cfg, 1, catalog.Zoo(), generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadTrain))
@@ -63,7 +67,7 @@ func run(t testing.TB, cfg Config, jobs string) string {
 	// The holdout workload generate wrote beside the train one.
 	holdout := filepath.Join(filepath.Dir(jobs), generatespec.JobsFile(generatespec.WorkloadHoldout))
 	err := Run(context.Background(), cfg, trainspec.SimulationOf(schedulespec.DefaultConfig()), 7,
-		Inputs{Samples: samplesPath, Jobs: jobs, Holdout: holdout}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes, Progress: progress})
+		Inputs{Models: catalogtest.ZooFile(t), Samples: samplesPath, Jobs: jobs, Holdout: holdout}, Output{Dir: dir, Metadata: map[string]string{"stage": "train"}, Notes: notes, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,9 +293,9 @@ func TestRunErrors(t *testing.T) {
 		in   Inputs
 		want string
 	}{
-		{"config", bad, Inputs{Samples: samplesPath, Jobs: jobs}, "train.predictor.folds"},
-		{"no samples", small(), Inputs{Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "read profile samples"},
-		{"no jobs", small(), Inputs{Samples: samplesPath, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "none.parquet"},
+		{"config", bad, Inputs{Models: catalogtest.ZooFile(t), Samples: samplesPath, Jobs: jobs}, "train.predictor.folds"},
+		{"no samples", small(), Inputs{Models: catalogtest.ZooFile(t), Samples: filepath.Join(t.TempDir(), "none.parquet"), Jobs: jobs}, "read profile samples"},
+		{"no jobs", small(), Inputs{Models: catalogtest.ZooFile(t), Samples: samplesPath, Jobs: filepath.Join(t.TempDir(), "none.parquet")}, "none.parquet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,22 +5,27 @@ package catalog
 // Params, FLOPs and activation bytes consistent with each other: they are
 // three views of the same layer list.
 type tally struct {
-	params int64 // trainable parameters
+	params int64 // parameters of the inference graph
+	// folded counts the batch-norm channels folded into convolutions:
+	// the reference model has two trainable parameters (γ, β) for each,
+	// the inference graph one (the bias), so the reference's trainable
+	// count is params + folded.
+	folded int64
 	macs   int64 // multiply-adds of one sample's forward pass
 	acts   int64 // fp32 elements of every tensor the forward pass produces
 }
 
 // conv adds a 2-D convolution over a square h×h input and returns the output
-// side. Batch norm, when present, is counted as its 2·cout parameters (scale
-// and shift) and no activation: at inference it folds into the convolution.
+// side. Batch norm, when present, is folded into the convolution as a bias
+// of cout parameters, and adds no activation.
 func (t *tally) conv(h, cin, cout, k, stride, pad int64, bias, batchNorm bool) int64 {
 	out := (h+2*pad-k)/stride + 1
 	t.params += cin * cout * k * k
-	if bias {
+	if bias || batchNorm {
 		t.params += cout
 	}
 	if batchNorm {
-		t.params += 2 * cout
+		t.folded += cout
 	}
 	t.macs += out * out * cout * cin * k * k
 	t.acts += out * out * cout
@@ -119,7 +124,11 @@ func resnet50Tally() tally {
 // vitTinyTally follows timm's vit_tiny_patch16_224 (DeiT-Ti): 16×16 patches
 // of a 224×224 image give 196 tokens plus a class token, width 192, 12
 // pre-norm blocks with 3 heads and an MLP ratio of 4, a final layer norm over
-// all tokens and a classifier on the class token.
+// all tokens and a classifier on the class token. Its tensors are those of
+// the zoo's graph (stages/lib/zoo/vit.go), which moves data where timm's
+// module views it: the transposes, the gathers of q, k and v and of the
+// class token, and GELU's product x·(1 + erf(x/√2)) are tensors of their
+// own.
 func vitTinyTally() tally {
 	const (
 		dim    = 192
@@ -130,8 +139,9 @@ func vitTinyTally() tally {
 	var t tally
 	side := t.conv(224, 3, dim, 16, 16, 0, true, false)
 	tokens := side*side + 1
+	t.tensor(side * side * dim)  // patches transposed to tokens
 	t.params += dim + tokens*dim // class token and position embedding
-	t.tensor(tokens * dim)       // tokens with positions added
+	t.tensor(tokens * dim)       // tokens padded with the class token's place; positions add in place
 	layerNorm := func() {
 		t.params += 2 * dim
 		t.tensor(tokens * dim)
@@ -139,19 +149,25 @@ func vitTinyTally() tally {
 	for range depth {
 		layerNorm()
 		t.linear(tokens, dim, 3*dim)
+		t.tensor(tokens * 3 * dim) // qkv transposed to heads
+		t.tensor(tokens * 3 * dim) // q, k and v gathered
+		t.tensor(tokens * dim)     // k transposed
 		// Q·Kᵀ per head is tokens×tokens×(dim/heads) multiply-adds; over all
 		// heads that is tokens²·dim, and the same again for scores·V.
 		t.macs += 2 * tokens * tokens * dim
 		t.tensor(heads * tokens * tokens) // scores, softmax in place
 		t.tensor(tokens * dim)            // scores·V
+		t.tensor(tokens * dim)            // heads transposed back
 		t.linear(tokens, dim, dim)
 		t.tensor(tokens * dim) // residual add
 		layerNorm()
 		t.linear(tokens, dim, hidden)
+		t.tensor(tokens * hidden) // GELU's product of two tensors
 		t.linear(tokens, hidden, dim)
 		t.tensor(tokens * dim) // residual add
 	}
 	layerNorm()
+	t.tensor(dim) // the class token gathered
 	t.linear(1, dim, 1000)
 	return t
 }

@@ -41,7 +41,7 @@ type arrivalEnd struct{ arrival, wall float64 }
 // among the jobs that fit somewhere, and returns what their bounds at any
 // load need.
 func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Scan, error) {
-	r, err := OpenJobs(jobsPath, 1, limit)
+	r, err := cl.OpenJobs(jobsPath, 1, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (cl *Cluster) RejectedWarning(ctx context.Context, jobsPath string, load fl
 	if b.Jobs == 0 || float64(b.UnfitJobs) <= RejectedWarnShare*float64(b.Jobs) {
 		return "", nil
 	}
-	r, err := OpenJobs(jobsPath, load, 0)
+	r, err := cl.OpenJobs(jobsPath, load, 0)
 	if err != nil {
 		return "", err
 	}
@@ -265,7 +265,7 @@ func (cl *Cluster) RejectedWarning(ctx context.Context, jobsPath string, load fl
 	var groups []group
 	for pr, n := range counts {
 		model, prec := pr/numPrecisions, pr%numPrecisions
-		groups = append(groups, group{modelNames[model] + " " + precisionNames[prec], n})
+		groups = append(groups, group{cl.ModelName(int32(model)) + " " + precisionNames[prec], n})
 	}
 	sort.Slice(groups, func(i, k int) bool {
 		if groups[i].n != groups[k].n {

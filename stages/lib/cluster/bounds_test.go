@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
@@ -11,7 +12,7 @@ import (
 // that reads the jobs at load: what one Scan must give at every load.
 func boundsByJob(t *testing.T, cl *Cluster, path string, load float64) schedulespec.BoundsRow {
 	t.Helper()
-	r, err := OpenJobs(path, load, 0)
+	r, err := cl.OpenJobs(path, load, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestScanGivesTheBoundsAtEveryLoad(t *testing.T) {
 	gen.Classes.Batch.BatchMax = 256 // many distinct fastest times
 	path := generateJobs(t, gen, 1)
 	cfg := testConfig()
-	cl, err := Open(cfg, writeSamples(t, learnedProfile()))
+	cl, err := Open(cfg, catalog.Zoo(), writeSamples(t, learnedProfile()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
@@ -44,7 +46,7 @@ func mustCluster(t *testing.T, samples []profilespec.Sample) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(testConfig(), tab)
+	c, err := New(testConfig(), catalog.Zoo(), tab)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,11 @@ type memToken struct{ base, perSample float64 }
 type Cluster struct {
 	// sched is the schedule section the cluster was built from: its
 	// options' settings configure every simulation (Build).
-	sched   schedulespec.Config
+	sched schedulespec.Config
+	// cat is the profile's catalog: the models, indexed by sim.Job.Model,
+	// and names their names.
+	cat     *catalog.Catalog
+	names   []string
 	cfg     []schedulespec.Device
 	devices []sim.Device
 	table   *servicetime.Table
@@ -62,8 +66,8 @@ var _ sim.Service = (*Cluster)(nil)
 func pairOf(model, precision int32) int { return int(model)*numPrecisions + int(precision) }
 
 // Open reads the profile's samples.parquet at samplesPath and builds the
-// cluster of cfg on it (New).
-func Open(cfg schedulespec.Config, samplesPath string) (*Cluster, error) {
+// cluster of cfg on it and the profile's catalog (New).
+func Open(cfg schedulespec.Config, cat *catalog.Catalog, samplesPath string) (*Cluster, error) {
 	samples, err := parquetio.ReadAll[profilespec.Sample](samplesPath)
 	if err != nil {
 		return nil, fmt.Errorf("read profile samples: %w", err)
@@ -72,14 +76,15 @@ func Open(cfg schedulespec.Config, samplesPath string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(cfg, table)
+	return New(cfg, cat, table)
 }
 
-// New builds the cluster of cfg on the profile's table. It fails if a
-// measured device's profile device has no rows or unusable contention rows.
-func New(cfg schedulespec.Config, table *servicetime.Table) (*Cluster, error) {
-	pairs := len(modelNames) * numPrecisions
-	c := &Cluster{sched: cfg, cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs), maxBatch: cfg.Batching.MaxBatch}
+// New builds the cluster of cfg on the profile's table and catalog, whose
+// figures give each model's memory. It fails if a measured device's
+// profile device has no rows or unusable contention rows.
+func New(cfg schedulespec.Config, cat *catalog.Catalog, table *servicetime.Table) (*Cluster, error) {
+	pairs := cat.Len() * numPrecisions
+	c := &Cluster{sched: cfg, cat: cat, names: cat.Names(), cfg: cfg.Cluster, table: table, resolved: make([]bool, pairs), maxBatch: cfg.Batching.MaxBatch}
 	for i, d := range cfg.Cluster {
 		c.devices = append(c.devices, sim.Device{Name: d.Name, Lanes: d.Lanes, Memory: d.MemoryMiB, Speed: d.Speed})
 		factors := make([]float64, d.Lanes+1)
@@ -101,7 +106,7 @@ func New(cfg schedulespec.Config, table *servicetime.Table) (*Cluster, error) {
 		c.curves = append(c.curves, make([]*servicetime.Curve, pairs))
 		c.means = append(c.means, make([][]float64, pairs))
 	}
-	for mi, m := range catalog.All() {
+	for mi, m := range cat.All() {
 		for p := range numPrecisions {
 			base, per := cfg.Memory.Token(m, p == precFP16)
 			c.memory = append(c.memory, memToken{})
@@ -109,6 +114,18 @@ func New(cfg schedulespec.Config, table *servicetime.Table) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// Catalog returns the catalog the cluster numbers its models by.
+func (c *Cluster) Catalog() *catalog.Catalog { return c.cat }
+
+// ModelName is the catalog name of a sim.Job.Model index.
+func (c *Cluster) ModelName(model int32) string { return c.names[model] }
+
+// OpenJobs opens a jobs file whose models are numbered as the cluster's
+// (package-level OpenJobs with the cluster's catalog).
+func (c *Cluster) OpenJobs(path string, load float64, limit int64) (*JobReader, error) {
+	return OpenJobs(path, c.cat, load, limit)
 }
 
 // Resolve fetches every device's curve for job j's model and precision, if
@@ -119,10 +136,10 @@ func (c *Cluster) Resolve(j *sim.Job) error {
 	pr := pairOf(j.Model, j.Precision)
 	if !c.resolved[pr] {
 		for d, dev := range c.cfg {
-			curve, err := c.table.Curve(dev.ProfileDevice, modelNames[j.Model], precisionNames[j.Precision], dev.Threads)
+			curve, err := c.table.Curve(dev.ProfileDevice, c.ModelName(j.Model), precisionNames[j.Precision], dev.Threads)
 			if err != nil {
 				return fmt.Errorf("cluster[%d] (%s, %s) runs %s %s jobs (job %d is the first) on profile device %s at %d threads, which the profile did not measure: %w",
-					d, dev.Name, dev.Kind, modelNames[j.Model], precisionNames[j.Precision], j.ID, dev.ProfileDevice, dev.Threads, err)
+					d, dev.Name, dev.Kind, c.ModelName(j.Model), precisionNames[j.Precision], j.ID, dev.ProfileDevice, dev.Threads, err)
 			}
 			c.curves[d][pr] = curve
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/generate"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
@@ -21,7 +23,7 @@ import (
 func generateJobs(t testing.TB, cfg generate.Config, seed int64) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := generate.Run(context.Background(), cfg, seed, generate.Output{Dir: dir}); err != nil {
+	if err := generate.Run(context.Background(), cfg, seed, catalog.Zoo(), generate.Output{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval))
@@ -73,7 +75,7 @@ func writeSamples(t testing.TB, s []profilespec.Sample) string {
 // trainPredictor trains a predictor of kind on s.
 func trainPredictor(t *testing.T, s []profilespec.Sample, kind string) *predictor.Model {
 	t.Helper()
-	r, err := predictorfit.Train(s, predictorfit.Options{Seed: 1, Kind: kind, Folds: 2, Trees: 3})
+	r, err := predictorfit.Train(s, predictorfit.Options{Catalog: catalog.Zoo(), Seed: 1, Kind: kind, Folds: 2, Trees: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

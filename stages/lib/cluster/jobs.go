@@ -28,14 +28,8 @@ const (
 // precisionNames is indexed by the precision indexes above.
 var precisionNames = [numPrecisions]string{generatespec.PrecisionFP32, generatespec.PrecisionFP16}
 
-// modelNames is indexed by sim.Job.Model: the catalog's fixed order.
-var modelNames = catalog.Names()
-
 // classNames is indexed by sim.Class.
 var classNames = [...]string{sim.Interactive: generatespec.ClassInteractive, sim.Batch: generatespec.ClassBatch}
-
-// ModelName is the catalog name of a sim.Job.Model index.
-func ModelName(model int32) string { return modelNames[model] }
 
 // PrecisionName is the name (generatespec.PrecisionFP32, PrecisionFP16) of
 // a sim.Job.Precision index.
@@ -67,7 +61,9 @@ const noCode = -1
 type JobReader struct {
 	file *parquetio.ColumnFile
 	name string // the file's base name, for errors
-	rows int64  // as the footer says
+	// models are the catalog's names, indexed by sim.Job.Model.
+	models []string
+	rows   int64 // as the footer says
 	// load scales arrival times (arrival/load); the SLO is kept.
 	load float64
 
@@ -75,23 +71,24 @@ type JobReader struct {
 	class, model, precision, batchSz *parquetio.Column
 
 	// The current chunk, decoded column by column.
-	ids             []int64
-	arrivals, slos  []float64
-	classes, models []int32 // codes; see classCode and modelCode
-	precisions      []int32
-	batches         []int32
-	pos, n          int
-	done            int64   // rows returned so far
-	lastArrival     float64 // of the previous row, as in the file
+	ids                 []int64
+	arrivals, slos      []float64
+	classes, modelCodes []int32 // codes; see classCode and modelCode
+	precisions          []int32
+	batches             []int32
+	pos, n              int
+	done                int64   // rows returned so far
+	lastArrival         float64 // of the previous row, as in the file
 	// free holds recycled jobs for next to fill.
 	free []*sim.Job
 }
 
 // OpenJobs opens a jobs file for streaming and checks that it has the
 // columns the simulator needs, with the physical types generate writes.
-// Arrival times are divided by load; limit > 0 reads only the first limit
-// jobs.
-func OpenJobs(path string, load float64, limit int64) (r *JobReader, err error) {
+// Its models are numbered in cat's order (sim.Job.Model), and a model cat
+// lacks is an error. Arrival times are divided by load; limit > 0 reads
+// only the first limit jobs.
+func OpenJobs(path string, cat *catalog.Catalog, load float64, limit int64) (r *JobReader, err error) {
 	name := filepath.Base(path)
 	cf, err := parquetio.OpenColumns(path)
 	if err != nil {
@@ -106,7 +103,7 @@ func OpenJobs(path string, load float64, limit int64) (r *JobReader, err error) 
 	if limit > 0 {
 		rows = min(rows, limit)
 	}
-	r = &JobReader{file: cf, name: name, rows: rows, load: load, lastArrival: math.Inf(-1)}
+	r = &JobReader{file: cf, name: name, models: cat.Names(), rows: rows, load: load, lastArrival: math.Inf(-1)}
 	for _, c := range []struct {
 		col  **parquetio.Column
 		name string
@@ -128,7 +125,7 @@ func OpenJobs(path string, load float64, limit int64) (r *JobReader, err error) 
 	r.arrivals = make([]float64, readChunk)
 	r.slos = make([]float64, readChunk)
 	r.classes = make([]int32, readChunk)
-	r.models = make([]int32, readChunk)
+	r.modelCodes = make([]int32, readChunk)
 	r.precisions = make([]int32, readChunk)
 	r.batches = make([]int32, readChunk)
 	return r, nil
@@ -177,7 +174,7 @@ func (r *JobReader) Next() (*sim.Job, error) {
 		Arrival:   a,
 		Deadline:  a + slo,
 		Class:     sim.Class(r.classes[i]),
-		Model:     r.models[i],
+		Model:     r.modelCodes[i],
 		Precision: r.precisions[i],
 		Batch:     b,
 	}
@@ -212,7 +209,7 @@ func (r *JobReader) fill(n int) error {
 		lookup func([]byte) int32
 	}{
 		{r.class, r.classes, classCode},
-		{r.model, r.models, modelCode},
+		{r.model, r.modelCodes, r.modelCode},
 		{r.precision, r.precisions, precisionCode},
 	} {
 		bad, err := c.col.Codes(c.dst[:n], c.lookup)
@@ -238,7 +235,7 @@ func (r *JobReader) badValue(col string, i int, value string) error {
 	case "class":
 		want = classNames[:]
 	case "model":
-		want = modelNames
+		want = r.models
 	case "precision":
 		want = precisionNames[:]
 	}
@@ -255,9 +252,9 @@ func classCode(b []byte) int32 {
 	return noCode
 }
 
-func modelCode(b []byte) int32 {
+func (r *JobReader) modelCode(b []byte) int32 {
 	// slices.Index gives -1, noCode, for a name not in the catalog.
-	return int32(slices.Index(modelNames, string(b)))
+	return int32(slices.Index(r.models, string(b)))
 }
 
 func precisionCode(b []byte) int32 {

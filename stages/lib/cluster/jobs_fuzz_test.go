@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -28,7 +30,7 @@ func FuzzReadJobs(f *testing.F) {
 	dir := f.TempDir()
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs, gen.Eval.Jobs = 1, 60
-	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
+	if err := generate.Run(context.Background(), gen, 1, catalog.Zoo(), generate.Output{Dir: dir}); err != nil {
 		f.Fatal(err)
 	}
 	path := filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval))
@@ -58,7 +60,7 @@ func FuzzReadJobs(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := OpenJobs(path, 2, 0)
+		r, err := OpenJobs(path, catalog.Zoo(), 2, 0)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) && !strings.Contains(err.Error(), "jobs-eval.parquet") {
 				t.Fatalf("error %q does not name the file", err)
@@ -87,7 +89,7 @@ func FuzzReadJobs(f *testing.F) {
 				t.Fatalf("job %d: batch %d", j.ID, j.Batch)
 			case j.Class != sim.Interactive && j.Class != sim.Batch:
 				t.Fatalf("job %d: class %d", j.ID, j.Class)
-			case j.Model < 0 || int(j.Model) >= len(modelNames) || j.Precision < 0 || j.Precision >= numPrecisions:
+			case j.Model < 0 || int(j.Model) >= catalog.Zoo().Len() || j.Precision < 0 || j.Precision >= numPrecisions:
 				t.Fatalf("job %d: model %d, precision %d", j.ID, j.Model, j.Precision)
 			}
 			prev = j.Arrival

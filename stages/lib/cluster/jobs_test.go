@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -27,7 +29,7 @@ type plainJob struct {
 // readJobs streams every job of a file through a JobReader.
 func readJobs(t *testing.T, path string, load float64) ([]sim.Job, error) {
 	t.Helper()
-	r, err := OpenJobs(path, load, 0)
+	r, err := OpenJobs(path, catalog.Zoo(), load, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func TestJobReader(t *testing.T) {
 			for i, w := range rows {
 				g := got[i]
 				if g.ID != w.ID || g.Arrival != w.ArrivalS/load || g.Deadline != w.ArrivalS/load+w.SLOS || classNames[g.Class] != w.Class ||
-					modelNames[g.Model] != w.Model || precisionNames[g.Precision] != w.Precision || g.Batch != w.BatchSize {
+					catalog.Zoo().Names()[g.Model] != w.Model || precisionNames[g.Precision] != w.Precision || g.Batch != w.BatchSize {
 					t.Fatalf("row %d: read %+v, want %+v", i, g, w)
 				}
 			}
@@ -151,7 +153,7 @@ func TestJobReaderErrors(t *testing.T) {
 		missing:   "read missing.parquet: no column batch_size",
 		wrongType: "read wrong.parquet: column batch_size: want a required INT32 column",
 	} {
-		if _, err := OpenJobs(path, 1, 0); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := OpenJobs(path, catalog.Zoo(), 1, 0); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("OpenJobs(%s) = %v, want an error containing %q", filepath.Base(path), err, want)
 		}
 	}

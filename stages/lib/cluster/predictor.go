@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
@@ -17,6 +18,7 @@ import (
 // from then on, shared by the concurrent simulations.
 type learned struct {
 	model *predictor.Model
+	names []string // the catalog's, indexed by sim.Job.Model
 	devs  []schedulespec.Device
 	// tab[d][pair][b] is the prediction for a batch of b on cluster
 	// device d's profile device and threads, before the device's speed.
@@ -43,12 +45,12 @@ func (c *Cluster) LoadPredictor(path string) error {
 
 // UsePredictor makes m the predictions of schedulespec.PredictorLearned
 // (Predictor). Call it before the jobs are resolved: the tables fill then.
-func (c *Cluster) UsePredictor(m *predictor.Model) { c.learned = newLearned(m, c.cfg) }
+func (c *Cluster) UsePredictor(m *predictor.Model) { c.learned = newLearned(m, c.cat, c.cfg) }
 
 // newLearned is m for the cluster devs, its tables empty until resolve.
-func newLearned(m *predictor.Model, devs []schedulespec.Device) *learned {
-	l := &learned{model: m, devs: devs, tab: make([][][]float64, len(devs))}
-	pairs := len(modelNames) * numPrecisions
+func newLearned(m *predictor.Model, cat *catalog.Catalog, devs []schedulespec.Device) *learned {
+	l := &learned{model: m, names: cat.Names(), devs: devs, tab: make([][][]float64, len(devs))}
+	pairs := cat.Len() * numPrecisions
 	for d := range l.tab {
 		l.tab[d] = make([][]float64, pairs)
 	}
@@ -56,8 +58,8 @@ func newLearned(m *predictor.Model, devs []schedulespec.Device) *learned {
 }
 
 // query is the predictor's question for a batch on cluster device dev.
-func query(dev schedulespec.Device, model, precision int32, batch int) predictor.Query {
-	return predictor.Query{Device: dev.ProfileDevice, Model: modelNames[model], Precision: precisionNames[precision],
+func (l *learned) query(dev schedulespec.Device, model, precision int32, batch int) predictor.Query {
+	return predictor.Query{Device: dev.ProfileDevice, Model: l.names[model], Precision: precisionNames[precision],
 		Batch: batch, Threads: dev.Threads}
 }
 
@@ -72,9 +74,9 @@ func (l *learned) resolve(j *sim.Job, upTo int) error {
 			v := 0.0 // batch 0 never runs
 			if b > 0 {
 				var ok bool
-				if v, ok = l.model.Predict(query(dev, j.Model, j.Precision, b)); !ok {
+				if v, ok = l.model.Predict(l.query(dev, j.Model, j.Precision, b)); !ok {
 					return fmt.Errorf("cluster[%d] (%s): the learned predictor (%s) has no prediction for %s %s at batch %d on profile device %s at %d threads (set schedule.predictor: %s to predict from the profile)",
-						d, dev.Name, l.model.Kind(), modelNames[j.Model], precisionNames[j.Precision], b, dev.ProfileDevice, dev.Threads, schedulespec.PredictorTable)
+						d, dev.Name, l.model.Kind(), l.names[j.Model], precisionNames[j.Precision], b, dev.ProfileDevice, dev.Threads, schedulespec.PredictorTable)
 				}
 			}
 			tab = append(tab, v)
@@ -92,6 +94,6 @@ func (l *learned) Predict(d int, model, precision, batch int32) float64 {
 	if tab := l.tab[d][pairOf(model, precision)]; batch >= 0 && int(batch) < len(tab) {
 		return tab[batch]
 	}
-	v, _ := l.model.Predict(query(l.devs[d], model, precision, int(batch)))
+	v, _ := l.model.Predict(l.query(l.devs[d], model, precision, int(batch)))
 	return v
 }

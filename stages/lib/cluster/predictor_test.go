@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
@@ -17,7 +19,7 @@ func TestLearnedTables(t *testing.T) {
 	cfg := testConfig()
 	cfg.Cluster[1].Speed = 2
 	cfg.Predictor = schedulespec.PredictorLearned
-	w, err := Load(context.Background(), cfg, writeSamples(t, prof), generateJobs(t, mlpWorkload(4000), 3), 0, model)
+	w, err := Load(context.Background(), cfg, catalog.Zoo(), writeSamples(t, prof), generateJobs(t, mlpWorkload(4000), 3), 0, model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestLearnedTables(t *testing.T) {
 	for d, dev := range cfg.Cluster {
 		for pr, tab := range l.tab[d] {
 			for b := 1; b < len(tab); b++ {
-				want, _ := model.Predict(query(dev, int32(pr/numPrecisions), int32(pr%numPrecisions), b))
+				want, _ := model.Predict(l.query(dev, int32(pr/numPrecisions), int32(pr%numPrecisions), b))
 				if got := l.Predict(d, int32(pr/numPrecisions), int32(pr%numPrecisions), int32(b)); got != want || !(got > 0) {
 					t.Fatalf("device %d pair %d batch %d: tabulated %v, model %v", d, pr, b, got, want)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
@@ -33,11 +34,11 @@ type Workload struct {
 // cfg.Predictor is schedulespec.PredictorLearned. It fails as the schedule
 // stage would: on a damaged file, a job the cluster has no curve for, or
 // one the model cannot predict.
-func Load(ctx context.Context, cfg schedulespec.Config, samplesPath, jobsPath string, limit int64, model *predictor.Model) (*Workload, error) {
+func Load(ctx context.Context, cfg schedulespec.Config, cat *catalog.Catalog, samplesPath, jobsPath string, limit int64, model *predictor.Model) (*Workload, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule: invalid config: %w", err)
 	}
-	cl, err := Open(cfg, samplesPath)
+	cl, err := Open(cfg, cat, samplesPath)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
@@ -56,7 +57,7 @@ func Load(ctx context.Context, cfg schedulespec.Config, samplesPath, jobsPath st
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	bounds := sc.Bounds(load)
-	r, err := OpenJobs(jobsPath, load, limit)
+	r, err := cl.OpenJobs(jobsPath, load, limit)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}

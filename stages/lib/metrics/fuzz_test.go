@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
@@ -95,7 +97,7 @@ func FuzzJobSamples(f *testing.F) {
 	dir := f.TempDir()
 	gen := generate.DefaultConfig()
 	gen.Train.Jobs, gen.Eval.Jobs = 1, 40
-	if err := generate.Run(context.Background(), gen, 1, generate.Output{Dir: dir}); err != nil {
+	if err := generate.Run(context.Background(), gen, 1, catalog.Zoo(), generate.Output{Dir: dir}); err != nil {
 		f.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, generatespec.JobsFile(generatespec.WorkloadEval)))

@@ -34,8 +34,10 @@
 //
 // A File names its format, its kind (one of Kinds, the candidates the
 // train stage fits; package predictorfit describes each), the target
-// (ln seconds for the learned kinds), its feature list and its training
-// devices, and the parameters of its kind: a linear fit, trees (flat
+// (ln seconds for the learned kinds), its feature list, its training
+// devices, the catalog of the models whose figures the features are
+// computed from (the profile's, models.parquet), and the parameters of
+// its kind: a linear fit, trees (flat
 // arrays: feature, threshold, left, right, value, children after their
 // parent), the table's measured latencies, or the affine kind's series.
 // Load checks every field and names the one at fault; NewModel does the

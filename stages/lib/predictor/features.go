@@ -102,15 +102,15 @@ func bytesPerElement(precision string) float64 {
 	return 0
 }
 
-// featurize writes q's feature vector into x, which has room for the base
-// features and one column per device. It reports false, leaving x
-// unspecified, for what no feature vector can stand for: a model the
-// catalog lacks, an unknown precision, a batch or thread count below 1, or
-// a device absent from devices (the model has never seen it, and a zero
-// one-hot row would silently borrow whichever device the trees lump it
-// with).
-func Featurize(x []float64, q Query, devices []string) bool {
-	m, ok := catalog.Lookup(q.Model)
+// Featurize writes q's feature vector into x, which has room for the base
+// features and one column per device, from the catalog's figures of
+// q.Model. It reports false, leaving x unspecified, for what no feature
+// vector can stand for: a model the catalog lacks, an unknown precision, a
+// batch or thread count below 1, or a device absent from devices (the
+// model has never seen it, and a zero one-hot row would silently borrow
+// whichever device the trees lump it with).
+func Featurize(x []float64, q Query, cat *catalog.Catalog, devices []string) bool {
+	m, ok := cat.Lookup(q.Model)
 	w := bytesPerElement(q.Precision)
 	if !ok || w == 0 || q.Batch < 1 || q.Threads < 1 {
 		return false

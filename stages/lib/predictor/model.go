@@ -10,13 +10,15 @@ import (
 	"math"
 	"slices"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
-// Format names the model file's layout; Load refuses any other.
-const Format = "mlsched-predictor/1"
+// Format names the model file's layout; Load refuses any other. Version 2
+// holds the catalog the features were computed from.
+const Format = "mlsched-predictor/2"
 
 // The candidate kinds, the values of train.predictor.kind (trainspec's).
 // KindAuto is not a kind of model: it asks Train for the candidate with
@@ -59,6 +61,8 @@ const (
 // interpolated in batch size.
 type Model struct {
 	f File
+	// cat is f.Models as a catalog, for the features.
+	cat *catalog.Catalog
 	// table is f.Table built into the simulator's service table.
 	table *servicetime.Table
 }
@@ -72,6 +76,10 @@ type File struct {
 	// Devices lists the devices seen in training, sorted; a query for
 	// any other has no prediction.
 	Devices []string `json:"devices"`
+	// Models are the catalog's models, whose figures the features are
+	// computed from (the profile's models.parquet, when trained): a query
+	// for any other has no prediction.
+	Models []catalog.Model `json:"models"`
 	// Linear is loglinear's fit and boost's base.
 	Linear *Linear `json:"linear,omitempty"`
 	// TreeWeight multiplies the sum of the trees' outputs.
@@ -176,6 +184,7 @@ func (m *Model) File() File {
 	f := m.f
 	f.Features = slices.Clone(f.Features)
 	f.Devices = slices.Clone(f.Devices)
+	f.Models = m.cat.All()
 	if f.Linear != nil {
 		l := *f.Linear
 		l.Coefficients = slices.Clone(l.Coefficients)
@@ -197,6 +206,10 @@ func (m *Model) File() File {
 // Devices returns the devices the model was trained on, sorted.
 func (m *Model) Devices() []string { return slices.Clone(m.f.Devices) }
 
+// Catalog returns the models whose figures the features are computed
+// from.
+func (m *Model) Catalog() *catalog.Catalog { return m.cat }
+
 // Predict returns the predicted service time in seconds of q, and false
 // where the model has no prediction: a device it was not trained on, a
 // model the catalog lacks, an unknown precision, a batch or thread count
@@ -212,7 +225,7 @@ func (m *Model) Predict(q Query) (seconds float64, ok bool) {
 	} else {
 		x = make([]float64, n)
 	}
-	if !Featurize(x, q, m.f.Devices) {
+	if !Featurize(x, q, m.cat, m.f.Devices) {
 		return 0, false
 	}
 	if s, ok := m.f.seriesOf(q); ok {
@@ -298,7 +311,11 @@ func NewModel(f File) (*Model, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{f: f}
+	cat, err := catalog.New(f.Models)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	m := &Model{f: f, cat: cat}
 	if f.Kind == KindTable {
 		var samples []profilespec.Sample
 		for _, g := range f.Table {
@@ -337,6 +354,9 @@ func (f *File) validate() error {
 	}
 	if len(f.Devices) == 0 {
 		return errors.New("devices: empty")
+	}
+	if len(f.Models) == 0 {
+		return errors.New("models: empty")
 	}
 	for i, d := range f.Devices {
 		if d == "" || i > 0 && d <= f.Devices[i-1] {

@@ -19,7 +19,7 @@ func handMade() File {
 	coef := make([]float64, len(fs))
 	coef[0] = 1
 	coef[len(baseFeatures)] = 0.5 // device=cpu
-	return File{Format: Format, Kind: KindLogLinear, Target: TargetLog, Features: fs, Devices: devs,
+	return File{Format: Format, Kind: KindLogLinear, Target: TargetLog, Features: fs, Devices: devs, Models: catalog.Zoo().All(),
 		Linear: &Linear{Intercept: -20, Coefficients: coef}}
 }
 
@@ -38,7 +38,7 @@ func TestPredictByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mlp, _ := catalog.Lookup("mlp")
+	mlp, _ := catalog.Zoo().Lookup("mlp")
 	for _, tc := range []struct {
 		q    Query
 		want float64
@@ -86,6 +86,8 @@ func TestNewModelRefuses(t *testing.T) {
 		{"target", func(f *File) { f.Target = TargetTable }, "target: kind loglinear predicts"},
 		{"devices unsorted", func(f *File) { f.Devices = []string{"gpu", "cpu"} }, "devices: want distinct non-empty names in sorted order"},
 		{"features", func(f *File) { f.Features = f.Features[1:] }, "features: got"},
+		{"no models", func(f *File) { f.Models = nil }, "models: empty"},
+		{"a model twice", func(f *File) { f.Models = append(f.Models, f.Models[0]) }, `models: model "mlp": duplicate model`},
 		{"no linear", func(f *File) { f.Linear = nil }, "linear: kind loglinear needs a linear part"},
 		{"NaN", func(f *File) { f.Linear.Coefficients[2] = math.NaN() }, "linear.coefficients[2] (log_params): not finite"},
 		{"trees", func(f *File) {

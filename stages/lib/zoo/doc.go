@@ -1,7 +1,7 @@
 // Package zoo builds the ONNX models mlsched profiles and schedules, in Go,
 // with seeded random weights: the profile stage times them through
 // onnxruntime, and the train stage exports its placement network with the
-// same Graph builder. The architectures are the catalog's (stages/catalog);
+// same Graph builder. The architectures are the catalog's (stages/lib/catalog, Zoo);
 // Names lists them in its order.
 //
 // # Models
@@ -48,13 +48,12 @@
 // Parameters are named after the reference state dicts (layer1.0.conv1.weight,
 // blocks.3.attn.qkv.bias).
 //
-// The parameter counts equal the catalog's, with one reconciliation: the
-// catalog counts the reference models' trainable parameters, in which a
-// batch norm has a scale γ and a shift β per channel, while the folded graph
-// keeps only the per-channel bias β − γμ/σ and multiplies γ/σ into the
-// weights. Each folded bias carries a doc string saying so, and its
-// elements count twice against the catalog. Neither count is wrong; they
-// describe the trained model and the graph an inference runtime executes.
+// The parameter counts equal the catalog's, which counts the graph an
+// inference runtime executes: where the reference model's batch norm has a
+// scale γ and a shift β per channel, the folded graph keeps only the
+// per-channel bias β − γμ/σ and multiplies γ/σ into the weights. Each
+// folded bias carries a doc string saying so; with one more parameter per
+// folded channel the counts are the reference models' trainable ones.
 //
 // # Precision
 //

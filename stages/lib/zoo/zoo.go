@@ -17,12 +17,6 @@ var (
 	ErrUnknownPrecision = errors.New("unknown precision")
 )
 
-// The names of every zoo model's input and output.
-const (
-	inputName  = "input"
-	outputName = "output"
-)
-
 // Options selects the variant of a model Build makes.
 type Options struct {
 	// Seed picks the random weights; the same seed gives the same bytes.
@@ -42,22 +36,22 @@ type IO struct {
 }
 
 // model is one zoo entry: how to build the network between the graph's
-// input and its output, the shape of one sample's output, and what the
-// graph differs in from the reference model, for its doc string.
+// input and its output, and what the graph differs in from the reference
+// model, for its doc string. Its input's and output's names and shapes are
+// the catalog's.
 type model struct {
-	name   string
-	output []int64
-	build  func(g *Graph, x string) string
-	note   string
+	name  string
+	build func(g *Graph, x string) string
+	note  string
 }
 
 // models is the zoo in catalog order, as a literal list for the same reason
 // the catalog is one: the order reaches artifacts and reports.
 var models = []model{
-	{"mlp", []int64{1}, mlp, ""},
-	{"resnet18", []int64{1000}, resnet18, "batch norm folded into the convolutions; "},
-	{"resnet50", []int64{1000}, resnet50, "batch norm folded into the convolutions; "},
-	{"vit", []int64{1000}, vitTiny, "GELU built from Erf; "},
+	{"mlp", mlp, ""},
+	{"resnet18", resnet18, "batch norm folded into the convolutions; "},
+	{"resnet50", resnet50, "batch norm folded into the convolutions; "},
+	{"vit", vitTiny, "GELU built from Erf; "},
 }
 
 // Names returns the zoo's model names in catalog order: mlp, resnet18,
@@ -73,12 +67,11 @@ func Names() []string {
 // Signature returns the input and output of the model called name. The
 // input's per-sample shape is the catalog's.
 func Signature(name string) (in, out IO, err error) {
-	m, c, err := lookup(name)
+	_, c, err := lookup(name)
 	if err != nil {
 		return IO{}, IO{}, err
 	}
-	return IO{Name: inputName, Shape: append([]int64{Batch}, c.InputShape...)},
-		IO{Name: outputName, Shape: append([]int64{Batch}, m.output...)}, nil
+	return IO{Name: c.Input, Shape: c.InputDims(Batch)}, IO{Name: c.Output, Shape: c.OutputDims(Batch)}, nil
 }
 
 // Build returns the serialized ONNX ModelProto of the model called name with
@@ -135,7 +128,7 @@ func MatMul(n int, precision string) ([]byte, error) {
 // lookup finds a zoo model and its catalog entry.
 func lookup(name string) (model, catalog.Model, error) {
 	i := slices.IndexFunc(models, func(m model) bool { return m.name == name })
-	c, ok := catalog.Lookup(name)
+	c, ok := catalog.Zoo().Lookup(name)
 	if i < 0 || !ok {
 		return model{}, catalog.Model{}, fmt.Errorf("zoo: model %q: %w (valid: %s)", name, ErrUnknownModel, strings.Join(Names(), ", "))
 	}

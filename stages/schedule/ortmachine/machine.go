@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/sim"
-	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // Device is one device of this machine that runs batches for real: Lanes
@@ -35,8 +35,9 @@ type Device struct {
 
 // Model is one model at one precision, as the profile built and timed it.
 type Model struct {
-	// Name is the zoo's name of the model (its input and output shapes).
-	Name string
+	// Catalog is the model's catalog entry: its name, and its input's and
+	// output's names and shapes.
+	Catalog catalog.Model
 	// ONNX is the serialized model.
 	ONNX []byte
 }
@@ -140,9 +141,9 @@ type lane struct {
 // a binding per batch size.
 type session struct {
 	s        *ort.Session
-	in, out  zoo.IO
-	elems    int       // input floats per sample
-	pool     []float32 // poolSamples samples of seeded inputs, shared by the lanes
+	sig      catalog.Model // the input's and output's names and shapes
+	elems    int           // input floats per sample
+	pool     []float32     // poolSamples samples of seeded inputs, shared by the lanes
 	bindings map[int32]*ort.Binding
 	warm     int32 // the largest batch size warmed
 	// onnx and sized serve a CUDA lane: the model, and a session per
@@ -308,21 +309,18 @@ func (l *lane) session(model, precision int32) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("real: %w", err)
 	}
-	in, out, err := zoo.Signature(m.Name)
-	if err != nil {
-		return nil, fmt.Errorf("real: %w", err)
-	}
-	s := &session{in: in, out: out, elems: 1, bindings: map[int32]*ort.Binding{}, onnx: m.ONNX, warmed: map[int32]bool{}}
-	for _, d := range in.Shape[1:] {
+	c := m.Catalog
+	s := &session{sig: c, elems: 1, bindings: map[int32]*ort.Binding{}, onnx: m.ONNX, warmed: map[int32]bool{}}
+	for _, d := range c.InputShape {
 		s.elems *= int(d)
 	}
-	s.s, err = ort.NewSession(m.ONNX, in.Name, shape(in, 1), out.Name, shape(out, 1), l.opts)
+	s.s, err = ort.NewSession(m.ONNX, c.Input, c.InputDims(1), c.Output, c.OutputDims(1), l.opts)
 	if err != nil {
-		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", m.Name, l.d, l.i, err)
+		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", c.Name, l.d, l.i, err)
 	}
 	l.sessions[p] = s
 	if err := s.s.Run(); err != nil { // warm: the first run sets up what later ones reuse
-		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", m.Name, l.d, l.i, err)
+		return nil, fmt.Errorf("real: %s on device %d lane %d: %w", c.Name, l.d, l.i, err)
 	}
 	s.pool = l.x.pool(p, s.elems)
 	return s, nil
@@ -356,31 +354,19 @@ func (l *lane) binding(s *session, samples int32) (b *ort.Binding, made bool, er
 		return b, false, nil
 	}
 	if l.opts.Provider == ort.CUDA {
-		ss, err := ort.NewSession(s.onnx, s.in.Name, shape(s.in, int(samples)), s.out.Name, shape(s.out, int(samples)), l.opts)
+		ss, err := ort.NewSession(s.onnx, s.sig.Input, s.sig.InputDims(int(samples)), s.sig.Output, s.sig.OutputDims(int(samples)), l.opts)
 		if err != nil {
 			return nil, false, fmt.Errorf("real: device %d lane %d: batch size %d: %w", l.d, l.i, samples, err)
 		}
 		s.sized = append(s.sized, ss)
 		b = ss.First()
-	} else if b, err = s.s.Bind(shape(s.in, int(samples)), shape(s.out, int(samples))); err != nil {
+	} else if b, err = s.s.Bind(s.sig.InputDims(int(samples)), s.sig.OutputDims(int(samples))); err != nil {
 		return nil, false, fmt.Errorf("real: device %d lane %d: %w", l.d, l.i, err)
 	}
 	clear(b.Input())
 	clear(b.Output())
 	s.bindings[samples] = b
 	return b, true, nil
-}
-
-// shape replaces the dynamic batch dimension of a signature by batch.
-func shape(io zoo.IO, batch int) []int64 {
-	s := make([]int64, len(io.Shape))
-	for i, d := range io.Shape {
-		if d < 0 {
-			d = int64(batch)
-		}
-		s[i] = d
-	}
-	return s
 }
 
 // warmSized warms a CUDA lane: each session of a batch size not warmed

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/ort/orttest"
 	"github.com/mlsched/mlsched/stages/lib/sim"
@@ -39,7 +40,8 @@ func models(t *testing.T) func(model, precision int32) (Model, error) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		built[int32(i)] = Model{Name: name, ONNX: b}
+		c, _ := catalog.Zoo().Lookup(name)
+		built[int32(i)] = Model{Catalog: c, ONNX: b}
 	}
 	return func(model, precision int32) (Model, error) {
 		m, ok := built[model]

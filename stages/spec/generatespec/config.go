@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/pipeline/config"
-	"github.com/mlsched/mlsched/stages/lib/catalog"
 )
 
 // Arrival process names, the values of generate.<workload>.arrival.process.
@@ -310,7 +309,7 @@ func (c Config) Validate() error {
 	}
 
 	if len(c.Models) == 0 {
-		bad("models", "must weigh at least one model of the catalog (%s)", strings.Join(catalog.Names(), ", "))
+		bad("models", "must weigh at least one model")
 	} else {
 		var sum float64
 		names := make([]string, 0, len(c.Models))
@@ -319,10 +318,10 @@ func (c Config) Validate() error {
 		}
 		slices.Sort(names) // report in a stable order
 		for _, name := range names {
+			// Whether the model is one the profile knows is checked
+			// across sections (package stages), and by the stage
+			// against the profile's catalog.
 			w := c.Models[name]
-			if _, ok := catalog.Lookup(name); !ok {
-				bad("models."+name, "unknown model; the catalog has %s", strings.Join(catalog.Names(), ", "))
-			}
 			if !(w >= 0 && w <= MaxWeight) {
 				bad("models."+name, "weight must be in [0, 1e6], got %v", w)
 				continue

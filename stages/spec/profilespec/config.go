@@ -19,8 +19,9 @@ type Config struct {
 	// Measure turns the local measurement on; with it off, the profile holds
 	// only the imported rows.
 	Measure bool `koanf:"measure"`
-	// Models are the catalog models whose inference latency is measured.
-	Models []string `koanf:"models"`
+	// Models are the models whose inference latency is measured: the
+	// zoo's by name, and the user's from ONNX files (Model).
+	Models []Model `koanf:"models"`
 	// Precisions are tried for every model; a precision the execution
 	// provider cannot run is recorded as unsupported, not measured.
 	Precisions []string `koanf:"precisions"`
@@ -71,6 +72,66 @@ type Config struct {
 	// ORTLib is the onnxruntime shared library, if not the one make setup
 	// installs (the --ort-lib flag and ONNXRUNTIME_LIB take precedence).
 	ORTLib string `koanf:"ort_lib"`
+}
+
+// Model is one entry of profile.models: a zoo model, written by its name
+// alone ("resnet18"), or a model of the user's read from an ONNX file,
+// written as a mapping ({name: mynet, file: models/mynet.onnx}). The
+// file's graph gives the model's catalog figures (package onnxgraph), and
+// its content enters the profile's key, as an imported profile's does.
+type Model struct {
+	// Name is the model's name in the catalog, the workloads and the
+	// report.
+	Name string `koanf:"name"`
+	// File is the ONNX file, relative to the config file; empty for a zoo
+	// model.
+	File string `koanf:"file"`
+	// BatchAxis is the input's batch axis, needed only where the input has
+	// several dynamic axes; the others must then be fixed.
+	BatchAxis *int `koanf:"batch_axis"`
+}
+
+// ShortForm implements config.Shorthand: a zoo model is its name.
+func (m Model) ShortForm() (string, bool) { return m.Name, m.File == "" && m.BatchAxis == nil }
+
+// SetShortForm implements config.Shorthand: a name is a zoo model (or,
+// for Validate to say, names none).
+func (m *Model) SetShortForm(s string) error {
+	if s == "" {
+		return errors.New("an empty model name")
+	}
+	*m = Model{Name: s}
+	return nil
+}
+
+// ZooModels makes profile.models entries of zoo model names.
+func ZooModels(names ...string) []Model {
+	ms := make([]Model, len(names))
+	for i, n := range names {
+		ms[i] = Model{Name: n}
+	}
+	return ms
+}
+
+// ModelNames returns the names of profile.models, in order.
+func (c Config) ModelNames() []string {
+	names := make([]string, len(c.Models))
+	for i, m := range c.Models {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// KnownModels are the names the rest of the configuration may use for a
+// model: the zoo's, then the files' of profile.models.
+func (c Config) KnownModels() []string {
+	names := catalog.Zoo().Names()
+	for _, m := range c.Models {
+		if m.File != "" && !slices.Contains(names, m.Name) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }
 
 // MatMul configures the matrix-multiply measurement.
@@ -168,7 +229,7 @@ func DefaultConfig() Config {
 	return Config{
 		Measure:         true,
 		Provider:        ProviderCPU,
-		Models:          catalog.Names(),
+		Models:          ZooModels(catalog.Zoo().Names()...),
 		Precisions:      []string{FP32, FP16},
 		BatchSizes:      []int{1, 2, 4, 8, 16, 32, 64},
 		ModelBatchSizes: map[string][]int{},
@@ -209,9 +270,30 @@ func (c Config) Validate() error {
 	if c.Measure && len(c.Models) == 0 {
 		bad("models", "must list at least one model when measure is on")
 	}
+	known := c.KnownModels()
 	for i, m := range c.Models {
-		if _, ok := catalog.Lookup(m); !ok {
-			bad(fmt.Sprintf("models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		key := fmt.Sprintf("models[%d]", i)
+		_, zoo := catalog.Zoo().Lookup(m.Name)
+		switch {
+		case m.File == "" && !zoo:
+			bad(key, "unknown model %q; the zoo has %s, and a model of your own needs a file: {name: %s, file: path/to/model.onnx}",
+				m.Name, strings.Join(catalog.Zoo().Names(), ", "), m.Name)
+		case m.File == "" && m.BatchAxis != nil:
+			bad(key+".batch_axis", "is for a model read from a file; %s is the zoo's", m.Name)
+		case m.File != "" && zoo:
+			bad(key+".name", "%q is a zoo model's name; name the model of %s otherwise", m.Name, m.File)
+		case m.File != "" && slices.Contains(catalog.Reserved, m.Name):
+			bad(key+".name", "%q is reserved for the profile's own rows (%s)", m.Name, strings.Join(catalog.Reserved, ", "))
+		case m.File != "":
+			if err := ident.Check(m.Name); err != nil {
+				bad(key+".name", "%v", err)
+			}
+		}
+		if m.BatchAxis != nil && (*m.BatchAxis < 0 || *m.BatchAxis > 31) {
+			bad(key+".batch_axis", "must be an axis in [0, 31], got %d", *m.BatchAxis)
+		}
+		if slices.IndexFunc(c.Models, func(o Model) bool { return o.Name == m.Name }) < i {
+			bad(key, "lists %s twice", m.Name)
 		}
 	}
 	if c.Measure && len(c.Precisions) == 0 {
@@ -237,8 +319,8 @@ func (c Config) Validate() error {
 	}
 	positive("batch_sizes", c.BatchSizes, 4096)
 	for _, m := range slices.Sorted(maps.Keys(c.ModelBatchSizes)) {
-		if _, ok := catalog.Lookup(m); !ok {
-			bad("model_batch_sizes."+m, "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		if !slices.Contains(known, m) {
+			bad("model_batch_sizes."+m, "unknown model %q; the catalog has %s", m, strings.Join(known, ", "))
 		}
 		positive("model_batch_sizes."+m, c.ModelBatchSizes[m], 4096)
 	}
@@ -283,8 +365,8 @@ func (c Config) Validate() error {
 		bad("contention.models", "must list at least one model")
 	}
 	for i, m := range c.Contention.Models {
-		if _, ok := catalog.Lookup(m); !ok {
-			bad(fmt.Sprintf("contention.models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(catalog.Names(), ", "))
+		if !slices.Contains(known, m) {
+			bad(fmt.Sprintf("contention.models[%d]", i), "unknown model %q; the catalog has %s", m, strings.Join(known, ", "))
 		}
 		if slices.Index(c.Contention.Models, m) < i {
 			bad(fmt.Sprintf("contention.models[%d]", i), "lists %s twice", m)

@@ -601,10 +601,9 @@ func (c Config) Validate() error {
 		perModel map[string]float64
 	}{{"memory.base_mib", c.Memory.BaseMiB}, {"memory.per_sample_mib", c.Memory.PerSampleMiB}} {
 		for _, name := range slices.Sorted(maps.Keys(m.perModel)) {
+			// Whether the model is one the profile knows is checked
+			// across sections (package stages).
 			v := m.perModel[name]
-			if _, ok := catalog.Lookup(name); !ok {
-				bad(m.key+"."+name, "unknown model; the catalog has %s", strings.Join(catalog.Names(), ", "))
-			}
 			if !in(v, 0, MaxMemoryMiB) {
 				bad(m.key+"."+name, "must be in [0, 2^30] MiB (1 PiB), got %v", v)
 			}

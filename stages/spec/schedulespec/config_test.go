@@ -73,7 +73,6 @@ func TestValidateNamesKeyPaths(t *testing.T) {
 		{"memory huge", func(c *Config) { c.Cluster[1].MemoryMiB = 1e300 }, "schedule.cluster[1].memory_mib: must be in [1, 2^30] MiB (1 PiB), got 1e+300"},
 		{"fp16 factor", func(c *Config) { c.Memory.FP16Factor = 1.5 }, "schedule.memory.fp16_factor: must be in [0.1, 1], got 1.5"},
 		{"fp16 factor tiny", func(c *Config) { c.Memory.FP16Factor = 1e-300 }, "schedule.memory.fp16_factor: must be in [0.1, 1], got 1e-300"},
-		{"base of unknown model", func(c *Config) { c.Memory.BaseMiB = map[string]float64{"gpt": 1} }, "schedule.memory.base_mib.gpt: unknown model; the catalog has mlp, resnet18, resnet50, vit"},
 		{"negative per sample", func(c *Config) { c.Memory.PerSampleMiB = map[string]float64{"vit": -2} }, "schedule.memory.per_sample_mib.vit: must be in [0, 2^30] MiB (1 PiB), got -2"},
 		{"huge base", func(c *Config) { c.Memory.BaseMiB = map[string]float64{"vit": 1e300} }, "schedule.memory.base_mib.vit: must be in [0, 2^30] MiB (1 PiB), got 1e+300"},
 		{"load", func(c *Config) { c.Load = -1 }, "schedule.load: must be a factor in [0.001, 1000], got -1"},

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"gonum.org/v1/gonum/mat"
@@ -16,6 +17,7 @@ import (
 // feature vectors and log median latencies, and the samples behind them.
 type trainSet struct {
 	configs []config
+	cat     *catalog.Catalog
 	// samples holds every inference sample; configs index into it.
 	samples []profilespec.Sample
 	devices []string
@@ -25,8 +27,8 @@ type trainSet struct {
 }
 
 // newTrainSet makes the training set of the configurations cs.
-func newTrainSet(cs []config, samples []profilespec.Sample) trainSet {
-	ts := trainSet{configs: cs, samples: samples, devices: devicesOf(cs)}
+func newTrainSet(cs []config, samples []profilespec.Sample, cat *catalog.Catalog) trainSet {
+	ts := trainSet{configs: cs, cat: cat, samples: samples, devices: devicesOf(cs)}
 	for _, f := range predictor.FeatureList(ts.devices) {
 		ts.names = append(ts.names, f.Name)
 	}
@@ -35,7 +37,7 @@ func newTrainSet(cs []config, samples []profilespec.Sample) trainSet {
 	for i, c := range cs {
 		ts.x[i] = make([]float64, len(ts.names))
 		// The catalog and precision were checked on reading the samples.
-		predictor.Featurize(ts.x[i], c.Query, ts.devices)
+		predictor.Featurize(ts.x[i], c.Query, ts.cat, ts.devices)
 		ts.y[i] = math.Log(c.median)
 	}
 	return ts
@@ -47,7 +49,7 @@ func (ts *trainSet) header(kind string) File {
 	if kind == KindTable {
 		target = TargetTable
 	}
-	return File{Format: Format, Kind: kind, Target: target, Features: predictor.FeatureList(ts.devices), Devices: ts.devices}
+	return File{Format: Format, Kind: kind, Target: target, Features: predictor.FeatureList(ts.devices), Devices: ts.devices, Models: ts.cat.All()}
 }
 
 // fitter fits one kind of candidate. The rng is the candidate's own,

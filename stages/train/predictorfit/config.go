@@ -29,7 +29,7 @@ func compareQueries(a, b Query) int {
 // inference of concurrency 1, and checks them: every row valid and every
 // model in the catalog. The error names the first bad row, counting from 1
 // in the caller's slice.
-func inferenceSamples(samples []profilespec.Sample) ([]profilespec.Sample, error) {
+func inferenceSamples(samples []profilespec.Sample, cat *catalog.Catalog) ([]profilespec.Sample, error) {
 	var kept []profilespec.Sample
 	for i, s := range samples {
 		if s.Kind != profilespec.KindInference || s.Concurrency != 1 {
@@ -38,8 +38,8 @@ func inferenceSamples(samples []profilespec.Sample) ([]profilespec.Sample, error
 		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("profile samples row %d: %w", i+1, err)
 		}
-		if _, ok := catalog.Lookup(s.Model); !ok {
-			return nil, fmt.Errorf("profile samples row %d: column model: %q is not in the catalog (%v)", i+1, s.Model, catalog.Names())
+		if _, ok := cat.Lookup(s.Model); !ok {
+			return nil, fmt.Errorf("profile samples row %d: column model: %q is not in the catalog (%v)", i+1, s.Model, cat.Names())
 		}
 		kept = append(kept, s)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sjwhitworth/golearn/trees"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 	"github.com/mlsched/mlsched/stages/spec/trainspec"
@@ -40,7 +41,7 @@ var trainOnce struct {
 func trained(t testing.TB) *Result {
 	t.Helper()
 	trainOnce.Do(func() {
-		trainOnce.r, trainOnce.err = Train(loadSamples(t), Options{Seed: 1})
+		trainOnce.r, trainOnce.err = Train(loadSamples(t), Options{Catalog: catalog.Zoo(), Seed: 1})
 	})
 	if trainOnce.err != nil {
 		t.Fatal(trainOnce.err)
@@ -90,7 +91,10 @@ func TestScoresOnTestdata(t *testing.T) {
 		// candidate predicts; the table predicts nothing.
 		{SplitModel, KindTable, MetricCoverage, 0, 0, "table cannot predict an unseen model"},
 		{SplitModel, KindAffine, MetricCoverage, 1, 1, "learned candidates always predict"},
-		{SplitModel, KindAffine, MetricR2Log, 0.95, 1, "measured 0.958"},
+		// 0.956 (MAPE 58%) while the catalog left out the ViT graph's
+		// transposes, gathers and GELU product from its activation bytes;
+		// 0.931 (MAPE 67%) counting them, as onnxgraph counts any graph.
+		{SplitModel, KindAffine, MetricR2Log, 0.92, 1, "measured 0.931"},
 		// Nested cross-validation: every outer fold's own grouped k-fold
 		// chose affine, so the selection scores as affine does.
 		{SplitNested, KindAuto, MetricMAPE, 0, 0.10, "measured 0.063, affine chosen in all 5 outer folds"},
@@ -171,7 +175,7 @@ func TestScoresRecomputed(t *testing.T) {
 // sample) reaches its fold's training set, and that the batch and model
 // splits hold out whole batch sizes and models.
 func TestFoldsNoLeak(t *testing.T) {
-	inf, err := inferenceSamples(loadSamples(t))
+	inf, err := inferenceSamples(loadSamples(t), catalog.Zoo())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +221,7 @@ func TestFoldsNoLeak(t *testing.T) {
 			}
 		}
 		// The table fitted to the training set holds no held-out sample.
-		ts := newTrainSet(train, inf)
+		ts := newTrainSet(train, inf, catalog.Zoo())
 		m, err := fit(KindTable, &ts, &Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -244,7 +248,7 @@ func TestFoldsNoLeak(t *testing.T) {
 // allConfigs returns the testdata configurations and samples.
 func allConfigs(t *testing.T) ([]config, []profilespec.Sample) {
 	t.Helper()
-	inf, err := inferenceSamples(loadSamples(t))
+	inf, err := inferenceSamples(loadSamples(t), catalog.Zoo())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +267,7 @@ func TestForestTreesDiffer(t *testing.T) {
 			train = append(train, c)
 		}
 	}
-	ts := newTrainSet(train, inf)
+	ts := newTrainSet(train, inf, catalog.Zoo())
 	m, err := fit(KindForest, &ts, &Options{Trees: 10}, rngFor(1, "test"))
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +276,7 @@ func TestForestTreesDiffer(t *testing.T) {
 	for _, c := range test {
 		f := m.File()
 		x := make([]float64, len(f.Features))
-		predictor.Featurize(x, c.Query, f.Devices)
+		predictor.Featurize(x, c.Query, catalog.Zoo(), f.Devices)
 		preds := map[float64]bool{}
 		for i := range f.Trees {
 			preds[f.Trees[i].At(x)] = true
@@ -290,7 +294,7 @@ func TestForestTreesDiffer(t *testing.T) {
 // golearn's own Predict does.
 func TestGolearnTreeWalk(t *testing.T) {
 	cs, inf := allConfigs(t)
-	ts := newTrainSet(cs, inf)
+	ts := newTrainSet(cs, inf, catalog.Zoo())
 	inst, err := instances(ts.x, ts.y, ts.names)
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +324,7 @@ func TestNoPrediction(t *testing.T) {
 			noVit = append(noVit, c)
 		}
 	}
-	ts := newTrainSet(noVit, inf)
+	ts := newTrainSet(noVit, inf, catalog.Zoo())
 	for _, kind := range Kinds {
 		m, err := fit(kind, &ts, &Options{Trees: 3}, rngFor(1, kind))
 		if err != nil {
@@ -355,7 +359,7 @@ func TestNoPrediction(t *testing.T) {
 // the same numbers, bit for bit, and saves the same bytes.
 func TestSaveLoad(t *testing.T) {
 	cs, inf := allConfigs(t)
-	ts := newTrainSet(cs, inf)
+	ts := newTrainSet(cs, inf, catalog.Zoo())
 	for _, kind := range Kinds {
 		t.Run(kind, func(t *testing.T) {
 			m, err := fit(kind, &ts, &Options{Trees: 5}, rngFor(1, kind))
@@ -395,7 +399,7 @@ func TestSaveLoad(t *testing.T) {
 // file and every reproducible row are identical.
 func TestDeterminism(t *testing.T) {
 	a := trained(t)
-	b, err := Train(loadSamples(t), Options{Seed: 1})
+	b, err := Train(loadSamples(t), Options{Catalog: catalog.Zoo(), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +417,7 @@ func TestDeterminism(t *testing.T) {
 		t.Error("CV rows, scores or importances differ between two runs with one seed")
 	}
 	// Another seed deals the k-fold configurations differently.
-	c, err := Train(loadSamples(t), Options{Seed: 2, Kind: KindTable})
+	c, err := Train(loadSamples(t), Options{Catalog: catalog.Zoo(), Seed: 2, Kind: KindTable})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,13 +446,14 @@ func TestBadInput(t *testing.T) {
 		opts    Options
 		want    string
 	}{
-		{"no rows", nil, Options{}, "no \"inference\" rows"},
-		{"no inference rows", matmulOnly, Options{}, "no \"inference\" rows"},
-		{"model not in catalog", unknown, Options{}, "row 4: column model: \"bert\" is not in the catalog"},
-		{"invalid row", invalid, Options{}, "row 6: column latency_s"},
-		{"unknown kind", good, Options{Kind: "svm"}, "kind: unknown kind \"svm\""},
-		{"one fold", good, Options{Folds: 1}, "folds: must be at least 2"},
-		{"more folds than configurations", good[:40], Options{Folds: 5}, "needs at least 5 configurations"},
+		{"no rows", nil, Options{Catalog: catalog.Zoo()}, "no \"inference\" rows"},
+		{"no inference rows", matmulOnly, Options{Catalog: catalog.Zoo()}, "no \"inference\" rows"},
+		{"model not in catalog", unknown, Options{Catalog: catalog.Zoo()}, "row 4: column model: \"bert\" is not in the catalog"},
+		{"invalid row", invalid, Options{Catalog: catalog.Zoo()}, "row 6: column latency_s"},
+		{"unknown kind", good, Options{Catalog: catalog.Zoo(), Kind: "svm"}, "kind: unknown kind \"svm\""},
+		{"no catalog", good, Options{}, "catalog: none given"},
+		{"one fold", good, Options{Catalog: catalog.Zoo(), Folds: 1}, "folds: must be at least 2"},
+		{"more folds than configurations", good[:40], Options{Catalog: catalog.Zoo(), Folds: 5}, "needs at least 5 configurations"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -460,7 +465,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	cs, inf := allConfigs(t)
-	ts := newTrainSet(cs, inf)
+	ts := newTrainSet(cs, inf, catalog.Zoo())
 	m, err := fit(KindBoost, &ts, &Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +514,7 @@ func TestBadInput(t *testing.T) {
 func BenchmarkTrain(b *testing.B) {
 	s := loadSamples(b)
 	for b.Loop() {
-		if _, err := Train(s, Options{Seed: 1}); err != nil {
+		if _, err := Train(s, Options{Catalog: catalog.Zoo(), Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -532,11 +537,11 @@ func TestAffine(t *testing.T) {
 		add("resnet50", b, 0.5-0.01*float64(b)) // falls with batch: no affine fit
 	}
 	add("vit", 4, 0.15)
-	inf, err := inferenceSamples(samples)
+	inf, err := inferenceSamples(samples, catalog.Zoo())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := newTrainSet(configsOf(inf), inf)
+	ts := newTrainSet(configsOf(inf), inf, catalog.Zoo())
 	m, err := fit(KindAffine, &ts, &Options{}, nil)
 	if err != nil {
 		t.Fatal(err)

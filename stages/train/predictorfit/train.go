@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
@@ -32,6 +33,9 @@ type Options struct {
 	// Repeats is how many shuffles each permutation importance averages;
 	// default 5.
 	Repeats int
+	// Catalog holds the figures of the samples' models (the profile's
+	// models.parquet); required.
+	Catalog *catalog.Catalog
 }
 
 // Defaults of Options' zero fields.
@@ -55,6 +59,8 @@ func (o Options) withDefaults() (Options, error) {
 		o.Repeats = DefaultRepeats
 	}
 	switch {
+	case o.Catalog == nil:
+		return o, errors.New("catalog: none given")
 	case o.Folds < 2:
 		return o, fmt.Errorf("folds: must be at least 2, got %d", o.Folds)
 	case o.Kind != KindAuto && !slices.Contains(Kinds, o.Kind):
@@ -99,7 +105,7 @@ func Train(samples []profilespec.Sample, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("predictor: options: %w", err)
 	}
-	inf, err := inferenceSamples(samples)
+	inf, err := inferenceSamples(samples, o.Catalog)
 	if err != nil {
 		return nil, fmt.Errorf("predictor: %w", err)
 	}
@@ -148,7 +154,7 @@ func Train(samples []profilespec.Sample, opts Options) (*Result, error) {
 	if kind == KindAuto {
 		kind = best(res.Scores, SplitKFold)
 	}
-	all := newTrainSet(cs, inf)
+	all := newTrainSet(cs, inf, o.Catalog)
 	if res.Model, err = fit(kind, &all, &o, rngFor(o.Seed, "final", kind)); err != nil {
 		return nil, fmt.Errorf("predictor: final model: %w", err)
 	}
@@ -224,7 +230,7 @@ func runFold(cs []config, samples []profilespec.Sample, f fold, kind string, o *
 		trainCS = append(trainCS, cs[i])
 	}
 	start := time.Now()
-	ts := newTrainSet(trainCS, samples)
+	ts := newTrainSet(trainCS, samples, o.Catalog)
 	m, err := fit(kind, &ts, o, rngFor(o.Seed, f.split, f.index, kind))
 	if err != nil {
 		return r, fmt.Errorf("%s fold %d: %w", f.split, f.index, err)
@@ -339,7 +345,7 @@ func importances(cs []config, results []jobResult, o *Options) []ImportanceRow {
 				ok := make([]bool, len(perm))
 				for t, i := range r.fold.test {
 					x[t] = make([]float64, len(r.model.Features()))
-					ok[t] = predictor.Featurize(x[t], cs[i].Query, r.model.Devices())
+					ok[t] = predictor.Featurize(x[t], cs[i].Query, o.Catalog, r.model.Devices())
 				}
 				pred := make([]float64, len(perm))
 				for t := range perm {

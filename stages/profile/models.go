@@ -1,0 +1,140 @@
+package profile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+
+	"github.com/mlsched/mlsched/pipeline/userfile"
+	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
+	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/lib/zoo"
+)
+
+// models are the profile's catalog and the bytes of the models read from
+// files, by name.
+type models struct {
+	cat   *catalog.Catalog
+	files map[string][]byte
+	// where says, for a file model's errors, which entry of
+	// profile.models and which file it came from.
+	where map[string]string
+}
+
+// loadModels reads every model file of profile.models (paths already
+// resolved against the config's directory) and derives its catalog
+// figures from the graph: the catalog is the zoo's models, then the
+// files', in their order. A file that cannot be read, is not ONNX, or
+// holds what the analysis cannot count stops the profile here, before it
+// measures or writes anything, with an error naming the entry, the file
+// and, where it is one node, the node.
+func loadModels(cfg Config) (models, error) {
+	ms := models{files: map[string][]byte{}, where: map[string]string{}}
+	all := catalog.Zoo().All()
+	for i, m := range cfg.Models {
+		if m.File == "" {
+			continue
+		}
+		where := fmt.Sprintf("profile.models[%d] (%s): %s", i, m.Name, m.File)
+		b, err := userfile.ReadFile(m.File, onnxgraph.MaxModelBytes)
+		if err != nil {
+			return models{}, fmt.Errorf("%s: %w", where, err)
+		}
+		c, err := analyse(m, b)
+		if err != nil {
+			return models{}, fmt.Errorf("%s: %w", where, err)
+		}
+		all = append(all, c)
+		ms.files[m.Name], ms.where[m.Name] = b, where
+	}
+	cat, err := catalog.New(all)
+	if err != nil {
+		return models{}, fmt.Errorf("profile.models: %w", err)
+	}
+	ms.cat = cat
+	return ms, nil
+}
+
+// analyse derives a file model's catalog entry from its graph.
+func analyse(m Model, b []byte) (catalog.Model, error) {
+	g, err := onnxgraph.Parse(b)
+	if err != nil {
+		return catalog.Model{}, err
+	}
+	axis, named := 0, m.BatchAxis != nil
+	if named {
+		axis = *m.BatchAxis
+	}
+	s, err := g.Summarize(axis, named)
+	if err != nil {
+		return catalog.Model{}, err
+	}
+	sum := sha256.Sum256(b)
+	base := filepath.Base(m.File)
+	c := catalog.Model{
+		Name:                     m.Name,
+		Description:              fmt.Sprintf("ONNX file %s (graph %q, %d nodes, opset %d)", base, g.Name, g.Nodes(), g.Opset),
+		File:                     base,
+		SHA256:                   hex.EncodeToString(sum[:]),
+		Precisions:               []string{s.Precision},
+		Input:                    s.Input,
+		InputShape:               s.InputShape,
+		BatchAxis:                int32(s.BatchAxis),
+		Output:                   s.Output,
+		OutputShape:              s.OutputShape,
+		OutputBatchAxis:          int32(s.OutputBatchAxis),
+		Params:                   s.Params,
+		FLOPsPerSample:           s.FLOPsPerSample,
+		InputBytesPerSample:      s.InputBytesPerSample,
+		ActivationBytesPerSample: s.ActivationBytesPerSample,
+		WeightBytes:              s.WeightBytes,
+	}
+	return c, c.Validate()
+}
+
+// precisions are the precisions model is measured in: profile.precisions
+// for a zoo model, the one a file holds for a file's.
+func (ms models) precisions(cfg Config, name string) []string {
+	if _, ok := ms.files[name]; ok {
+		m, _ := ms.cat.Lookup(name)
+		return m.Precisions
+	}
+	return cfg.Precisions
+}
+
+// build returns the ONNX bytes of model in precision: the zoo builds its
+// own from seed; a file's are the file's.
+func (ms models) build(name, precision string, seed int64) ([]byte, error) {
+	if b, ok := ms.files[name]; ok {
+		return b, nil
+	}
+	return zoo.Build(name, zoo.Options{Seed: seed, Precision: precision})
+}
+
+// firstRuns runs each file model once at batch 1, before the profile
+// measures anything: a model onnxruntime cannot load or run (an operator
+// it lacks, an attribute it refuses) is refused here, naming the file,
+// rather than after minutes of measuring the others.
+func (ms models) firstRuns(cfg Config, tg target) error {
+	for _, m := range cfg.Models {
+		b, ok := ms.files[m.Name]
+		if !ok {
+			continue
+		}
+		c, _ := ms.cat.Lookup(m.Name)
+		err := func() error {
+			s, err := newModelSession(tg, b, c, 1, cfg.Threads[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return s.Run()
+		}()
+		if err != nil {
+			return fmt.Errorf("%s: its first run (batch 1, onnxruntime %s) fails, so it cannot be timed: %w", ms.where[m.Name], ort.Version(), err)
+		}
+	}
+	return nil
+}
