@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":                 "1112dd9a2d3df6ea934c04c94e3af3825e3bfc1f4314b626ee37b5902b32fb13",
+	"stages/evaluate":                 "469d9836daedd560db554a92d648a98e5ba330ebc2240d6865a92270665c0416",
 	"stages/evaluate/chart":           "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":        "ca8a2294cf5506f112637957cb77e0ef9993fe3ff79a4f4c38b7fa0858ec39ab",
 	"stages/evaluate/golden":          "d2bd2b13d39026070672d669728107c3067e761c54a8f5209da9b6f78e44dda6",
-	"stages/evaluate/learned":         "d2f10f6977ff1b0e92f35fbff50bfb913406a2b6e281fd49f808b2c53f4f0d44",
+	"stages/evaluate/learned":         "997bb37820906cb66f5afc29d0c3df864d62ce399ae52edb4172fb12196ccfd9",
 	"stages/evaluate/report":          "4358141286d76fd0535a334b26f1ec44d756251f38d6aa431c4dd7ebb247ce8f",
 	"stages/evaluate/rundiff":         "a1dbe1fbbd23005e758e809e6c31f0b02f4ea54698bb0464f097bfa0276178cc",
 	"stages/evaluate/section":         "e5bc0511c28c8c9e200f1487a1508c3eb4a82dc5e01afe6ea1201a41580682c1",

@@ -442,7 +442,7 @@ func TestLearnedReport(t *testing.T) {
 		t.Fatalf("schedule's manifest notes no uncached decisions: %v", m.Notes)
 	}
 	for _, want := range []string{"\n## Learned decisions\n", "**learned against learned\\~threshold** (the Threshold rule asked exactly as the network is", "**learned against edf+migrate** (the Threshold rule as +migrate asks it", "**learned against edf** (no migration)",
-		"| learned | uncached: one decision | " + n + " | ", "### Sensitivity to prediction error", "### The cost of a decision",
+		"| learned | go (", " | uncached: one decision | " + n + " | ", "### Sensitivity to prediction error", "### The cost of a decision",
 		// The imported profile has no timing of the serving path: the
 		// report says the decisions were charged the fallback.
 		"learned was charged the tight-loop fallback", "| tight-loop mlp (profile) |"} {

@@ -325,3 +325,29 @@ func TestFreeDecisionsShouldNotLose(t *testing.T) {
 		}
 	}
 }
+
+// TestCostTextWithinNoise: a change whose interval over the replications
+// holds zero is no difference, whichever way its point estimate goes.
+func TestCostTextWithinNoise(t *testing.T) {
+	var rows []schedulespec.StudyRow
+	for r, d := range []float64{0.004, -0.003, 0.002, -0.001} {
+		for _, c := range []struct {
+			name string
+			s    float64
+		}{{"0s", 0}, {"5ms", 0.005}} {
+			mean := 0.07
+			if c.s > 0 {
+				mean += d
+			}
+			rows = append(rows, schedulespec.StudyRow{Study: schedulespec.StudyDecisionCost, Policy: "learned", Replication: int32(r + 1),
+				DecisionCost: c.name, DecisionCostS: c.s, InteractiveSLOAttainment: 0.9, MeanE2ES: mean, P99E2ES: 0.5})
+		}
+	}
+	got := costText("learned", costCells(rows), 4, 0.95)
+	if want := "learned is no different (the interval holds zero) on interactive SLO attainment, mean end-to-end latency and P99 end-to-end latency."; !strings.Contains(got, want) {
+		t.Errorf("costText lacks %q:\n%s", want, got)
+	}
+	if strings.Contains(got, "worse") || strings.Contains(got, "Against expectation") {
+		t.Errorf("costText calls noise a change:\n%s", got)
+	}
+}

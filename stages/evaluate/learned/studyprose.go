@@ -339,6 +339,8 @@ func costText(spec string, cells []cell, reps int, confidence float64) string {
 		}
 		parts = append(parts, part)
 		switch by := m.change(from, to); {
+		case !math.IsNaN(iv.Lo) && iv.Covers(0):
+			same = append(same, m.name) // within noise
 		case by > 0:
 			worse = append(worse, m.name)
 		case by < 0:
@@ -349,9 +351,13 @@ func costText(spec string, cells []cell, reps int, confidence float64) string {
 			same = append(same, m.name)
 		}
 	}
+	sameWord := "unchanged in"
+	if reps > 1 {
+		sameWord = "no different (the interval holds zero) on"
+	}
 	text := fmt.Sprintf("**%s at %s a decision** (%s, the dearest) against %s (%s, the cheapest): %s. With the dearest decisions, %s",
 		report.Escape(spec), report.Secs(dear[0].DecisionCostS), report.Escape(dear[0].DecisionCost), report.Secs(cheap[0].DecisionCostS), report.Escape(cheap[0].DecisionCost), strings.Join(parts, "; "),
-		judged(report.Escape(spec), better, worse, same, "unchanged in"))
+		judged(report.Escape(spec), better, worse, same, sameWord))
 	for _, s := range surprises {
 		text += "\n\n" + strings.TrimSuffix(s, "\n")
 	}
