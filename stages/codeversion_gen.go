@@ -6,7 +6,7 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":                 "469d9836daedd560db554a92d648a98e5ba330ebc2240d6865a92270665c0416",
+	"stages/evaluate":                 "922a9263251db6c4cf850eeb8b5992f8b4b97002ee47c4306e16f373809505bb",
 	"stages/evaluate/chart":           "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":        "ca8a2294cf5506f112637957cb77e0ef9993fe3ff79a4f4c38b7fa0858ec39ab",
 	"stages/evaluate/golden":          "d2bd2b13d39026070672d669728107c3067e761c54a8f5209da9b6f78e44dda6",

@@ -12,6 +12,7 @@ import (
 	"github.com/mlsched/mlsched/stages/evaluate/section"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
 	"github.com/mlsched/mlsched/stages/lib/outputanalysis"
+	"github.com/mlsched/mlsched/stages/lib/policy"
 )
 
 // summarySection is the report's first: which policy to use for the
@@ -255,8 +256,8 @@ func recommendation(ev *section.Evaluation, o section.Objective) string {
 		for k, i := range v.set {
 			names[k] = report.Escape(ev.Policies[i])
 		}
-		return fmt.Sprintf("**No single policy is best** for %s at %.0f%% over %d replications: %s cannot be separated (indifference %s); more replications, or a wider evaluate.indifference, may separate them.",
-			name, 100*ev.Config.Confidence, ev.Replications, strings.Join(names, ", "), o.Delta(v.delta))
+		return fmt.Sprintf("**No single policy is best** for %s at %.0f%% over %d replications: %s cannot be separated (indifference %s); more replications, or a wider evaluate.indifference, may separate them.%s",
+			name, 100*ev.Config.Confidence, ev.Replications, strings.Join(names, ", "), o.Delta(v.delta), simplerText(ev, v.set))
 	}
 	i := v.set[0]
 	return fmt.Sprintf("**No policy is named best** for %s: %s. The best estimate is %s's, %s.",
@@ -404,4 +405,24 @@ func featured(ev *section.Evaluation) []int {
 		pick[k] = true
 	}
 	return slices.Sorted(maps.Keys(pick))
+}
+
+// simplerText is the trade-off among policies that cannot be separated:
+// where some of them need a trained network and some do not, the first
+// that does not (the set is in rank order) is the one to run, as it does
+// as well within the indifference zone without a model to train, ship
+// and retrain. Empty where all or none of them need one.
+func simplerText(ev *section.Evaluation, set []int) string {
+	var rule, learned []string
+	for _, i := range set {
+		if sp, err := policy.ParseSpec(ev.Policies[i]); err == nil && sp.Learned() {
+			learned = append(learned, report.Escape(ev.Policies[i]))
+		} else {
+			rule = append(rule, report.Escape(ev.Policies[i]))
+		}
+	}
+	if len(rule) == 0 || len(learned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Of them, **%s** needs no trained network: it does as well here as %s without a model to train and keep up to date.", rule[0], report.AndList(learned))
 }

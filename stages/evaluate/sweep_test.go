@@ -81,3 +81,24 @@ func TestBeyondCapacity(t *testing.T) {
 		})
 	}
 }
+
+// TestSimplerAmongTheInseparable: where policies that cannot be separated
+// include both learned and rule-based ones, the lead names the first
+// rule-based one as the one that needs no trained network; otherwise it
+// adds nothing.
+func TestSimplerAmongTheInseparable(t *testing.T) {
+	ev := &section.Evaluation{Policies: []string{"learned", "edf+batch+split+migrate", "fifo", "learned+batch"}}
+	for _, tt := range []struct {
+		set  []int
+		want string
+	}{
+		{[]int{0, 1}, " Of them, **edf+batch+split+migrate** needs no trained network: it does as well here as learned without a model to train and keep up to date."},
+		{[]int{1, 0, 3, 2}, " Of them, **edf+batch+split+migrate** needs no trained network: it does as well here as learned and learned+batch without a model to train and keep up to date."},
+		{[]int{1, 2}, ""},
+		{[]int{0, 3}, ""},
+	} {
+		if got := simplerText(ev, tt.set); got != tt.want {
+			t.Errorf("simplerText(%v) = %q, want %q", tt.set, got, tt.want)
+		}
+	}
+}
