@@ -16,4 +16,16 @@
 // attribute): a fused kernel's time goes to the heaviest node it absorbed,
 // and the absorbed element-wise nodes cost nothing, which is what a cost
 // model should learn of a Relu after a Conv.
+//
+// # The cost model
+//
+// Fit learns, per operator and thread count, a kernel's time as a power
+// law of its FLOPs and its bytes moved (least squares on logs, over the
+// nodes that ran a kernel), and the share of the operator's nodes that ran
+// none, after each operator before it: onnxruntime fuses a Relu into the
+// Conv before it but not into a Transpose. A node's expected cost is the
+// one times the other. What a plain run takes beyond its kernels, the
+// executor's work per run and per node, is fitted to the measured
+// latencies. LeaveOneModelOut scores it as the train stage scores its
+// predictor: each model held out in turn, fitted on the others.
 package opcost

@@ -11,7 +11,7 @@ import (
 )
 
 // initORT loads onnxruntime or skips the test (orttest.Library's rules).
-func initORT(t *testing.T) {
+func initORT(t testing.TB) {
 	t.Helper()
 	path, src := orttest.Library(t)
 	if _, err := ort.Init(path, src); err != nil {

@@ -1,0 +1,378 @@
+package opcost
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
+)
+
+// Op is one node of a profiled configuration as the cost model sees it:
+// its operator, its shapes' figures and the time the profile gave it.
+type Op struct {
+	Op string
+	// After is the operator of the node that computes its first input
+	// that changes from run to run, "" for the graph's input: what it
+	// may be fused into.
+	After        string
+	FLOPs        int64
+	BytesRead    int64
+	BytesWritten int64
+	Time         time.Duration
+}
+
+// Sample is one profiled configuration of a model: its nodes that run
+// (folded ones cost nothing per run and are left out), the executor's
+// per-run work beside the kernels, and the latency measured for it.
+type Sample struct {
+	Model          string
+	Batch, Threads int
+	Ops            []Op
+	// Overhead is the profiled run's time outside its kernels.
+	Overhead time.Duration
+	// Latency is the configuration's measured latency, the figure a
+	// prediction is scored against.
+	Latency time.Duration
+}
+
+// OpsOf lists a pass's nodes that run per run, with their times (nil
+// times leaves them zero, for a model to predict).
+func OpsOf(p *onnxgraph.Pass, times []time.Duration) []Op {
+	var ops []Op
+	producer := map[string]string{}
+	for i, n := range p.Nodes {
+		if n.Folded {
+			continue
+		}
+		for _, o := range n.Outputs {
+			producer[o.Name] = n.Op
+		}
+		o := Op{Op: n.Op, FLOPs: n.FLOPs, BytesRead: n.BytesRead, BytesWritten: n.BytesWritten}
+		for _, in := range n.Inputs {
+			if op, ok := producer[in.Name]; ok {
+				o.After = op
+				break
+			}
+		}
+		if times != nil {
+			o.Time = times[i]
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+// features are a node's cost terms in log space: a kernel's time grows as
+// a power of its FLOPs and its bytes moved (a roofline's two limits,
+// Williams et al., CACM 2009, blended by the fit), each operator with its
+// own exponents. Logs keep the fit's relative error even from a 1 µs
+// activation to a 100 ms convolution.
+func features(o Op) [3]float64 {
+	return [3]float64{1, math.Log1p(float64(o.FLOPs)), math.Log1p(float64(o.BytesRead + o.BytesWritten))}
+}
+
+// Coef is one operator's fitted cost at one thread count: the log-linear
+// time of its kernel, and the share of its nodes that ran none (fused
+// into the node before, or folded by the runtime's optimisations).
+type Coef struct {
+	Op      string
+	Threads int
+	// Log are ln(seconds) = Log[0] + Log[1]·ln(1+FLOPs) + Log[2]·ln(1+bytes).
+	Log [3]float64
+}
+
+// Fused is the share of nodes of an operator after another (Op.After)
+// that the profile found fused away, at one thread count.
+type Fused struct {
+	Op, After string
+	Threads   int
+	Share     float64
+}
+
+// Model predicts a configuration's latency as the sum of its nodes'
+// expected costs plus a per-run overhead at its thread count.
+type Model struct {
+	// Coefs are the per-operator costs, by thread count then operator;
+	// an operator of no Coef takes its thread count's Other.
+	Coefs []Coef
+	// Other is the cost fitted to every node, for an operator too rarely
+	// seen for its own (fewer than minNodes), by thread count.
+	Other []Coef
+	// Fused are the shares of nodes that ran no kernel, by operator and
+	// the operator before it, and by operator alone (After "*").
+	Fused []Fused
+	// Overhead is the per-run overhead, by thread count: seconds per run
+	// and per node that runs, beside the nodes' own costs.
+	Overhead map[int][2]float64
+}
+
+// minNodes is the fewest nodes an operator needs for costs of its own.
+const minNodes = 3
+
+// anyOp names the pooled fit of rare operators and the fused share of an
+// operator after any other.
+const anyOp = "*"
+
+// ridge keeps the log-linear fits defined where an operator's FLOPs and
+// bytes move together (an element-wise operator's are proportional).
+const ridge = 1e-6
+
+// Fit learns the per-operator costs from the samples' nodes: a
+// least-squares fit of ln(time) on features for the nodes that ran a
+// kernel, the share that ran none, and the per-run overhead as the
+// non-negative least-squares fit of what the measured latency has beyond
+// the nodes' times on the number of nodes, each configuration weighted
+// by one over its latency.
+func Fit(samples []Sample) (*Model, error) {
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("opcost: fit: no samples")
+	}
+	type key struct {
+		op, after string
+		threads   int
+	}
+	rows := map[key][][4]float64{}
+	fused := map[key][2]int{} // zero times, nodes
+	over := map[int][][4]float64{}
+	for _, s := range samples {
+		if s.Latency <= 0 {
+			return nil, fmt.Errorf("opcost: fit: %s batch %d threads %d: latency %v", s.Model, s.Batch, s.Threads, s.Latency)
+		}
+		var kernels time.Duration
+		for _, o := range s.Ops {
+			kernels += o.Time
+			zero := 0
+			if o.Time <= 0 {
+				zero = 1
+			}
+			for _, k := range []key{{o.Op, o.After, s.Threads}, {o.Op, anyOp, s.Threads}} {
+				f := fused[k]
+				fused[k] = [2]int{f[0] + zero, f[1] + 1}
+			}
+			if zero == 1 {
+				continue
+			}
+			f := features(o)
+			r := [4]float64{f[0], f[1], f[2], math.Log(o.Time.Seconds())}
+			for _, k := range []key{{o.Op, "", s.Threads}, {anyOp, "", s.Threads}} {
+				rows[k] = append(rows[k], r)
+			}
+		}
+		// The executor's work between kernels is what the measured
+		// latency has beyond them; a profiled run's own gap (Overhead)
+		// also holds the profiler's cost per kernel, which a plain run
+		// does not pay.
+		w := 1 / s.Latency.Seconds()
+		over[s.Threads] = append(over[s.Threads], [4]float64{w, float64(len(s.Ops)) * w, 0, (s.Latency - kernels).Seconds() * w})
+	}
+	m := &Model{Overhead: map[int][2]float64{}}
+	for _, k := range sortedKeys(rows, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op))
+	}) {
+		if len(rows[k]) < minNodes && k.op != anyOp {
+			continue
+		}
+		c := Coef{Op: k.op, Threads: k.threads, Log: solve(rows[k], ridge, false)}
+		if k.op == anyOp {
+			m.Other = append(m.Other, c)
+		} else {
+			m.Coefs = append(m.Coefs, c)
+		}
+	}
+	for _, k := range sortedKeys(fused, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op), cmp.Compare(a.after, b.after))
+	}) {
+		f := fused[k]
+		m.Fused = append(m.Fused, Fused{Op: k.op, After: k.after, Threads: k.threads, Share: float64(f[0]) / float64(f[1])})
+	}
+	for t, rows := range over {
+		c := nnls(rows)
+		m.Overhead[t] = [2]float64{c[0], c[1]}
+	}
+	return m, nil
+}
+
+// sortedKeys are m's keys in cmp's order.
+func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp)
+	return keys
+}
+
+// Predict is the model's latency for a configuration's nodes at a thread
+// count it was fitted at.
+func (m *Model) Predict(ops []Op, threads int) (time.Duration, error) {
+	over, ok := m.Overhead[threads]
+	if !ok {
+		return 0, fmt.Errorf("opcost: predict: no costs fitted at %d threads", threads)
+	}
+	sec := over[0] + over[1]*float64(len(ops))
+	for _, o := range ops {
+		sec += m.nodeSeconds(o, threads)
+	}
+	return time.Duration(sec * float64(time.Second)), nil
+}
+
+// nodeSeconds is a node's expected time: its kernel's, times the chance
+// that it runs one.
+func (m *Model) nodeSeconds(o Op, threads int) float64 {
+	c := m.coef(o.Op, threads)
+	f := features(o)
+	return (1 - m.fusedShare(o, threads)) * math.Exp(c[0]+c[1]*f[1]+c[2]*f[2])
+}
+
+// coef is op's costs at threads, or the pooled ones.
+func (m *Model) coef(op string, threads int) [3]float64 {
+	for _, c := range m.Coefs {
+		if c.Op == op && c.Threads == threads {
+			return c.Log
+		}
+	}
+	for _, c := range m.Other {
+		if c.Threads == threads {
+			return c.Log
+		}
+	}
+	return [3]float64{}
+}
+
+// fusedShare is the share of o's operator after o's predecessor that ran
+// no kernel, or after any, or none for an operator never seen.
+func (m *Model) fusedShare(o Op, threads int) float64 {
+	share := 0.0
+	for _, f := range m.Fused {
+		if f.Op != o.Op || f.Threads != threads {
+			continue
+		}
+		switch f.After {
+		case o.After:
+			return f.Share
+		case anyOp:
+			share = f.Share
+		}
+	}
+	return share
+}
+
+// nnls solves min ‖Xb − y‖² over b ≥ 0 for the rows [x0 x1 x2 y] by
+// trying every set of free coefficients (eight for three) and keeping the
+// best feasible least-squares solution: exact, and cheap at this size.
+func nnls(rows [][4]float64) [3]float64 {
+	// Columns are scaled to unit norm so that FLOPs (1e9) and a constant
+	// (1) condition the normal equations alike.
+	scale := colScale(rows)
+	best, bestErr := [3]float64{}, math.Inf(1)
+	for set := 1; set < 8; set++ {
+		var idx []int
+		for j := range 3 {
+			if set&(1<<j) != 0 {
+				idx = append(idx, j)
+			}
+		}
+		b, ok := leastSquares(rows, idx, scale, 0, true)
+		if !ok {
+			continue
+		}
+		var e float64
+		for _, r := range rows {
+			d := r[3]
+			for j := range 3 {
+				d -= b[j] * r[j]
+			}
+			e += d * d
+		}
+		if e < bestErr {
+			best, bestErr = b, e
+		}
+	}
+	return best
+}
+
+// solve is the least-squares fit of the rows' last column on the others,
+// with a ridge penalty lambda (relative to the unit-norm columns) on all
+// but the first; nonneg refuses a negative coefficient (ok false).
+func solve(rows [][4]float64, lambda float64, nonneg bool) [3]float64 {
+	b, _ := leastSquares(rows, []int{0, 1, 2}, colScale(rows), lambda, nonneg)
+	return b
+}
+
+// colScale is each feature column's norm, 1 for a column of zeros.
+func colScale(rows [][4]float64) [3]float64 {
+	var scale [3]float64
+	for _, r := range rows {
+		for j := range 3 {
+			scale[j] += r[j] * r[j]
+		}
+	}
+	for j := range scale {
+		scale[j] = math.Sqrt(scale[j])
+		if scale[j] == 0 {
+			scale[j] = 1
+		}
+	}
+	return scale
+}
+
+// leastSquares solves the normal equations on the columns idx by Gaussian
+// elimination; ok is false where they are singular or, with nonneg, a
+// coefficient is negative.
+func leastSquares(rows [][4]float64, idx []int, scale [3]float64, lambda float64, nonneg bool) ([3]float64, bool) {
+	n := len(idx)
+	if n == 0 {
+		return [3]float64{}, false
+	}
+	a := make([][]float64, n)
+	for i := range a {
+		a[i] = make([]float64, n+1)
+	}
+	for _, r := range rows {
+		for i, ji := range idx {
+			xi := r[ji] / scale[ji]
+			for k, jk := range idx {
+				a[i][k] += xi * r[jk] / scale[jk]
+			}
+			a[i][n] += xi * r[3]
+		}
+	}
+	for i, j := range idx {
+		if j > 0 {
+			a[i][i] += lambda
+		}
+	}
+	for c := range n {
+		p := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
+				p = r
+			}
+		}
+		if math.Abs(a[p][c]) < 1e-12 {
+			return [3]float64{}, false
+		}
+		a[c], a[p] = a[p], a[c]
+		for r := range n {
+			if r == c {
+				continue
+			}
+			f := a[r][c] / a[c][c]
+			for k := c; k <= n; k++ {
+				a[r][k] -= f * a[c][k]
+			}
+		}
+	}
+	var b [3]float64
+	for i, j := range idx {
+		v := a[i][n] / a[i][i]
+		if nonneg && v < 0 {
+			return [3]float64{}, false
+		}
+		b[j] = v / scale[j]
+	}
+	return b, true
+}

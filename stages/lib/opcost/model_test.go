@@ -1,0 +1,100 @@
+package opcost
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+)
+
+// lawSample is a synthetic configuration whose nodes follow known laws: a
+// Conv costs 2e-11·FLOPs^1.1 s, a MatMul 1e-9·bytes^0.8 s, a Relu after a
+// Conv is always fused (no kernel), one after a MatMul costs 1 ns per
+// byte, and a run adds 5 µs plus 0.5 µs per node.
+func lawSample(model string, batch, threads, layers int, width int64) Sample {
+	s := Sample{Model: model, Batch: batch, Threads: threads}
+	var sum float64
+	add := func(o Op, sec float64) {
+		o.Time = time.Duration(sec * float64(time.Second))
+		s.Ops = append(s.Ops, o)
+		sum += o.Time.Seconds()
+	}
+	b := int64(batch)
+	for l := range layers {
+		w := width * int64(l+1)
+		conv := Op{Op: "Conv", FLOPs: 2 * b * w * w * 9, BytesRead: 4 * b * w * 16, BytesWritten: 4 * b * w * 16}
+		add(conv, 2e-11*math.Pow(float64(conv.FLOPs), 1.1))
+		add(Op{Op: "Relu", After: "Conv", FLOPs: b * w * 16, BytesRead: 4 * b * w * 16, BytesWritten: 4 * b * w * 16}, 0)
+		mm := Op{Op: "MatMul", After: "Relu", FLOPs: 2 * b * w * w, BytesRead: 4 * (b*w + w*w), BytesWritten: 4 * b * w}
+		add(mm, 1e-9*math.Pow(float64(mm.BytesRead+mm.BytesWritten), 0.8))
+		r := Op{Op: "Relu", After: "MatMul", FLOPs: b * w, BytesRead: 4 * b * w, BytesWritten: 4 * b * w}
+		add(r, 1e-9*float64(r.BytesRead+r.BytesWritten))
+	}
+	over := 5e-6 + 0.5e-6*float64(len(s.Ops))
+	s.Overhead = time.Duration(over * float64(time.Second))
+	s.Latency = time.Duration((sum + over) * float64(time.Second))
+	return s
+}
+
+// TestLeaveOneModelOutLearnsTheLaws scores the cost model on models of
+// the same operators in other sizes than it was fitted on: held out in
+// turn, each is predicted within 3% (what the log-linear fit of a power
+// law and the rounding to whole nanoseconds leave), and the fit has
+// learned that a Relu after a Conv runs no kernel.
+func TestLeaveOneModelOutLearnsTheLaws(t *testing.T) {
+	var samples []Sample
+	for i, shape := range []struct {
+		layers int
+		width  int64
+	}{{2, 32}, {4, 16}, {3, 64}, {6, 24}, {1, 128}} {
+		for _, batch := range []int{1, 4, 16} {
+			samples = append(samples, lawSample(fmt.Sprintf("m%d", i), batch, 1, shape.layers, shape.width))
+		}
+	}
+	sc, err := LeaveOneModelOut(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Configs) != len(samples) {
+		t.Fatalf("%d configurations scored, want %d", len(sc.Configs), len(samples))
+	}
+	for _, c := range sc.Configs {
+		if math.Abs(c.Err()) > 0.03 {
+			t.Errorf("%s batch %d: predicted %v, measured %v (%+.1f%%)", c.Model, c.Batch, c.Predicted, c.Latency, 100*c.Err())
+		}
+	}
+	if sc.Within10 != 1 || sc.MAPE > 3 {
+		t.Errorf("MAPE %.2f%%, %.0f%% within 10%%; want under 3%% and all", sc.MAPE, 100*sc.Within10)
+	}
+	m, err := Fit(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.fusedShare(Op{Op: "Relu", After: "Conv"}, 1); got != 1 {
+		t.Errorf("fused share of Relu after Conv = %v, want 1", got)
+	}
+	if got := m.fusedShare(Op{Op: "Relu", After: "MatMul"}, 1); got != 0 {
+		t.Errorf("fused share of Relu after MatMul = %v, want 0", got)
+	}
+}
+
+func TestFitRefuses(t *testing.T) {
+	if _, err := Fit(nil); err == nil {
+		t.Error("Fit(nil) = nil error, want one")
+	}
+	s := lawSample("m", 1, 1, 1, 8)
+	s.Latency = 0
+	if _, err := Fit([]Sample{s}); err == nil {
+		t.Error("Fit(a sample of no latency) = nil error, want one")
+	}
+	if _, err := LeaveOneModelOut([]Sample{lawSample("m", 1, 1, 1, 8)}); err == nil {
+		t.Error("LeaveOneModelOut(one model) = nil error, want one")
+	}
+	m, err := Fit([]Sample{lawSample("m", 1, 1, 1, 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Predict(nil, 2); err == nil {
+		t.Error("Predict at a thread count never fitted = nil error, want one")
+	}
+}
