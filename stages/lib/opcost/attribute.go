@@ -24,9 +24,10 @@ func nodeOf(kernel string, index map[string]int) (int, bool) {
 	return i, ok
 }
 
-// attribute maps the kernels of the median run (by wall time, the lower
-// middle) to the pass's nodes; one run's times, not each node's median over
-// the runs, so that the nodes sum to that run's kernel time exactly. A
+// attribute maps the kernels of the fastest run to the pass's nodes: the
+// run the least disturbed by whatever else shares the machine, whose
+// kernel times are the nodes' own costs; and one run's times, not each
+// node's best over the runs, so that the nodes sum to its kernel time. A
 // kernel goes to the node it names (nodeOf); where onnxruntime fused
 // several nodes into it, those it absorbed ran no kernel of their own, and
 // the kernel's time goes to the node of the group with the most FLOPs: the
@@ -44,19 +45,14 @@ func attribute(p *onnxgraph.Pass, runs []ort.TracedRun) *NodeTimes {
 			producer[o.Name] = i
 		}
 	}
-	order := make([]int, len(runs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(runs[a].Dur, runs[b].Dur) })
-	r := runs[order[(len(order)-1)/2]]
+	r := slices.MinFunc(runs, func(a, b ort.TracedRun) int { return cmp.Compare(a.Dur, b.Dur) })
 	ran := make([]bool, len(p.Nodes))
 	for _, k := range r.Kernels {
 		if i, ok := nodeOf(k.Node, index); ok {
 			ran[i] = true
 		}
 	}
-	nt := &NodeTimes{Pass: p, Node: make([]time.Duration, len(p.Nodes)), Run: r.Dur, Kernels: r.KernelSum()}
+	nt := &NodeTimes{Pass: p, Node: make([]time.Duration, len(p.Nodes)), Kernel: make([]bool, len(p.Nodes)), Run: r.Dur, Kernels: r.KernelSum()}
 	last := -1
 	for _, k := range r.Kernels {
 		i, ok := nodeOf(k.Node, index)
@@ -71,6 +67,7 @@ func attribute(p *onnxgraph.Pass, runs []ort.TracedRun) *NodeTimes {
 			nt.Unmapped += k.Dur
 		}
 		nt.Node[last] += k.Dur
+		nt.Kernel[last] = true
 	}
 	return nt
 }

@@ -74,15 +74,23 @@ func LeaveOneModelOut(samples []Sample) (Scores, error) {
 		}
 		return a.Batch - b.Batch
 	})
+	return summarise(sc.Configs), nil
+}
+
+// summarise scores predictions: their MAPE and share within ±10%.
+func summarise(configs []Scored) Scores {
+	sc := Scores{Configs: configs}
 	var within int
-	for _, c := range sc.Configs {
+	for _, c := range configs {
 		e := math.Abs(c.Err())
 		sc.MAPE += 100 * e
 		if e <= 0.10 {
 			within++
 		}
 	}
-	sc.MAPE /= float64(len(sc.Configs))
-	sc.Within10 = float64(within) / float64(len(sc.Configs))
-	return sc, nil
+	if n := float64(len(configs)); n > 0 {
+		sc.MAPE /= n
+		sc.Within10 = float64(within) / n
+	}
+	return sc
 }

@@ -21,26 +21,28 @@ type Op struct {
 	FLOPs        int64
 	BytesRead    int64
 	BytesWritten int64
-	Time         time.Duration
+	// Fused marks a node the profile found no kernel for: fused into
+	// another's, or folded away.
+	Fused bool
+	// Time is the node's kernel time, in whole microseconds.
+	Time time.Duration
 }
 
 // Sample is one profiled configuration of a model: its nodes that run
-// (folded ones cost nothing per run and are left out), the executor's
-// per-run work beside the kernels, and the latency measured for it.
+// (folded ones cost nothing per run and are left out) and the latency a
+// plain run measured for it.
 type Sample struct {
 	Model          string
 	Batch, Threads int
 	Ops            []Op
-	// Overhead is the profiled run's time outside its kernels.
-	Overhead time.Duration
 	// Latency is the configuration's measured latency, the figure a
 	// prediction is scored against.
 	Latency time.Duration
 }
 
-// OpsOf lists a pass's nodes that run per run, with their times (nil
-// times leaves them zero, for a model to predict).
-func OpsOf(p *onnxgraph.Pass, times []time.Duration) []Op {
+// OpsOf lists a pass's nodes that run per run, with their times where nt
+// holds them (nil for a model to predict).
+func OpsOf(p *onnxgraph.Pass, nt *NodeTimes) []Op {
 	var ops []Op
 	producer := map[string]string{}
 	for i, n := range p.Nodes {
@@ -57,8 +59,8 @@ func OpsOf(p *onnxgraph.Pass, times []time.Duration) []Op {
 				break
 			}
 		}
-		if times != nil {
-			o.Time = times[i]
+		if nt != nil {
+			o.Time, o.Fused = nt.Node[i], !nt.Kernel[i]
 		}
 		ops = append(ops, o)
 	}
@@ -92,8 +94,8 @@ type Fused struct {
 	Share     float64
 }
 
-// Model predicts a configuration's latency as the sum of its nodes'
-// expected costs plus a per-run overhead at its thread count.
+// Model predicts a configuration's latency from the sum of its nodes'
+// expected costs, calibrated to plain runs at its thread count.
 type Model struct {
 	// Coefs are the per-operator costs, by thread count then operator;
 	// an operator of no Coef takes its thread count's Other.
@@ -102,12 +104,22 @@ type Model struct {
 	// seen for its own (fewer than minNodes), by thread count.
 	Other []Coef
 	// Fused are the shares of nodes that ran no kernel, by operator and
-	// the operator before it, and by operator alone (After "*").
+	// the operator before it, by operator alone (After "*"), and by the
+	// operator before alone (Op "*").
 	Fused []Fused
-	// Overhead is the per-run overhead, by thread count: seconds per run
-	// and per node that runs, beside the nodes' own costs.
-	Overhead map[int][2]float64
+	// Calibration turns the nodes' summed costs into a plain run's
+	// latency, by thread count: ln(latency) = c[0] + c[1]·ln(sum + 1 µs).
+	// It holds the executor's per-run work, which dominates a model of
+	// microseconds, and undoes the profiler's rounding to whole
+	// microseconds and its own cost per kernel, which inflate a small
+	// model's kernels and not a large one's: a fixed overhead plus the
+	// sum (nn-Meter's form) predicted the held-out MLPs and CNNs worse.
+	Calibration map[int][2]float64
 }
+
+// resolution is the profiler's: a kernel given 0 took under 1 µs, and is
+// fitted as half of one.
+const resolution = time.Microsecond
 
 // minNodes is the fewest nodes an operator needs for costs of its own.
 const minNodes = 3
@@ -122,10 +134,8 @@ const ridge = 1e-6
 
 // Fit learns the per-operator costs from the samples' nodes: a
 // least-squares fit of ln(time) on features for the nodes that ran a
-// kernel, the share that ran none, and the per-run overhead as the
-// non-negative least-squares fit of what the measured latency has beyond
-// the nodes' times on the number of nodes, each configuration weighted
-// by one over its latency.
+// kernel, the share that ran none, and the Calibration as the
+// least-squares fit of ln(latency) on the log of the nodes' summed times.
 func Fit(samples []Sample) (*Model, error) {
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("opcost: fit: no samples")
@@ -145,30 +155,29 @@ func Fit(samples []Sample) (*Model, error) {
 		for _, o := range s.Ops {
 			kernels += o.Time
 			zero := 0
-			if o.Time <= 0 {
+			if o.Fused {
 				zero = 1
 			}
-			for _, k := range []key{{o.Op, o.After, s.Threads}, {o.Op, anyOp, s.Threads}} {
+			for _, k := range []key{{o.Op, o.After, s.Threads}, {o.Op, anyOp, s.Threads}, {anyOp, o.After, s.Threads}} {
 				f := fused[k]
 				fused[k] = [2]int{f[0] + zero, f[1] + 1}
 			}
 			if zero == 1 {
 				continue
 			}
+			t := o.Time
+			if t <= 0 {
+				t = resolution / 2
+			}
 			f := features(o)
-			r := [4]float64{f[0], f[1], f[2], math.Log(o.Time.Seconds())}
+			r := [4]float64{f[0], f[1], f[2], math.Log(t.Seconds())}
 			for _, k := range []key{{o.Op, "", s.Threads}, {anyOp, "", s.Threads}} {
 				rows[k] = append(rows[k], r)
 			}
 		}
-		// The executor's work between kernels is what the measured
-		// latency has beyond them; a profiled run's own gap (Overhead)
-		// also holds the profiler's cost per kernel, which a plain run
-		// does not pay.
-		w := 1 / s.Latency.Seconds()
-		over[s.Threads] = append(over[s.Threads], [4]float64{w, float64(len(s.Ops)) * w, 0, (s.Latency - kernels).Seconds() * w})
+		over[s.Threads] = append(over[s.Threads], [4]float64{1, math.Log((kernels + resolution).Seconds()), 0, math.Log(s.Latency.Seconds())})
 	}
-	m := &Model{Overhead: map[int][2]float64{}}
+	m := &Model{Calibration: map[int][2]float64{}}
 	for _, k := range sortedKeys(rows, func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op))
 	}) {
@@ -189,8 +198,8 @@ func Fit(samples []Sample) (*Model, error) {
 		m.Fused = append(m.Fused, Fused{Op: k.op, After: k.after, Threads: k.threads, Share: float64(f[0]) / float64(f[1])})
 	}
 	for t, rows := range over {
-		c := nnls(rows)
-		m.Overhead[t] = [2]float64{c[0], c[1]}
+		c := solve(rows, 0, false)
+		m.Calibration[t] = [2]float64{c[0], c[1]}
 	}
 	return m, nil
 }
@@ -208,14 +217,15 @@ func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
 // Predict is the model's latency for a configuration's nodes at a thread
 // count it was fitted at.
 func (m *Model) Predict(ops []Op, threads int) (time.Duration, error) {
-	over, ok := m.Overhead[threads]
+	c, ok := m.Calibration[threads]
 	if !ok {
 		return 0, fmt.Errorf("opcost: predict: no costs fitted at %d threads", threads)
 	}
-	sec := over[0] + over[1]*float64(len(ops))
+	var nodes float64
 	for _, o := range ops {
-		sec += m.nodeSeconds(o, threads)
+		nodes += m.nodeSeconds(o, threads)
 	}
+	sec := math.Exp(c[0] + c[1]*math.Log(nodes+resolution.Seconds()))
 	return time.Duration(sec * float64(time.Second)), nil
 }
 
@@ -243,21 +253,18 @@ func (m *Model) coef(op string, threads int) [3]float64 {
 }
 
 // fusedShare is the share of o's operator after o's predecessor that ran
-// no kernel, or after any, or none for an operator never seen.
+// no kernel; failing that, of its operator after any; failing that (an
+// operator never profiled), of any operator after its predecessor: a
+// runtime that fuses Relu and Add into a Conv likely fuses Clip too.
 func (m *Model) fusedShare(o Op, threads int) float64 {
-	share := 0.0
-	for _, f := range m.Fused {
-		if f.Op != o.Op || f.Threads != threads {
-			continue
-		}
-		switch f.After {
-		case o.After:
-			return f.Share
-		case anyOp:
-			share = f.Share
+	for _, k := range [][2]string{{o.Op, o.After}, {o.Op, anyOp}, {anyOp, o.After}} {
+		for _, f := range m.Fused {
+			if f.Op == k[0] && f.After == k[1] && f.Threads == threads {
+				return f.Share
+			}
 		}
 	}
-	return share
+	return 0
 }
 
 // nnls solves min ‖Xb − y‖² over b ≥ 0 for the rows [x0 x1 x2 y] by
@@ -296,9 +303,16 @@ func nnls(rows [][4]float64) [3]float64 {
 
 // solve is the least-squares fit of the rows' last column on the others,
 // with a ridge penalty lambda (relative to the unit-norm columns) on all
-// but the first; nonneg refuses a negative coefficient (ok false).
+// but the first, on the columns that are not all zero (the others get
+// 0); with nonneg a negative coefficient fails the fit, to zeros.
 func solve(rows [][4]float64, lambda float64, nonneg bool) [3]float64 {
-	b, _ := leastSquares(rows, []int{0, 1, 2}, colScale(rows), lambda, nonneg)
+	var idx []int
+	for j := range 3 {
+		if slices.ContainsFunc(rows, func(r [4]float64) bool { return r[j] != 0 }) {
+			idx = append(idx, j)
+		}
+	}
+	b, _ := leastSquares(rows, idx, colScale(rows), lambda, nonneg)
 	return b
 }
 

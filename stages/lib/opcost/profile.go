@@ -19,14 +19,18 @@ type Run struct {
 	Unoptimized    bool
 }
 
-// NodeTimes is a profiled model at one configuration, from its median run
-// of those kept (by wall time): each graph node's kernel time (zero for a
+// NodeTimes is a profiled model at one configuration, from its fastest
+// run of those kept (by wall time): each graph node's kernel time (zero for a
 // node the runtime folded away or fused into another's kernel), and the
 // run's wall time as onnxruntime measured it.
 type NodeTimes struct {
 	Pass *onnxgraph.Pass
 	// Node are the graph's nodes' times, by Pass.Nodes' index.
 	Node []time.Duration
+	// Kernel marks the nodes a kernel's time went to: onnxruntime's
+	// profiler counts whole microseconds, so a node of a small model may
+	// run a kernel and be given 0.
+	Kernel []bool
 	// Run is the run's model_run time; Kernels the sum of its kernels,
 	// and of Node. Run − Kernels is the executor's own per-run work.
 	Run, Kernels time.Duration
