@@ -31,34 +31,24 @@ func nodeOf(kernel string, index map[string]int) (int, bool) {
 // kernel goes to the node it names (nodeOf); where onnxruntime fused
 // several nodes into it, those it absorbed ran no kernel of their own, and
 // the kernel's time goes to the node of the group with the most FLOPs: the
-// Conv, not the Relu whose name the fused kernel carries. The group is the
-// named node and the producers feeding it, transitively, that ran no
-// kernel. A kernel that names no node (a layout change) goes to the node
-// whose kernel ran before it. A per-operator model so learns that a fused
+// Conv, not the Relu whose name the fused kernel carries (heaviest). A
+// kernel that names no node (a layout change) goes to the node whose
+// kernel ran before it. A per-operator model so learns that a fused
 // activation costs nothing.
 func attribute(p *onnxgraph.Pass, runs []ort.TracedRun) *NodeTimes {
 	index := make(map[string]int, len(p.Nodes))
-	producer := make(map[string]int)
 	for i, n := range p.Nodes {
 		index[n.Name] = i
-		for _, o := range n.Outputs {
-			producer[o.Name] = i
-		}
 	}
 	r := slices.MinFunc(runs, func(a, b ort.TracedRun) int { return cmp.Compare(a.Dur, b.Dur) })
-	ran := make([]bool, len(p.Nodes))
-	for _, k := range r.Kernels {
-		if i, ok := nodeOf(k.Node, index); ok {
-			ran[i] = true
-		}
-	}
+	group := groups(p, r.Kernels, index)
 	nt := &NodeTimes{Pass: p, Node: make([]time.Duration, len(p.Nodes)), Kernel: make([]bool, len(p.Nodes)), Run: r.Dur, Kernels: r.KernelSum()}
 	last := -1
 	for _, k := range r.Kernels {
 		i, ok := nodeOf(k.Node, index)
 		switch {
 		case ok:
-			last = heaviest(p, i, ran, producer)
+			last = heaviest(p, group, group[i])
 		case last < 0:
 			// Nothing ran before it: the first node of the file takes it.
 			last = 0
@@ -72,26 +62,69 @@ func attribute(p *onnxgraph.Pass, runs []ort.TracedRun) *NodeTimes {
 	return nt
 }
 
-// heaviest is the node of most FLOPs in i's fused group: i and, through
-// its inputs, the producers that ran no kernel (ran), ties to the later
-// node in the file.
-func heaviest(p *onnxgraph.Pass, i int, ran []bool, producer map[string]int) int {
-	best := i
-	seen := map[int]bool{i: true}
-	stack := []int{i}
-	for len(stack) > 0 {
-		j := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if p.Nodes[j].FLOPs > p.Nodes[best].FLOPs {
-			best = j
+// groups assigns each node that runs to the kernel it was fused into, by
+// the index of the node that kernel names (-1 for none): first each named
+// node and, through inputs, the producers that ran no kernel of their own
+// (a Conv fused into the kernel named after its Relu); then, in file
+// order, a node still unclaimed that ran no kernel joins its first
+// input's producer's group (a LayerNormalization fused into the
+// SkipLayerNormalization named after the Add before it). Producers first,
+// so that a Conv whose kernel carries the name of a later Relu is not
+// claimed by the kernel before it, whose output it reads.
+func groups(p *onnxgraph.Pass, kernels []ort.Kernel, index map[string]int) []int {
+	group := make([]int, len(p.Nodes))
+	for i := range group {
+		group[i] = -1
+	}
+	producer := map[string]int{}
+	for i, n := range p.Nodes {
+		for _, o := range n.Outputs {
+			producer[o.Name] = i
 		}
-		for _, in := range p.Nodes[j].Inputs {
-			k, ok := producer[in.Name]
-			if !ok || seen[k] || ran[k] || p.Nodes[k].Folded {
-				continue
+	}
+	for _, k := range kernels {
+		if i, ok := nodeOf(k.Node, index); ok {
+			group[i] = i
+		}
+	}
+	for _, k := range kernels {
+		i, ok := nodeOf(k.Node, index)
+		if !ok {
+			continue
+		}
+		for stack := []int{i}; len(stack) > 0; {
+			j := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, in := range p.Nodes[j].Inputs {
+				q, ok := producer[in.Name]
+				if ok && group[q] < 0 && !p.Nodes[q].Folded {
+					group[q] = i
+					stack = append(stack, q)
+				}
 			}
-			seen[k] = true
-			stack = append(stack, k)
+		}
+	}
+	for i, n := range p.Nodes {
+		if group[i] >= 0 || n.Folded {
+			continue
+		}
+		for _, in := range n.Inputs {
+			if q, ok := producer[in.Name]; ok && group[q] >= 0 {
+				group[i] = group[q]
+				break
+			}
+		}
+	}
+	return group
+}
+
+// heaviest is the node of most FLOPs in group g (the first in the file of
+// equal FLOPs).
+func heaviest(p *onnxgraph.Pass, group []int, g int) int {
+	best := g
+	for i, n := range p.Nodes {
+		if group[i] == g && n.FLOPs > p.Nodes[best].FLOPs {
+			best = i
 		}
 	}
 	return best

@@ -13,9 +13,11 @@
 // graph run unoptimised is another program (ResNet-18 at batch 4 takes a
 // third longer, a MobileNet-style CNN four times as long). The optimised
 // graph's kernels are mapped back to the file's nodes by name (nodeOf,
-// attribute): a fused kernel's time goes to the heaviest node it absorbed,
-// and the absorbed element-wise nodes cost nothing, which is what a cost
-// model should learn of a Relu after a Conv.
+// groups, attribute): a fused kernel's time goes to the heaviest node it
+// absorbed, and the absorbed element-wise nodes cost nothing, which is
+// what a cost model should learn of a Relu after a Conv. Profiling the
+// graph unoptimised instead maps every kernel to its node but predicts
+// worse (docs/benchmarks.md, "A model never run").
 //
 // # The cost model
 //
@@ -23,9 +25,10 @@
 // law of its FLOPs and its bytes moved (least squares on logs, over the
 // nodes that ran a kernel), and the share of the operator's nodes that ran
 // none, after each operator before it: onnxruntime fuses a Relu into the
-// Conv before it but not into a Transpose. A node's expected cost is the
-// one times the other. What a plain run takes beyond its kernels, the
-// executor's work per run and per node, is fitted to the measured
-// latencies. LeaveOneModelOut scores it as the train stage scores its
+// Conv before it but not into a Transpose. A node's expected cost is its
+// kernel's times the chance that it runs one. The nodes' sum is then
+// calibrated to plain runs' latencies in log space, which holds the
+// executor's per-run work and undoes the profiler's inflation of small
+// kernels (Model.Calibration). LeaveOneModelOut scores it as the train stage scores its
 // predictor: each model held out in turn, fitted on the others.
 package opcost

@@ -101,6 +101,11 @@ func BenchmarkLeaveOneModelOut(b *testing.B) {
 	b.ReportMetric(100*one1.Within10, "within10-1thread%")
 }
 
+// unoptimizedVar set to 1 profiles the graphs unoptimised, node for node,
+// to compare that mapping of kernels to nodes with the optimised one's;
+// the latency to predict is still the optimised graph's.
+const unoptimizedVar = "OPCOST_UNOPTIMIZED"
+
 // samplesVar names a JSON file that keeps the benchmark's samples: read
 // where it exists, so that a change to the cost model is scored on the
 // same measurements; written where it does not.
@@ -151,7 +156,8 @@ func profileSamples(tb testing.TB, models map[string][]byte) []Sample {
 		}
 		for _, threads := range []int{1, 2} {
 			for _, batch := range []int{1, 4, 16} {
-				nt, err := Profile(g, models[name], 0, Run{Batch: batch, Threads: threads, Warmup: 2, Runs: 5}, tb.TempDir())
+				nt, err := Profile(g, models[name], 0, Run{Batch: batch, Threads: threads, Warmup: 2, Runs: 5,
+					Unoptimized: os.Getenv(unoptimizedVar) == "1"}, tb.TempDir())
 				if err != nil {
 					tb.Fatal(err)
 				}

@@ -17,7 +17,10 @@ type Op struct {
 	// After is the operator of the node that computes its first input
 	// that changes from run to run, "" for the graph's input: what it
 	// may be fused into.
-	After        string
+	After string
+	// From is 1 + the index, in the same list, of the node After names;
+	// 0 where After is "".
+	From         int
 	FLOPs        int64
 	BytesRead    int64
 	BytesWritten int64
@@ -44,20 +47,20 @@ type Sample struct {
 // holds them (nil for a model to predict).
 func OpsOf(p *onnxgraph.Pass, nt *NodeTimes) []Op {
 	var ops []Op
-	producer := map[string]string{}
+	producer := map[string]int{} // tensor → index in ops
 	for i, n := range p.Nodes {
 		if n.Folded {
 			continue
 		}
-		for _, o := range n.Outputs {
-			producer[o.Name] = n.Op
-		}
 		o := Op{Op: n.Op, FLOPs: n.FLOPs, BytesRead: n.BytesRead, BytesWritten: n.BytesWritten}
 		for _, in := range n.Inputs {
-			if op, ok := producer[in.Name]; ok {
-				o.After = op
+			if j, ok := producer[in.Name]; ok {
+				o.After, o.From = ops[j].Op, j+1
 				break
 			}
+		}
+		for _, out := range n.Outputs {
+			producer[out.Name] = len(ops)
 		}
 		if nt != nil {
 			o.Time, o.Fused = nt.Node[i], !nt.Kernel[i]
@@ -221,20 +224,16 @@ func (m *Model) Predict(ops []Op, threads int) (time.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("opcost: predict: no costs fitted at %d threads", threads)
 	}
+	fused := make([]float64, len(ops))
 	var nodes float64
-	for _, o := range ops {
-		nodes += m.nodeSeconds(o, threads)
+	for i, o := range ops {
+		fused[i] = m.fusedShare(ops, fused, i, threads)
+		f := features(o)
+		k := m.coef(o.Op, threads)
+		nodes += (1 - fused[i]) * math.Exp(k[0]+k[1]*f[1]+k[2]*f[2])
 	}
 	sec := math.Exp(c[0] + c[1]*math.Log(nodes+resolution.Seconds()))
 	return time.Duration(sec * float64(time.Second)), nil
-}
-
-// nodeSeconds is a node's expected time: its kernel's, times the chance
-// that it runs one.
-func (m *Model) nodeSeconds(o Op, threads int) float64 {
-	c := m.coef(o.Op, threads)
-	f := features(o)
-	return (1 - m.fusedShare(o, threads)) * math.Exp(c[0]+c[1]*f[1]+c[2]*f[2])
 }
 
 // coef is op's costs at threads, or the pooled ones.
@@ -252,19 +251,40 @@ func (m *Model) coef(op string, threads int) [3]float64 {
 	return [3]float64{}
 }
 
-// fusedShare is the share of o's operator after o's predecessor that ran
-// no kernel; failing that, of its operator after any; failing that (an
-// operator never profiled), of any operator after its predecessor: a
+// fusedShare is the chance that ops[i] runs no kernel, given the chances
+// of the nodes before it (fused): the share of its operator after its
+// predecessor's that the profile found fused; failing that, after any;
+// failing that, where its predecessor is likely fused itself, as if it
+// came after the predecessor's predecessor (a Clip after a batch norm
+// that is fused into a Conv is after the Conv); failing that (an operator
+// never profiled), the share of any operator after its predecessor's: a
 // runtime that fuses Relu and Add into a Conv likely fuses Clip too.
-func (m *Model) fusedShare(o Op, threads int) float64 {
-	for _, k := range [][2]string{{o.Op, o.After}, {o.Op, anyOp}, {anyOp, o.After}} {
-		for _, f := range m.Fused {
-			if f.Op == k[0] && f.After == k[1] && f.Threads == threads {
-				return f.Share
+func (m *Model) fusedShare(ops []Op, fused []float64, i, threads int) float64 {
+	o := ops[i]
+	after, from := o.After, o.From
+	for {
+		for _, k := range [][2]string{{o.Op, after}, {o.Op, anyOp}} {
+			if s, ok := m.share(k[0], k[1], threads); ok {
+				return s
 			}
 		}
+		if from == 0 || fused[from-1] < 0.5 {
+			break
+		}
+		after, from = ops[from-1].After, ops[from-1].From
 	}
-	return 0
+	s, _ := m.share(anyOp, o.After, threads)
+	return s
+}
+
+// share is the fused share of op after after, if the profile saw it.
+func (m *Model) share(op, after string, threads int) (float64, bool) {
+	for _, f := range m.Fused {
+		if f.Op == op && f.After == after && f.Threads == threads {
+			return f.Share, true
+		}
+	}
+	return 0, false
 }
 
 // nnls solves min ‖Xb − y‖² over b ≥ 0 for the rows [x0 x1 x2 y] by

@@ -71,11 +71,13 @@ func TestLeaveOneModelOutLearnsTheLaws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.fusedShare(Op{Op: "Relu", After: "Conv"}, 1); got != 1 {
-		t.Errorf("fused share of Relu after Conv = %v, want 1", got)
-	}
-	if got := m.fusedShare(Op{Op: "Relu", After: "MatMul"}, 1); got != 0 {
-		t.Errorf("fused share of Relu after MatMul = %v, want 0", got)
+	for _, tc := range []struct {
+		after string
+		want  float64
+	}{{"Conv", 1}, {"MatMul", 0}} {
+		if got, ok := m.share("Relu", tc.after, 1); got != tc.want || !ok {
+			t.Errorf("fused share of Relu after %s = %v, %v; want %v", tc.after, got, ok, tc.want)
+		}
 	}
 	if c := m.Calibration[1]; math.Abs(c[0]-0.1) > 0.05 || math.Abs(c[1]-1.01) > 0.01 {
 		t.Errorf("calibration %v, want about [0.1 1.01]", c)
@@ -100,5 +102,33 @@ func TestFitRefuses(t *testing.T) {
 	}
 	if _, err := m.Predict(nil, 2); err == nil {
 		t.Error("Predict at a thread count never fitted = nil error, want one")
+	}
+}
+
+// TestFusedShareFollowsFusedPredecessors checks the fallbacks for pairs
+// the profile never saw: a Clip after a batch norm that is fused into a
+// Conv is taken as after the Conv; an operator never profiled takes the
+// share of any operator after its predecessor's.
+func TestFusedShareFollowsFusedPredecessors(t *testing.T) {
+	m := &Model{Fused: []Fused{
+		{Op: "BatchNormalization", After: "Conv", Threads: 1, Share: 1},
+		{Op: "Clip", After: "Conv", Threads: 1, Share: 0.9},
+		{Op: anyOp, After: "Conv", Threads: 1, Share: 0.8},
+		{Op: anyOp, After: "MatMul", Threads: 1, Share: 0.3},
+	}}
+	ops := []Op{
+		{Op: "Conv"},
+		{Op: "BatchNormalization", After: "Conv", From: 1},
+		{Op: "Clip", After: "BatchNormalization", From: 2},
+		{Op: "MatMul", After: "Clip", From: 3},
+		{Op: "Selu", After: "MatMul", From: 4},
+	}
+	want := []float64{0, 1, 0.9, 0, 0.3}
+	fused := make([]float64, len(ops))
+	for i := range ops {
+		fused[i] = m.fusedShare(ops, fused, i, 1)
+		if fused[i] != want[i] {
+			t.Errorf("fusedShare(%s after %s) = %v, want %v", ops[i].Op, ops[i].After, fused[i], want[i])
+		}
 	}
 }
