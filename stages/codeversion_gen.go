@@ -22,7 +22,7 @@ var codeVersions = map[string]string{
 	"stages/lib/metrics":              "e6d9c259cfac2f06e4f6166cc2a64c0175c36f463c2745ca841c4ae65e0a560d",
 	"stages/lib/onnxgraph":            "ea3dac114353adae328a5476068e8334f2c26bbff33943007ea63ddcc04116cd",
 	"stages/lib/onnxgraph/testmodels": "09793deb6f4423bfcd3ffa46fcb30dd018342fcb77652d3a662687fea0c0fb92",
-	"stages/lib/opcost":               "aadf093cc05376cdcb40f476974a9db322dc06ce899152e80fcd8ec6224d4e69",
+	"stages/lib/opcost":               "6303b459ae892f1ebd5837e8bed12ded23e8cc172fd045cdf740cfca183062b5",
 	"stages/lib/ort":                  "9a9d6ef5425f966d3bbbe723cd84b27862df0e4396cc8062e10621565f738cf0",
 	"stages/lib/ort/orttest":          "56d34271c262793839e4fef10c33104701f39d5bc4771ce6783ef2e88899dfc8",
 	"stages/lib/outputanalysis":       "39a90e41dbd902295b3dbbe60427e62ebe2bb68072740db844e9405bff27144a",

@@ -410,3 +410,14 @@ func leastSquares(rows [][4]float64, idx []int, scale [3]float64, lambda float64
 	}
 	return b, true
 }
+
+// PredictGraph predicts a model from its graph alone, never run: its
+// nodes at the batch size along axis (onnxgraph's inference), at a thread
+// count the model was fitted at.
+func (m *Model) PredictGraph(g *onnxgraph.Graph, axis, batch, threads int) (time.Duration, error) {
+	p, err := g.Infer(axis, int64(batch))
+	if err != nil {
+		return 0, fmt.Errorf("opcost: predict %s at batch %d: %w", g.Name, batch, err)
+	}
+	return m.Predict(OpsOf(p, nil), threads)
+}

@@ -5,6 +5,9 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
+	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
 
 // lawSample is a synthetic configuration whose nodes follow known laws: a
@@ -130,5 +133,54 @@ func TestFusedShareFollowsFusedPredecessors(t *testing.T) {
 		if fused[i] != want[i] {
 			t.Errorf("fusedShare(%s after %s) = %v, want %v", ops[i].Op, ops[i].After, fused[i], want[i])
 		}
+	}
+}
+
+// TestPredictGraph predicts a zoo graph never profiled from a model fitted
+// on the synthetic laws: the same as predicting its inferred nodes, and
+// longer at a larger batch.
+func TestPredictGraph(t *testing.T) {
+	var samples []Sample
+	for i, layers := range []int{1, 2, 3} {
+		for _, batch := range []int{1, 8} {
+			samples = append(samples, lawSample(fmt.Sprintf("m%d", i), batch, 1, layers, 32))
+		}
+	}
+	m, err := Fit(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := zoo.Build("resnet18", zoo.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := onnxgraph.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev time.Duration
+	for _, batch := range []int{1, 4} {
+		got, err := m.PredictGraph(g, 0, batch, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := g.Infer(0, int64(batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.Predict(OpsOf(p, nil), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || got <= prev {
+			t.Errorf("PredictGraph(batch %d) = %v; want %v, above batch 1's %v", batch, got, want, prev)
+		}
+		prev = got
+	}
+	if _, err := m.PredictGraph(g, 0, 0, 1); err == nil {
+		t.Error("PredictGraph(batch 0) = nil error, want one")
+	}
+	if _, err := m.PredictGraph(g, 0, 1, 3); err == nil {
+		t.Error("PredictGraph(3 threads, never fitted) = nil error, want one")
 	}
 }
