@@ -101,7 +101,7 @@ func TestAgainstONNXInference(t *testing.T) {
 			models["zoo "+name+" "+p] = m
 		}
 	}
-	for _, build := range []func(string, int64) (testmodels.Model, error){testmodels.MobileNet, testmodels.WideMLP} {
+	for _, build := range []func(string, int64) (testmodels.Model, error){testmodels.MobileNet, testmodels.WideMLP, testmodels.Encoder} {
 		m, err := build(zoo.FP32, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -56,7 +56,7 @@ func TestZooMatchesCatalog(t *testing.T) {
 // TestTestModels checks the test models' figures against their layers'
 // hand counts.
 func TestTestModels(t *testing.T) {
-	for _, build := range []func(string, int64) (testmodels.Model, error){testmodels.MobileNet, testmodels.WideMLP} {
+	for _, build := range []func(string, int64) (testmodels.Model, error){testmodels.MobileNet, testmodels.WideMLP, testmodels.Encoder} {
 		for _, prec := range zoo.Precisions() {
 			m, err := build(prec, 3)
 			if err != nil {

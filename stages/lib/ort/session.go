@@ -46,6 +46,16 @@ type SessionOptions struct {
 	// AllowSpinning lets idle pool threads busy-wait for the next piece of
 	// work instead of sleeping. Off by default; see the package doc.
 	AllowSpinning bool
+	// Unoptimized runs the graph as the file writes it, node for node
+	// (ORT_DISABLE_ALL), where the default optimises it at onnxruntime's
+	// highest level: a per-node profile of such a session names every
+	// node of the file, at the price of timing kernels a deployment
+	// would have fused.
+	Unoptimized bool
+	// ProfilePrefix, when set, turns on onnxruntime's own profiling: each
+	// run's kernels are timed and Close writes them as a Chrome trace to
+	// a file whose name starts with ProfilePrefix (see ReadTrace).
+	ProfilePrefix string
 }
 
 // Session runs one model with preallocated float32 input and output tensors
@@ -222,16 +232,26 @@ func sessionOptions(opts SessionOptions) (*onnx.SessionOptions, error) {
 	if opts.InterOpThreads > 1 {
 		mode = onnx.ExecutionModeParallel
 	}
+	level := onnx.GraphOptimizationLevel(onnx.GraphOptimizationLevelEnableAll)
+	if opts.Unoptimized {
+		level = onnx.GraphOptimizationLevelDisableAll
+	}
 	steps := []struct {
 		what string
 		do   func() error
 	}{
-		{"optimization level", func() error { return so.SetGraphOptimizationLevel(onnx.GraphOptimizationLevelEnableAll) }},
+		{"optimization level", func() error { return so.SetGraphOptimizationLevel(level) }},
 		{"execution mode", func() error { return so.SetExecutionMode(mode) }},
 		{"intra-op threads", func() error { return so.SetIntraOpNumThreads(opts.IntraOpThreads) }},
 		{"inter-op threads", func() error { return so.SetInterOpNumThreads(opts.InterOpThreads) }},
 		{keyIntraOpSpinning, func() error { return so.AddSessionConfigEntry(keyIntraOpSpinning, spin) }},
 		{keyInterOpSpinning, func() error { return so.AddSessionConfigEntry(keyInterOpSpinning, spin) }},
+	}
+	if opts.ProfilePrefix != "" {
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"profiling", func() error { return so.EnableProfiling(opts.ProfilePrefix) }})
 	}
 	switch opts.Provider {
 	case "", CPU:

@@ -108,3 +108,64 @@ func WideMLP(precision string, seed int64) (Model, error) {
 	onnx, err := g.Bytes()
 	return Model{Name: "widemlp", ONNX: onnx, Input: []int64{4, 8}, Output: []int64{8}, MACs: macs, Params: params}, err
 }
+
+// Encoder dimensions: wider and deeper per token than the zoo's ViT-Ti
+// (192 wide, 3 heads), on a shorter sequence.
+const (
+	encTokens = 64
+	encDim    = 256
+	encHeads  = 8
+	encHead   = encDim / encHeads
+	encHidden = 4 * encDim
+	encDepth  = 4
+	encClass  = 16
+)
+
+// Encoder is a post-norm transformer encoder in the style of BERT (Devlin
+// et al., 2019), another shape of transformer than the zoo's pre-norm ViT:
+// inputs of 64 tokens of 256 features, 4 layers of 8-head self-attention
+// and a ReLU MLP of 1024, each added to its input and then layer-normed,
+// and a Gemm to 16 classes on the first token.
+func Encoder(precision string, seed int64) (Model, error) {
+	g, err := zoo.NewGraph("encoder", precision, seed)
+	if err != nil {
+		return Model{}, err
+	}
+	var macs, params int64
+	bound := 1 / math.Sqrt(encDim)
+	linear := func(x, name string, in, out int64) string {
+		w := g.Uniform(name+".weight", []int64{in, out}, bound)
+		b := g.Uniform(name+".bias", []int64{out}, bound)
+		macs += encTokens * in * out
+		params += in*out + out
+		return g.Op("Add", g.Op("MatMul", x, w), b)
+	}
+	norm := func(x, name string) string {
+		params += 2 * encDim
+		return g.Node("LayerNormalization", []string{x, g.Fill(name+".weight", []int64{encDim}, 1), g.Fill(name+".bias", []int64{encDim}, 0)},
+			zoo.AttrInt("axis", -1), zoo.AttrFloat("epsilon", 1e-12))
+	}
+	x := g.Input("tokens", []int64{zoo.Batch, encTokens, encDim})
+	for i := range encDepth {
+		p := fmt.Sprintf("layer.%d.", i)
+		h := g.Op("Reshape", linear(x, p+"qkv", encDim, 3*encDim), g.Int64s(0, encTokens, 3, encHeads, encHead))
+		h = g.Node("Transpose", []string{h}, zoo.AttrInts("perm", 2, 0, 3, 1, 4))
+		part := func(j int64) string { return g.Node("Gather", []string{h, g.Int64Scalar(j)}, zoo.AttrInt("axis", 0)) }
+		k := g.Node("Transpose", []string{part(1)}, zoo.AttrInts("perm", 0, 1, 3, 2))
+		scores := g.Op("Div", g.Op("MatMul", part(0), k), g.Scalar(float32(math.Sqrt(encHead))))
+		a := g.Op("MatMul", g.Node("Softmax", []string{scores}, zoo.AttrInt("axis", -1)), part(2))
+		macs += 2 * encTokens * encTokens * encDim
+		a = g.Op("Reshape", g.Node("Transpose", []string{a}, zoo.AttrInts("perm", 0, 2, 1, 3)), g.Int64s(0, encTokens, encDim))
+		x = norm(g.Op("Add", x, linear(a, p+"proj", encDim, encDim)), p+"norm1")
+		h = linear(g.Op("Relu", linear(x, p+"fc1", encDim, encHidden)), p+"fc2", encHidden, encDim)
+		x = norm(g.Op("Add", x, h), p+"norm2")
+	}
+	x = g.Node("Gather", []string{x, g.Int64Scalar(0)}, zoo.AttrInt("axis", 1))
+	w := g.Uniform("head.weight", []int64{encClass, encDim}, bound)
+	b := g.Uniform("head.bias", []int64{encClass}, bound)
+	g.Output("logits", g.Node("Gemm", []string{x, w, b}, zoo.AttrInt("transB", 1)), []int64{zoo.Batch, encClass})
+	macs += encDim * encClass
+	params += encDim*encClass + encClass
+	onnx, err := g.Bytes()
+	return Model{Name: "encoder", ONNX: onnx, Input: []int64{encTokens, encDim}, Output: []int64{encClass}, MACs: macs, Params: params}, err
+}
