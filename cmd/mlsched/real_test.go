@@ -46,6 +46,14 @@ func TestRealRunEndToEnd(t *testing.T) {
 	if show := p.mustCLI("show", "schedule"); !strings.Contains(show, "real:left_out") || !strings.Contains(show, "accel (declared)") {
 		t.Errorf("show schedule does not say the declared device was left out:\n%s", show)
 	}
+	// edf+migrate, with one real device to move jobs to, would repeat
+	// edf's run: it is not run, and the report says why.
+	if show := p.mustCLI("show", "schedule"); !strings.Contains(show, schedulespec.NoteRealSkipped) || !strings.Contains(show, "edf+migrate") {
+		t.Errorf("show schedule does not note edf+migrate as not run for real:\n%s", show)
+	}
+	if md, err := os.ReadFile(filepath.Join(p.dir, "reports", "report.md")); err != nil || !strings.Contains(string(md), "Not run for real (schedule.real.policies): edf+migrate.") {
+		t.Errorf("the report does not say edf+migrate was not run for real (%v)", err)
+	}
 	jobs, err := parquetio.ReadAll[generate.Job](one("generate/*/" + generatespec.JobsFile(generatespec.WorkloadEval)))
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/schedule/ortmachine"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // runFile is a real run's memo entry's summary (a RealRunRow with its
@@ -105,10 +106,28 @@ func runReal(ctx context.Context, cfg Config, cat *catalog.Catalog, samples []pr
 	if len(left) > 0 {
 		note("real:left_out", strings.Join(left, "; "))
 	}
+	// With one real device a policy that migrates has nowhere to move a
+	// job to: it would run as its queue order alone, repeating that
+	// order's run, so it is not run (unless every policy is such).
+	runs := cfg.Real.Policies
+	if len(devs) == 1 {
+		var kept, skipped []string
+		for _, p := range runs {
+			if sp, err := policy.ParseSpec(p); err == nil && sp.Migrates() {
+				skipped = append(skipped, p)
+			} else {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) > 0 && len(skipped) > 0 {
+			runs = kept
+			note(schedulespec.NoteRealSkipped, strings.Join(skipped, ","))
+		}
+	}
 	// The real cluster, serving the network when a real policy is
 	// learned.
 	rcfg := cfg
-	rcfg.Cluster, rcfg.Policies = devs, cfg.Real.Policies
+	rcfg.Cluster, rcfg.Policies = devs, runs
 	cl, err := newCluster(rcfg, cat, table, in)
 	if err != nil {
 		return err
@@ -160,7 +179,7 @@ func runReal(ctx context.Context, cfg Config, cat *catalog.Catalog, samples []pr
 	var repeats []RealRepeatRow
 	for k := 1; k <= cfg.Real.Repeats; k++ {
 		for i, u := range cfg.Real.Loads {
-			for _, spec := range cfg.Real.Policies {
+			for _, spec := range runs {
 				if k == 1 {
 					row, err := r.run(ctx, spec, u, sliced[i], out)
 					if err != nil {

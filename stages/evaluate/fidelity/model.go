@@ -74,6 +74,10 @@ type comparison struct {
 	// enough is minBeyond, but for tests of the arithmetic on a handful
 	// of jobs.
 	enough int
+	// skipped are the real policies schedule did not run for real, the
+	// real cluster having one device to move their jobs to
+	// (schedulespec.NoteRealSkipped).
+	skipped []string
 }
 
 // realRun is one policy run for real at one load, and its simulation.

@@ -92,6 +92,11 @@ func (f *comparison) introText() string {
 			fmt.Fprintf(&b, " With one device there is nowhere to move a job to, so %s never migrated or asked for a decision: "+
 				"%s ran as its queue order alone, and says nothing here of its migration rule.", report.AndList(report.EscapeAll(movers)), who)
 		}
+		if len(f.skipped) > 0 {
+			fmt.Fprintf(&b, " Not run for real (schedule.real.policies): %s. With one device there is nowhere to move a job to, "+
+				"so each would run as its queue order alone and repeat that order's run; the simulation tells of migration, and a second real device would let it run.",
+				report.AndList(report.EscapeAll(f.skipped)))
+		}
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -145,6 +145,27 @@ func TestBandText(t *testing.T) {
 	}
 }
 
+// TestOneDeviceNamesTheSkipped: the policies schedule did not run for
+// real on a cluster of one device (schedulespec.NoteRealSkipped) are
+// named, with why.
+func TestOneDeviceNamesTheSkipped(t *testing.T) {
+	cpu := schedulespec.ClusterRow{Device: "cpu", Kind: schedulespec.KindMeasured, Lanes: 2}
+	run := func(policy string) *realRun { return &realRun{row: schedulespec.RealRunRow{Policy: policy, Load: 0.8}} }
+	for _, tt := range []struct {
+		skipped []string
+		want    string
+	}{
+		{[]string{"learned"}, " Not run for real (schedule.real.policies): learned. With one device there is nowhere to move a job to, so each would run as its queue order alone"},
+		{[]string{"learned", "edf+migrate"}, " Not run for real (schedule.real.policies): learned and edf+migrate."},
+		{nil, ""},
+	} {
+		got := (&comparison{cluster: []schedulespec.ClusterRow{cpu}, runs: []*realRun{run("fifo"), run("edf")}, skipped: tt.skipped}).introText()
+		if tt.want == "" && strings.Contains(got, "not run for real") || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("skipped %v: introText = %q; want %q", tt.skipped, got, tt.want)
+		}
+	}
+}
+
 // TestOneDeviceNamesTheMovers checks that a real cluster of one device
 // says which real runs' migration rules it could not exercise, and only
 // then.

@@ -1,8 +1,11 @@
 package fidelity
 
 import (
+	"strings"
+
 	"github.com/mlsched/mlsched/stages/evaluate/report"
 	"github.com/mlsched/mlsched/stages/evaluate/section"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // Section is the report's Fidelity section; the zero value is ready to
@@ -21,6 +24,11 @@ func (*Section) Name() string { return "fidelity" }
 // simulations, repeats, replays and draws.
 func (s *Section) Read(ev *section.Evaluation) (err error) {
 	s.f, err = readRuns(ev.Schedule, ev.Devices)
+	if err == nil && s.f != nil {
+		if v := ev.ScheduleNotes[schedulespec.NoteRealSkipped]; v != "" {
+			s.f.skipped = strings.Split(v, ",")
+		}
+	}
 	return err
 }
 

@@ -395,6 +395,13 @@ const (
 	CostConfigured = "configured"
 )
 
+// NoteRealSkipped is the schedule manifest's note that lists, comma
+// separated, the policies of schedule.real.policies not run for real
+// because the real cluster has one device: a policy that migrates has
+// nowhere to move a job to there, and would run as its queue order alone,
+// repeating another real run.
+const NoteRealSkipped = "real:skipped"
+
 // StudyRow is one row of studies.parquet: one simulation of a study
 // (schedule.studies), the first Jobs eval jobs at schedule.load,
 // summarized. Rows are by study, then in the order of schedule.policies,
