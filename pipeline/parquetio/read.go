@@ -49,10 +49,13 @@ func ReadAll[T any](path string) (rows []T, err error) {
 	// A corrupt footer can claim any row count; cap the up-front allocation
 	// and let append grow past it for a genuinely large file.
 	rows = make([]T, 0, min(want, 1<<16))
-	batch := make([]T, readBatch)
-	for {
+	// Ask for no more rows than the footer says are left: asked for more,
+	// parquet-go (v0.32.0) decodes an empty page header tens of thousands
+	// of times before it says io.EOF (TestReadAllOfOneRow).
+	batch := make([]T, max(1, min(want, readBatch)))
+	for int64(len(rows)) < want {
 		// Read may return rows together with io.EOF, so keep them first.
-		n, err := r.Read(batch)
+		n, err := r.Read(batch[:min(int64(len(batch)), want-int64(len(rows)))])
 		rows = append(rows, batch[:n]...)
 		if errors.Is(err, io.EOF) {
 			break

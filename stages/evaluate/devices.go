@@ -118,8 +118,10 @@ func readTimeline(path, policy string, cl metrics.Cluster, from, to float64) (*t
 	r := parquet.NewGenericReader[schedulespec.BatchRow](f)
 	defer r.Close()
 	buf := make([]schedulespec.BatchRow, 4096)
-	for {
-		n, err := r.Read(buf)
+	// No more rows asked for than are left (see parquetio.ReadAll).
+	for left := r.NumRows(); left > 0; {
+		n, err := r.Read(buf[:min(int64(len(buf)), left)])
+		left -= int64(n)
 		for _, b := range buf[:n] {
 			if b.StartS >= to || b.EndS <= from {
 				continue

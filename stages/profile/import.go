@@ -306,8 +306,10 @@ func readImportParquet(path string) (rows []Sample, err error) {
 	r := parquet.NewReader(pf)
 	defer r.Close()
 	buf := make([]parquet.Row, 256)
-	for {
-		n, err := r.ReadRows(buf)
+	// No more rows asked for than are left (see parquetio.ReadAll).
+	for left := pf.NumRows(); left > 0; {
+		n, err := r.ReadRows(buf[:min(int64(len(buf)), left)])
+		left -= int64(n)
 		for _, values := range buf[:n] {
 			row := len(rows) + 1
 			var s Sample
