@@ -30,10 +30,13 @@
 // sizes profile.model_batch_sizes gives it, else profile.batch_sizes. One
 // onnxruntime session serves a model, precision and thread count, a bound
 // pair of tensors per batch size (ort.Session.Bind), so that the graph is
-// optimised once per series. A configuration runs profile.warmup times
-// untimed (2 by default: onnxruntime faults new memory in on a shape's
-// first run, and for ResNet-50 on its second, which would otherwise be
-// timed; docs/fidelity.md), then is timed profile.repeats times and on until its
+// optimised once per series. The series' largest batch size runs
+// profile.warmup times untimed first (2 by default: onnxruntime faults new
+// memory in on a shape's first run, and for the ResNets on its second,
+// which would otherwise be timed; docs/fidelity.md); each smaller size,
+// in decreasing order, then runs once untimed, reusing that memory (a GPU's
+// session per size warms each size profile.warmup times). A configuration
+// is then timed profile.repeats times and on until its
 // runs have taken profile.min_time, at most profile.max_repeats times (a microsecond
 // model's median needs hundreds of runs to hold still), stopping early
 // once it has used profile.max_time after at least profile.min_repeats

@@ -1,11 +1,13 @@
 package profile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +62,22 @@ type timing struct {
 // take.
 func exactly(warmup, n int) timing {
 	return timing{warmup: warmup, repeats: n, minRepeats: n, maxRepeats: n, maxTime: time.Duration(math.MaxInt64)}
+}
+
+// warmupsOf is how many untimed runs batch size batch of a series whose
+// largest is largest gets. Each new shape faults memory in on its first
+// runs, and a timed run that faults is slow (docs/fidelity.md). One
+// session serving every size of a series on the CPU (shared) grows its
+// memory once, for the largest, which then gets t.warmup runs; a smaller
+// size reuses that memory and needs one run, which lays its own shapes
+// out: warmed after the largest, a smaller size's second run faulted in
+// no page (TestSmallerSizesReuseMemory; docs/fidelity.md).
+// A session per size (a GPU's) warms each fully.
+func (t timing) warmupsOf(batch, largest int, shared bool) int {
+	if !shared || batch >= largest {
+		return t.warmup
+	}
+	return min(t.warmup, 1)
 }
 
 // done says whether a configuration that has run n times, for used in
@@ -183,11 +201,18 @@ func measureSeries(ctx context.Context, tg target, t timing, model []byte, m cat
 			continue
 		}
 		fill(c.b.Input(), uint64(b))
-		for range t.warmup {
-			if c.err = c.b.Run(); c.err != nil {
+	}
+	// Warm-ups, the largest batch size first: its runs grow the shared
+	// session's memory, which the smaller sizes then reuse (warmupsOf).
+	order := slices.SortedFunc(slices.Values(cs), func(a, b *config) int { return cmp.Compare(b.batch, a.batch) })
+	for _, c := range order {
+		for range t.warmupsOf(c.batch, order[0].batch, shared != nil) {
+			if c.err != nil {
 				break
 			}
-			tell(b)
+			if c.err = c.b.Run(); c.err == nil {
+				tell(c.batch)
+			}
 		}
 	}
 	for more := true; more; {

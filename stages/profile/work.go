@@ -2,9 +2,11 @@ package profile
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // The profile reports its progress in estimated work, not in counts of
@@ -32,9 +34,9 @@ func (w work) latencyOf(model string, batch int) time.Duration {
 }
 
 // cost is the time measuring a configuration whose runs each take latency
-// costs under t: the warm-up runs and as many timed runs as t.done asks
-// for.
-func (t timing) cost(latency time.Duration) time.Duration {
+// costs under t: warmups untimed runs and as many timed runs as t.done
+// asks for.
+func (t timing) cost(latency time.Duration, warmups int) time.Duration {
 	latency = max(latency, time.Nanosecond)
 	runsFor := func(d time.Duration) int {
 		if d <= 0 {
@@ -47,7 +49,7 @@ func (t timing) cost(latency time.Duration) time.Duration {
 	if t.maxTime < time.Duration(math.MaxInt64) {
 		n = min(n, max(t.minRepeats, runsFor(t.maxTime)))
 	}
-	return time.Duration(t.warmup+n) * latency
+	return time.Duration(warmups+n) * latency
 }
 
 // units turns an estimated time into progress units (microseconds), at
@@ -82,8 +84,9 @@ func (w work) contention(sessions int) int64 {
 // series is one model's batch sizes at one precision and thread count.
 func (w work) series(name string) int64 {
 	var d time.Duration
-	for _, b := range w.cfg.BatchSizesOf(name) {
-		d += w.t.cost(w.latencyOf(name, b))
+	sizes := w.cfg.BatchSizesOf(name)
+	for _, b := range sizes {
+		d += w.t.cost(w.latencyOf(name, b), w.t.warmupsOf(b, slices.Max(sizes), w.cfg.Provider != profilespec.ProviderCUDA))
 	}
 	return units(d)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -23,11 +24,11 @@ func TestCostCountsTheRunsTimeRunsMakes(t *testing.T) {
 			n++
 			used += latency
 		}
-		if got, want := tm.cost(latency), time.Duration(tm.warmup+n)*latency; got != want {
+		if got, want := tm.cost(latency, tm.warmup), time.Duration(tm.warmup+n)*latency; got != want {
 			t.Errorf("latency %s: cost %s, want %s (%d timed runs)", latency, got, want, n)
 		}
 	}
-	if got, want := exactly(1, 5).cost(time.Second), 6*time.Second; got != want {
+	if got, want := exactly(1, 5).cost(time.Second, 1), 6*time.Second; got != want {
 		t.Errorf("exactly(1, 5).cost(1s) = %s, want %s", got, want)
 	}
 }
@@ -52,12 +53,14 @@ func TestWorkPredictsTheTimeLeft(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	measured := map[string]float64{} // model/precision: seconds, warm-up runs included
+	w := work{cfg: cfg, t: timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats, minTime: cfg.MinTime, maxTime: cfg.MaxTime}, cat: catalog.Zoo()}
 	for _, r := range rows[1:] {
+		batch, _ := strconv.Atoi(r[2])
 		runs, _ := strconv.Atoi(r[3])
 		secs, _ := strconv.ParseFloat(r[4], 64)
-		measured[r[0]+"/"+r[1]] += secs * float64(runs+cfg.Warmup) / float64(runs)
+		warmups := w.t.warmupsOf(batch, slices.Max(cfg.BatchSizesOf(r[0])), true)
+		measured[r[0]+"/"+r[1]] += secs * float64(runs+warmups) / float64(runs)
 	}
-	w := work{cfg: cfg, t: timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats, minTime: cfg.MinTime, maxTime: cfg.MaxTime}, cat: catalog.Zoo()}
 	type step struct {
 		secs        float64
 		units, imgs int64
