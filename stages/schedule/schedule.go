@@ -235,7 +235,7 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 		g.Go(func() error {
 			dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(u.Spec, u.Replication, TraceFile))))
 			rep := reps[u.Replication-1]
-			err := runUnit(gctx, u, cfg, cl, seed, rep.jobs, rep.bounds.Jobs, dir, out.Metadata, prog, note)
+			err := runUnit(gctx, u, cfg, cl, seed, rep.jobs, rep.bounds.Jobs, filesIn(dir, out.Metadata), prog, note)
 			if err != nil && u.Replication > 1 {
 				return fmt.Errorf("replication %d: %w", u.Replication, err)
 			}
@@ -310,13 +310,44 @@ func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, 
 	return nil
 }
 
+// unitOutput is where a unit's simulation goes: its records into a sink
+// that open makes, and, where dir is not empty, a learned policy's
+// ServingFile into dir.
+type unitOutput struct {
+	dir  string
+	meta map[string]string
+	open func(policy string, cl *cluster.Cluster) (sink, error)
+}
+
+// filesIn is the output of a unit that writes its trace and devices
+// files, and a learned policy's ServingFile, into dir, which it creates.
+func filesIn(dir string, meta map[string]string) unitOutput {
+	return unitOutput{dir: dir, meta: meta, open: func(policy string, cl *cluster.Cluster) (sink, error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		return newRecorder(dir, policy, cl, meta)
+	}}
+}
+
+// sink takes one simulation's records: a recorder writes the trace and
+// devices files, a summarizer keeps only what a summary needs. close ends
+// a simulation that ran to its end; abort drops what an unfinished one
+// made, and does nothing after close.
+type sink interface {
+	record(*sim.Record) error
+	batch(*sim.BatchRecord) error
+	close() error
+	abort()
+}
+
 // runUnit simulates one unit on the first jobs of jobsPath (jobs of them,
-// as the bounds pass counted) and writes its trace and devices files into
-// dir, which it creates.
+// as the bounds pass counted) into out.
 //
-// A learned policy's simulation also writes ServingFile, and tells note
-// (if not nil) its evaluator and wall-clock serving figures.
-func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, jobs int64, dir string, meta map[string]string,
+// A learned policy's simulation also writes ServingFile (where out has a
+// directory), and tells note (if not nil) its evaluator and wall-clock
+// serving figures.
+func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, jobs int64, out unitOutput,
 	prog *progress, note func(key, value string)) (err error) {
 	defer func() {
 		// A goroutine's panic would take the whole process with it.
@@ -331,10 +362,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
 	defer r.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("schedule: policy %s: %w", name, err)
-	}
-	rec, err := newRecorder(dir, name, cl, meta)
+	rec, err := out.open(name, cl)
 	if err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
@@ -401,8 +429,8 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 	if err := rec.close(); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	if mig != nil {
-		if err := writeServing(dir, meta, u, stats, mig, b.DecisionCost); err != nil {
+	if mig != nil && out.dir != "" {
+		if err := writeServing(out.dir, out.meta, u, stats, mig, b.DecisionCost); err != nil {
 			return fmt.Errorf("schedule: policy %s: %w", name, err)
 		}
 		if note != nil {

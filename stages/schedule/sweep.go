@@ -16,6 +16,7 @@ import (
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/cluster"
 	"github.com/mlsched/mlsched/stages/lib/metrics"
+	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/generatespec"
 )
 
@@ -287,28 +288,24 @@ func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, er
 	return rows[0], nil
 }
 
-// simulate runs the unit on its jobs jobs, its trace and devices files in
-// a scratch directory inside dir, and writes its summary into dir.
+// simulate runs the unit on its jobs jobs, summarizing it as it goes
+// (no trace or devices file is written), and writes its summary into
+// dir.
 func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) error {
-	scratch := filepath.Join(dir, "sim")
-	defer os.RemoveAll(scratch)
-	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.in.jobsOf(u.Replication), jobs, scratch, nil, s.prog, nil); err != nil {
-		return err
-	}
 	devices := make([]string, len(s.cl.Devices()))
 	lanes := make([]int32, len(devices))
 	for d, dev := range s.cl.Devices() {
 		devices[d], lanes[d] = dev.Name, int32(dev.Lanes)
 	}
-	t, err := metrics.ReadTrace(filepath.Join(scratch, TraceFile), devices)
-	if err != nil {
+	sm := &summarizer{trace: metrics.NewTrace(u.Spec, devices, int(jobs)), busy: make([]float64, len(devices))}
+	open := func(string, *cluster.Cluster) (sink, error) { return sm, nil }
+	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.in.jobsOf(u.Replication), jobs, unitOutput{open: open}, s.prog, nil); err != nil {
 		return err
 	}
-	busy, err := metrics.ReadBusy(filepath.Join(scratch, DevicesFile), devices)
-	if err != nil {
+	if err := sm.trace.Finish(); err != nil {
 		return err
 	}
-	sum := metrics.Summarize(t, busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil)
+	sum := metrics.Summarize(sm.trace, sm.busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil)
 	inter := math.NaN()
 	for _, c := range sum.Classes {
 		if c.Class == generatespec.ClassInteractive {
@@ -323,3 +320,50 @@ func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) 
 	}
 	return parquetio.WriteFile(filepath.Join(dir, pointFile), []SweepRow{row}, nil)
 }
+
+// summarizer is the sink of a sweep point: it keeps the trace and each
+// device's busy lane-seconds in memory, the Trace and busy times that
+// metrics.ReadTrace and metrics.ReadBusy would read from the recorder's
+// files of the same simulation (TestSummarizerReadsAsTheFiles), without
+// writing and reading them back.
+type summarizer struct {
+	trace *metrics.Trace
+	busy  []float64
+}
+
+// classCodes are the trace's class codes of the simulator's classes.
+var classCodes = func() (codes [2]uint8) {
+	for _, c := range []sim.Class{sim.Interactive, sim.Batch} {
+		code, ok := metrics.ClassCode(cluster.ClassName(c))
+		if !ok {
+			panic("schedule: class " + cluster.ClassName(c) + " has no trace code")
+		}
+		codes[c] = code
+	}
+	return codes
+}()
+
+// record keeps x's job as the recorder's trace row would hold it.
+func (s *summarizer) record(x *sim.Record) error {
+	j := x.Job
+	r := metrics.Row{JobID: j.ID, Class: classCodes[j.Class], Device: metrics.NoDevice, Arrival: j.Arrival, Start: x.Start, End: x.End}
+	if x.Rejected() {
+		r.Rejected = true
+	} else {
+		r.Device, r.BatchSize = int16(x.Device), x.BatchSize
+		r.Wait, r.Service, r.E2E = x.Start-j.Arrival, x.End-x.Start, x.End-j.Arrival
+		r.SLOMet = x.End <= j.Deadline
+	}
+	s.trace.Append(r)
+	return nil
+}
+
+// batch adds x's time to its device's busy lane-seconds, in the order the
+// recorder's devices rows hold the batches.
+func (s *summarizer) batch(x *sim.BatchRecord) error {
+	s.busy[x.Device] += x.End - x.Start
+	return nil
+}
+
+func (s *summarizer) close() error { return nil }
+func (s *summarizer) abort()       {}
