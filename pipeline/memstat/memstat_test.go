@@ -15,3 +15,21 @@ func TestPeakHeapSeesAnAllocation(t *testing.T) {
 	}
 	_ = keep
 }
+
+// TestPeakRSSSeesMemoryTouched checks that the peak resident set grows by
+// at least what the process touches beyond it.
+func TestPeakRSSSeesMemoryTouched(t *testing.T) {
+	before, ok := PeakRSS()
+	if !ok {
+		t.Skip("no peak resident set size on this platform")
+	}
+	keep := make([]byte, before+96<<20)
+	for i := 0; i < len(keep); i += 4096 {
+		keep[i] = 1
+	}
+	after, ok := PeakRSS()
+	if !ok || after < before+96<<20 {
+		t.Errorf("PeakRSS = %d MiB before touching %d MiB, %d MiB (%v) after", before>>20, len(keep)>>20, after>>20, ok)
+	}
+	_ = keep[0]
+}

@@ -106,7 +106,10 @@ func (cf *ColumnFile) column(name string, kind parquet.Kind, nullable bool) (c *
 	case nullable && (pc.Repeated() || pc.Type().Kind() != kind):
 		return nil, fmt.Errorf("column %s: want a required or optional %s column, got %s", name, kind, pc)
 	}
-	c = &Column{name: name, kind: kind, pages: pc.Pages()}
+	c = &Column{name: name, kind: kind}
+	for _, rg := range cf.pf.RowGroups() {
+		c.chunks = append(c.chunks, rg.ColumnChunks()[pc.Index()])
+	}
 	if nullable {
 		c.nullable, c.maxDef = true, byte(pc.MaxDefinitionLevel())
 	}
@@ -154,8 +157,17 @@ func (cf *ColumnFile) Close() error {
 // the column, and a malformed page gives one wrapping ErrCorrupt rather
 // than a panic. A read of the wrong type for the column is an error.
 type Column struct {
-	name   string
-	kind   parquet.Kind
+	name string
+	kind parquet.Kind
+	// The column's chunk in each row group, read one at a time: pages
+	// reads chunks[next-1], and is closed before the next one opens.
+	// parquet-go's reader over a whole column (parquet.Column.Pages)
+	// closes none of its row groups' readers until it is closed itself,
+	// so each finished row group would keep its last page, its
+	// dictionary and its read buffer until the file is closed: memory
+	// that grows with the rows read (docs/benchmarks.md).
+	chunks []parquet.ColumnChunk
+	next   int
 	pages  parquet.Pages
 	page   parquet.Page
 	data   encoding.Values
@@ -343,12 +355,25 @@ func (c *Column) advance() error {
 		parquet.Release(c.page)
 		c.page = nil
 	}
-	p, err := c.pages.ReadPage()
-	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("column %s: %w: %w", c.name, ErrCorrupt, errShort)
-	}
-	if err != nil {
-		return fmt.Errorf("column %s: %w", c.name, err)
+	var p parquet.Page
+	for {
+		if c.pages == nil {
+			if c.next == len(c.chunks) {
+				return fmt.Errorf("column %s: %w: %w", c.name, ErrCorrupt, errShort)
+			}
+			c.pages = c.chunks[c.next].Pages()
+			c.next++
+		}
+		var err error
+		p, err = c.pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			c.closePages()
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("column %s: %w", c.name, err)
+		}
+		break
 	}
 	c.before += int64(c.n)
 	if p.NumNulls() > 0 {
@@ -375,6 +400,13 @@ func (c *Column) close() {
 		parquet.Release(c.page)
 		c.page = nil
 	}
+	c.closePages()
+	c.chunks = nil
+}
+
+// closePages closes the current row group's page reader, which hands its
+// last page's buffers back to parquet-go's pools.
+func (c *Column) closePages() {
 	if c.pages != nil {
 		c.pages.Close()
 		c.pages = nil
