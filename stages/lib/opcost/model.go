@@ -3,6 +3,7 @@ package opcost
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -222,7 +223,12 @@ func Fit(samples []Sample) (*Model, error) {
 		f := fused[k]
 		m.Fused = append(m.Fused, Fused{Op: k.op, After: k.after, Threads: k.threads, Share: float64(f[0]) / float64(f[1])})
 	}
-	for t, rows := range over {
+	for _, t := range slices.Sorted(maps.Keys(over)) {
+		rows := over[t]
+		if len(rows) < 2 {
+			// A line through one point is any line.
+			return nil, fmt.Errorf("opcost: fit: one configuration at %d threads, want at least two to calibrate the nodes' sum to", t)
+		}
 		c := solve(rows, 0, false)
 		m.Calibration[t] = [2]float64{c[0], c[1]}
 	}
