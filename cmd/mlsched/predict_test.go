@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mlsched/mlsched/stages/lib/catalog"
+	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph/testmodels"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/zoo"
@@ -41,7 +42,7 @@ func TestPredictModelFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry, err := catalog.FromONNX("mine", "widemlp.onnx", m.ONNX, nil)
+	entry, err := onnxgraph.CatalogModel("mine", "widemlp.onnx", m.ONNX, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

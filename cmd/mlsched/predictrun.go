@@ -99,7 +99,7 @@ func (a *app) readPredicted(l *loaded, path, name string, axis *int) (*predicted
 		return nil, usageError{fmt.Errorf("predict: %w", err)}
 	}
 	p := &predicted{}
-	if p.entry, err = catalog.FromONNX(name, base, b, axis); err != nil {
+	if p.entry, err = onnxgraph.CatalogModel(name, base, b, axis); err != nil {
 		return nil, usageError{fmt.Errorf("predict: %s: %w", path, err)}
 	}
 	if p.graph, err = onnxgraph.Parse(b); err != nil {

@@ -40,7 +40,7 @@ func loadModels(cfg Config) (models, error) {
 		if err != nil {
 			return models{}, fmt.Errorf("%s: %w", where, err)
 		}
-		c, err := catalog.FromONNX(m.Name, filepath.Base(m.File), b, m.BatchAxis)
+		c, err := onnxgraph.CatalogModel(m.Name, filepath.Base(m.File), b, m.BatchAxis)
 		if err != nil {
 			return models{}, fmt.Errorf("%s: %w", where, err)
 		}

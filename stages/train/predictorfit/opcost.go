@@ -66,7 +66,9 @@ func FitOpCost(rows []profilespec.OperatorRow, samples []profilespec.Sample, cat
 	for g := range by {
 		groups = append(groups, g)
 	}
-	slices.SortFunc(groups, func(a, b group) int { return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.precision, b.precision)) })
+	slices.SortFunc(groups, func(a, b group) int {
+		return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.precision, b.precision))
+	})
 	res := &OpCostResult{}
 	var fits []opcost.Fitted
 	for _, g := range groups {
