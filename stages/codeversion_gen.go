@@ -34,7 +34,7 @@ var codeVersions = map[string]string{
 	"stages/lib/sim":                  "daa9666705f88b249e3fc9483d3860d683bfc8e7ddb77c613d432d88994ccef0",
 	"stages/lib/zoo":                  "cfea94233101d8c59f927485fc323f71c3ed01e76c06999c3aa56b2cea345a79",
 	"stages/lib/zoo/onnxpb":           "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
-	"stages/profile":                  "825475918f3bb724dc4cb4c408aee693048e38801f8b6241cc199089ce9e91e4",
+	"stages/profile":                  "8bc9f683d997b6d6eb22badb3547c10420255f1440bfb580cb0f605f79e5de19",
 	"stages/schedule":                 "b3ba3b9e37986b73e317465d8a4a5ac04afd69c7eb206987b124463719e1b0fc",
 	"stages/schedule/ortmachine":      "d661101d1ddf3c65a6f97d6c6c3dca2cd8d1f9ae2f64d21728924deca42f1339",
 	"stages/spec/evaluatespec":        "6c9053cf92b0981d007352e9cbc1c33baae0fc373a8797843fbebf45b0494d3d",

@@ -5,15 +5,19 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph/testmodels"
+	"github.com/mlsched/mlsched/stages/lib/opcost"
 	"github.com/mlsched/mlsched/stages/lib/predictor"
 	"github.com/mlsched/mlsched/stages/lib/zoo"
+	"github.com/mlsched/mlsched/stages/spec/trainspec"
 )
 
 // TestPredictModelFile trains the tiny pipeline's predictor (a forest, on
@@ -160,5 +164,67 @@ func TestPredictRefuses(t *testing.T) {
 				t.Errorf("stderr shows a panic:\n%s", errs)
 			}
 		})
+	}
+}
+
+// TestPredictOpLevel profiles three models with each node timed
+// (profile.operators), trains, and predicts a transformer encoder none of
+// them is: beside the predictor's figure, each row has the per-operator
+// model's, equal to what train's opcost.json gives the encoder's graph at
+// that batch size; and train scored that model leave one model out.
+func TestPredictOpLevel(t *testing.T) {
+	requireORT(t)
+	p := newProject(t, "predict.yaml")
+	p.writeUserModels()
+	p.mustCLI("run", "train")
+	enc, err := testmodels.Encoder(zoo.FP32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.write("encoder.onnx", enc.ONNX)
+	f, err := os.Open(p.stored("train/*/" + trainspec.OpCostFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := opcost.Load(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit, ok := ops.Lookup("cpu", "fp32")
+	if !ok || strings.Join(fit.Models, ",") != "mlp,mobilenet,widemlp" {
+		t.Fatalf("opcost.json: %+v, want a cpu fp32 fit of the three models", ops)
+	}
+	g, err := onnxgraph.Parse(enc.ONNX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []Prediction
+	if err := json.Unmarshal([]byte(p.mustCLI("predict", "encoder.onnx", "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want one per batch size of [1 2 4]: %+v", len(rows), rows)
+	}
+	for _, r := range rows {
+		d, err := fit.Model.PredictGraph(g, 0, r.Batch, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.PredictedS == nil || r.OpLevelS == nil || *r.OpLevelS != d.Seconds() {
+			t.Errorf("batch %d: predicted %v, op-level %v; want both, op-level %v", r.Batch, deref(r.PredictedS), deref(r.OpLevelS), d.Seconds())
+		}
+	}
+	if out := p.mustCLI("predict", "encoder.onnx"); !strings.Contains(out, "OP-LEVEL") || !strings.Contains(out, "per-operator cost model") {
+		t.Errorf("the table lacks the op-level column:\n%s", out)
+	}
+	scores, err := parquetio.ReadAll[trainspec.MetricRow](p.stored("train/*/" + trainspec.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(scores, func(r trainspec.MetricRow) bool {
+		return r.Split == trainspec.SplitModel && r.Candidate == trainspec.CandidateOpCost && r.Metric == trainspec.MetricMAPE && r.Value > 0
+	}) {
+		t.Errorf("metrics.parquet has no leave-one-model-out MAPE of %s", trainspec.CandidateOpCost)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
@@ -107,6 +108,9 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 			return err
 		}
 		samples, unsupported, operators = got.samples, append(unsupported, got.skipped...), got.operators
+		if len(cfg.Operators.BatchSizes) > 0 && out.Notes != nil {
+			out.Notes["operators"] = fmt.Sprintf("%d nodes timed in %s", len(operators), got.operatorsTime.Round(time.Millisecond))
+		}
 	}
 	if importPath != "" {
 		imported, err := readImport(importPath)
@@ -144,6 +148,8 @@ type measured struct {
 	samples   []Sample
 	skipped   []Summary
 	operators []OperatorRow
+	// operatorsTime is the wall time the nodes' timing took.
+	operatorsTime time.Duration
 }
 
 // measure runs every local measurement, one at a time so that none
@@ -175,6 +181,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 	var samples []Sample
 	var skipped []Summary
 	var operators []OperatorRow
+	var operatorsTime time.Duration
 	// The contention rounds are spread over the models' measurements,
 	// each round in the order opposite to the one before: the factor is
 	// the machine's over the profile's minutes, not over a few seconds of
@@ -262,11 +269,12 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 					}
 				}
 				if len(ob) > 0 {
+					start := time.Now()
 					rows, err := timeOperators(ctx, tg, model, entry, prec, ob, threads, cfg.Warmup, cfg.Operators.Runs)
 					if err != nil {
 						return measured{}, fmt.Errorf("time the nodes of %s %s threads %d: %w", name, prec, threads, err)
 					}
-					operators = append(operators, rows...)
+					operators, operatorsTime = append(operators, rows...), operatorsTime+time.Since(start)
 					step(w.operators(name))
 				}
 			}
@@ -307,7 +315,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 	if err := contention(cfg.Contention.Rounds); err != nil {
 		return measured{}, err
 	}
-	return measured{samples, skipped, operators}, nil
+	return measured{samples, skipped, operators, operatorsTime}, nil
 }
 
 func firstLine(s string) string {
