@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -161,6 +163,15 @@ func trainCode(cfg stages.Config, _ stages.Runtime) pipeline.RunFunc {
 			Samples: prof.Path(profilespec.SamplesFile),
 			Jobs:    gen.Path(generatespec.JobsFile(generatespec.WorkloadTrain)),
 			Holdout: gen.Path(generatespec.JobsFile(generatespec.WorkloadHoldout)),
+		}
+		// The nodes' times are there where profile.operators measured
+		// them.
+		ops := prof.Path(profilespec.OperatorsFile)
+		switch _, err := os.Stat(ops); {
+		case err == nil:
+			in.Operators = ops
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
 		}
 		return train.Run(ctx, cfg.Train, trainspec.SimulationOf(cfg.Schedule), env.Seed, in,
 			train.Output{Dir: env.Dir, Metadata: env.Metadata, Notes: env.Notes, Progress: env.Progress})

@@ -82,6 +82,11 @@ func (a *app) diff([]string, bool) error {
 	return a.handOver("mlsched diff")
 }
 
+// predict links the predictors (see predictCmd).
+func (a *app) predict(string, predictFlags) error {
+	return a.handOver("mlsched predict")
+}
+
 // handedOver is a command of the full build: this one hands it over whole.
 func (a *app) handedOver(use, short string) *cobra.Command {
 	return &cobra.Command{

@@ -170,7 +170,7 @@ artifacts to a store; a content-hashing runner reruns only what changed.`,
 	pf.StringVar(&a.store, "store", "", "artifact store `dir` (overrides the config's store)")
 	pf.StringVar(&a.ortLib, "ort-lib", "", "onnxruntime shared library `path` (default: ONNXRUNTIME_LIB, profile.ort_lib, then the one make setup installs)")
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.dagCmd(), a.pinCmd(), a.unpinCmd(),
-		a.lsCmd(), a.showCmd(), a.diffCmd(), a.verifyCmd(), a.gcCmd(), a.pushCmd(), a.pullCmd(), a.workerCmd(), a.devServersCmd(), a.configCmd(), a.versionCmd())
+		a.lsCmd(), a.showCmd(), a.predictCmd(), a.diffCmd(), a.verifyCmd(), a.gcCmd(), a.pushCmd(), a.pullCmd(), a.workerCmd(), a.devServersCmd(), a.configCmd(), a.versionCmd())
 	return root
 }
 

@@ -261,6 +261,7 @@ func renderPredictor(t *trained, use *inUse) (report.Section, error) {
 		"of a configuration it never measured); every other score is over those it predicts. R² is on seconds, R² (ln) on the log of " +
 		"the latencies, which weighs a microsecond model like a second-long one. The last column restricts MAPE to the configurations " +
 		"the table predicts too, where each candidate meets the table on its own ground.\n")
+	md.WriteString(opCostText(t))
 
 	var charts []report.Chart
 	series, missing := predictedSeries(t.cv, t.kind)
@@ -286,6 +287,42 @@ func renderPredictor(t *trained, use *inUse) (report.Section, error) {
 	}
 	md.WriteString(importanceText(t))
 	return report.Section{Title: "Predictor", Markdown: md.String(), Charts: charts}, nil
+}
+
+// opCostText says what the per-operator cost model's row is and sets it
+// beside the kept candidate on the same held-out configurations; empty
+// where train fitted none (profile.operators off).
+func opCostText(t *trained) string {
+	type key struct {
+		device, model, precision string
+		batch, threads           int32
+	}
+	ops := map[key]bool{}
+	for _, r := range t.cv {
+		if r.Split == trainspec.SplitModel && r.Candidate == trainspec.CandidateOpCost {
+			ops[key{r.Device, r.Model, r.Precision, r.Batch, r.Threads}] = true
+		}
+	}
+	mape := t.score(trainspec.SplitModel, trainspec.CandidateOpCost, trainspec.MetricMAPE)
+	if len(ops) == 0 || math.IsNaN(mape) {
+		return ""
+	}
+	var kept, n float64
+	for _, r := range t.cv {
+		if r.Split == trainspec.SplitModel && r.Candidate == t.kind && r.HasPrediction && ops[key{r.Device, r.Model, r.Precision, r.Batch, r.Threads}] {
+			kept += math.Abs(r.PredictedS-r.MeasuredS) / r.MeasuredS
+			n++
+		}
+	}
+	same := ""
+	if n > 0 {
+		same = fmt.Sprintf("; on the %.0f of them it predicts, %s's leave-one-model-out MAPE is %s", n, report.Escape(t.kind), report.Pct(kept/n))
+	}
+	return fmt.Sprintf("\n**Per-operator model.** %s is the per-operator cost model (%s; the kernel-level approach of nn-Meter, Zhang et al., MobiSys 2021), "+
+		"fitted where the profile timed each node (profile.operators): it predicts a model from its graph's nodes alone, and mlsched predict shows it "+
+		"beside %s for a model never profiled. It is scored leave one model out only, over the %d configurations timed node by node: MAPE %s, %s within ±10%%%s.\n",
+		trainspec.CandidateOpCost, trainspec.OpCostFile, report.Escape(t.kind), len(ops),
+		report.Pct(mape), report.Pct(t.score(trainspec.SplitModel, trainspec.CandidateOpCost, trainspec.MetricWithin10)), same)
 }
 
 // predictedSeries are the kept candidate's predictions on grouped k-fold,

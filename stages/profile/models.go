@@ -1,8 +1,6 @@
 package profile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 
@@ -42,7 +40,7 @@ func loadModels(cfg Config) (models, error) {
 		if err != nil {
 			return models{}, fmt.Errorf("%s: %w", where, err)
 		}
-		c, err := analyse(m, b)
+		c, err := onnxgraph.CatalogModel(m.Name, filepath.Base(m.File), b, m.BatchAxis)
 		if err != nil {
 			return models{}, fmt.Errorf("%s: %w", where, err)
 		}
@@ -55,43 +53,6 @@ func loadModels(cfg Config) (models, error) {
 	}
 	ms.cat = cat
 	return ms, nil
-}
-
-// analyse derives a file model's catalog entry from its graph.
-func analyse(m Model, b []byte) (catalog.Model, error) {
-	g, err := onnxgraph.Parse(b)
-	if err != nil {
-		return catalog.Model{}, err
-	}
-	axis, named := 0, m.BatchAxis != nil
-	if named {
-		axis = *m.BatchAxis
-	}
-	s, err := g.Summarize(axis, named)
-	if err != nil {
-		return catalog.Model{}, err
-	}
-	sum := sha256.Sum256(b)
-	base := filepath.Base(m.File)
-	c := catalog.Model{
-		Name:                     m.Name,
-		Description:              fmt.Sprintf("ONNX file %s (graph %q, %d nodes, opset %d)", base, g.Name, g.Nodes(), g.Opset),
-		File:                     base,
-		SHA256:                   hex.EncodeToString(sum[:]),
-		Precisions:               []string{s.Precision},
-		Input:                    s.Input,
-		InputShape:               s.InputShape,
-		BatchAxis:                int32(s.BatchAxis),
-		Output:                   s.Output,
-		OutputShape:              s.OutputShape,
-		OutputBatchAxis:          int32(s.OutputBatchAxis),
-		Params:                   s.Params,
-		FLOPsPerSample:           s.FLOPsPerSample,
-		InputBytesPerSample:      s.InputBytesPerSample,
-		ActivationBytesPerSample: s.ActivationBytesPerSample,
-		WeightBytes:              s.WeightBytes,
-	}
-	return c, c.Validate()
 }
 
 // precisions are the precisions model is measured in: profile.precisions

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mlsched/mlsched/pipeline/parquetio"
 	"github.com/mlsched/mlsched/stages/lib/catalog"
 	"github.com/mlsched/mlsched/stages/lib/ort"
+	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
 // gpuProviders are the onnxruntime execution providers that would put a
@@ -50,6 +52,7 @@ type Library struct {
 func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath string, out Output) error {
 	var samples []Sample
 	var unsupported []Summary
+	var operators []OperatorRow
 	var obs *observer
 	meta := maps.Clone(out.Metadata)
 	ms, err := loadModels(cfg)
@@ -100,11 +103,14 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 			return err
 		}
 		obs = newObserver("/proc")
-		measured, skipped, err := measure(ctx, cfg, tg, ms, seed, out, obs)
+		got, err := measure(ctx, cfg, tg, ms, seed, out, obs)
 		if err != nil {
 			return err
 		}
-		samples, unsupported = measured, append(unsupported, skipped...)
+		samples, unsupported, operators = got.samples, append(unsupported, got.skipped...), got.operators
+		if len(cfg.Operators.BatchSizes) > 0 && out.Notes != nil {
+			out.Notes["operators"] = fmt.Sprintf("%d nodes timed in %s", len(operators), got.operatorsTime.Round(time.Millisecond))
+		}
 	}
 	if importPath != "" {
 		imported, err := readImport(importPath)
@@ -123,6 +129,11 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 	if err := parquetio.WriteFile(filepath.Join(out.Dir, SummaryFile), summary, meta); err != nil {
 		return fmt.Errorf("write %s: %w", SummaryFile, err)
 	}
+	if len(cfg.Operators.BatchSizes) > 0 && cfg.Measure {
+		if err := parquetio.WriteFile(filepath.Join(out.Dir, profilespec.OperatorsFile), operators, meta); err != nil {
+			return fmt.Errorf("write %s: %w", profilespec.OperatorsFile, err)
+		}
+	}
 	if obs != nil {
 		if err := parquetio.WriteFile(filepath.Join(out.Dir, MachineFile), obs.rows, meta); err != nil {
 			return fmt.Errorf("write %s: %w", MachineFile, err)
@@ -131,10 +142,20 @@ func Run(ctx context.Context, cfg Config, seed int64, lib Library, importPath st
 	return nil
 }
 
+// measured is what measure measured: the timed runs, the configurations
+// that could not run, and the nodes' times of profile.operators.
+type measured struct {
+	samples   []Sample
+	skipped   []Summary
+	operators []OperatorRow
+	// operatorsTime is the wall time the nodes' timing took.
+	operatorsTime time.Duration
+}
+
 // measure runs every local measurement, one at a time so that none
 // disturbs another (contention is measured on purpose, alone too), and
 // has obs observe the machine before the first and after each.
-func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, out Output, obs *observer) ([]Sample, []Summary, error) {
+func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, out Output, obs *observer) (measured, error) {
 	obs.start(ctx)
 	t := timing{warmup: cfg.Warmup, repeats: cfg.Repeats, minRepeats: cfg.MinRepeats, maxRepeats: cfg.MaxRepeats,
 		minTime: cfg.MinTime, maxTime: cfg.MaxTime}
@@ -159,6 +180,8 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 	}
 	var samples []Sample
 	var skipped []Summary
+	var operators []OperatorRow
+	var operatorsTime time.Duration
 	// The contention rounds are spread over the models' measurements,
 	// each round in the order opposite to the one before: the factor is
 	// the machine's over the profile's minutes, not over a few seconds of
@@ -166,7 +189,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 	// alike.
 	contenders, err := newContenders(tg, cfg.Contention, ms, seed)
 	if err != nil {
-		return nil, nil, err
+		return measured{}, err
 	}
 	defer contenders.close()
 	order := slices.Clone(cfg.Contention.Sessions)
@@ -197,10 +220,10 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 		for _, prec := range ms.precisions(cfg, name) {
 			model, err := ms.build(name, prec, seed)
 			if err != nil {
-				return nil, nil, fmt.Errorf("build %s %s: %w", name, prec, err)
+				return measured{}, fmt.Errorf("build %s %s: %w", name, prec, err)
 			}
 			if err := os.WriteFile(filepath.Join(out.Dir, ModelFile(name, prec)), model, 0o644); err != nil {
-				return nil, nil, err
+				return measured{}, err
 			}
 			batches := cfg.BatchSizesOf(name)
 			for _, threads := range cfg.Threads {
@@ -215,7 +238,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 				}
 				rows, failed, err := measureSeries(ctx, tg, t, model, entry, prec, batches, threads, ran)
 				if err != nil {
-					return nil, nil, fmt.Errorf("measure %s %s threads %d: %w", name, prec, threads, err)
+					return measured{}, fmt.Errorf("measure %s %s threads %d: %w", name, prec, threads, err)
 				}
 				for _, batch := range batches {
 					err, ok := failed[batch]
@@ -223,7 +246,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 						continue
 					}
 					if prec != FP16 {
-						return nil, nil, fmt.Errorf("measure %s %s batch %d threads %d: %w", name, prec, batch, threads, err)
+						return measured{}, fmt.Errorf("measure %s %s batch %d threads %d: %w", name, prec, batch, threads, err)
 					}
 					// The CPU provider lacks fp16 kernels for some ops:
 					// that is a finding to report, not a failure.
@@ -236,17 +259,35 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 					step(budget - told)
 				}
 				obs.observe(fmt.Sprintf("%s %s threads %d", name, prec, threads))
+				// The nodes' times, after the timed runs and apart from
+				// them, at the batch sizes the series measured; fp32
+				// only (profilespec.Operators says why).
+				var ob []int
+				for _, b := range cfg.OperatorBatchesOf(name) {
+					if _, bad := failed[b]; !bad && prec == FP32 {
+						ob = append(ob, b)
+					}
+				}
+				if len(ob) > 0 {
+					start := time.Now()
+					rows, err := timeOperators(ctx, tg, model, entry, prec, ob, threads, cfg.Warmup, cfg.Operators.Runs)
+					if err != nil {
+						return measured{}, fmt.Errorf("time the nodes of %s %s threads %d: %w", name, prec, threads, err)
+					}
+					operators, operatorsTime = append(operators, rows...), operatorsTime+time.Since(start)
+					step(w.operators(name))
+				}
 			}
 		}
 		// Rounds due by the end of model i of the models.
 		if err := contention((i + 1) * cfg.Contention.Rounds / len(cfg.Models)); err != nil {
-			return nil, nil, err
+			return measured{}, err
 		}
 	}
 	if serving {
 		rows, err := measureServing(ctx, cfg.Serving, seed)
 		if err != nil {
-			return nil, nil, fmt.Errorf("measure the serving path: %w", err)
+			return measured{}, fmt.Errorf("measure the serving path: %w", err)
 		}
 		samples = append(samples, rows...)
 		step(w.serving() * int64(len(cfg.Serving.BatchSizes)))
@@ -256,7 +297,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 		if gonumMatMul {
 			rows, err := measureGonumMatMul(ctx, n, cfg.MatMul.Repeats)
 			if err != nil {
-				return nil, nil, fmt.Errorf("measure gonum matmul %d: %w", n, err)
+				return measured{}, fmt.Errorf("measure gonum matmul %d: %w", n, err)
 			}
 			samples = append(samples, rows...)
 			step(w.matmul(n))
@@ -264,7 +305,7 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 		for _, threads := range cfg.Threads {
 			rows, err := measureORTMatMul(ctx, tg, n, threads, cfg.MatMul.Repeats)
 			if err != nil {
-				return nil, nil, fmt.Errorf("measure onnxruntime matmul %d threads %d: %w", n, threads, err)
+				return measured{}, fmt.Errorf("measure onnxruntime matmul %d threads %d: %w", n, threads, err)
 			}
 			samples = append(samples, rows...)
 			step(w.matmul(n))
@@ -272,9 +313,9 @@ func measure(ctx context.Context, cfg Config, tg target, ms models, seed int64, 
 		obs.observe(fmt.Sprintf("matmul %d", n))
 	}
 	if err := contention(cfg.Contention.Rounds); err != nil {
-		return nil, nil, err
+		return measured{}, err
 	}
-	return samples, skipped, nil
+	return measured{samples, skipped, operators, operatorsTime}, nil
 }
 
 func firstLine(s string) string {

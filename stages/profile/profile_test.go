@@ -56,6 +56,10 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"serving batch past placementnet's", func(c *Config) { c.Serving.BatchSizes = []int{2048} }, "profile.serving.batch_sizes[0]: must be in [1, 1024], got 2048"},
 		{"serving batch twice", func(c *Config) { c.Serving.BatchSizes = []int{1, 8, 8} }, "profile.serving.batch_sizes: lists 8 twice"},
 		{"serving without calls", func(c *Config) { c.Serving.Calls = 0 }, "profile.serving.calls: must be in [1, 1000000] while serving.batch_sizes lists a size, got 0"},
+		{"operators batch 0", func(c *Config) { c.Operators.BatchSizes = []int{0} }, "profile.operators.batch_sizes[0]: must be in [1, 4096], got 0"},
+		{"operators batch twice", func(c *Config) { c.Operators.BatchSizes = []int{4, 4} }, "profile.operators.batch_sizes: lists 4 twice"},
+		{"operators without runs", func(c *Config) { c.Operators = Operators{BatchSizes: []int{1}} }, "profile.operators.runs: must be in [1, 1000]"},
+		{"operators on a gpu", func(c *Config) { c.Provider, c.Operators.BatchSizes = ProviderCUDA, []int{1} }, "profile.operators.batch_sizes: times each node on the CPU provider only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

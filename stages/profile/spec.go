@@ -11,6 +11,7 @@ type (
 	MatMul     = profilespec.MatMul
 	Contention = profilespec.Contention
 	Serving    = profilespec.Serving
+	Operators  = profilespec.Operators
 	Sample     = profilespec.Sample
 	Summary    = profilespec.Summary
 	MachineRow = profilespec.MachineRow

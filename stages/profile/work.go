@@ -91,6 +91,16 @@ func (w work) series(name string) int64 {
 	return units(d)
 }
 
+// operators is the timing of one series' nodes (profile.operators): each
+// batch size's warm-up and profiled runs.
+func (w work) operators(name string) int64 {
+	var d time.Duration
+	for _, b := range w.cfg.OperatorBatchesOf(name) {
+		d += time.Duration(w.cfg.Warmup+w.cfg.Operators.Runs) * w.latencyOf(name, b)
+	}
+	return units(d)
+}
+
 // serving is the serving path's timed calls at one batch size.
 func (w work) serving() int64 { return units(time.Duration(w.cfg.Serving.Calls) * perRun) }
 
@@ -112,11 +122,14 @@ func (w work) total(gonumMatMul, serving bool) int64 {
 		total += w.serving() * int64(len(w.cfg.Serving.BatchSizes))
 	}
 	for _, name := range w.cfg.ModelNames() {
-		precisions := len(w.cfg.Precisions)
+		precisions := w.cfg.Precisions
 		if m, ok := w.cat.Lookup(name); ok && !m.Zoo() {
-			precisions = len(m.Precisions) // a file is measured in what it holds
+			precisions = m.Precisions // a file is measured in what it holds
 		}
-		total += w.series(name) * int64(precisions*len(w.cfg.Threads))
+		total += w.series(name) * int64(len(precisions)*len(w.cfg.Threads))
+		if slices.Contains(precisions, FP32) && len(w.cfg.OperatorBatchesOf(name)) > 0 {
+			total += w.operators(name) * int64(len(w.cfg.Threads))
+		}
 	}
 	return total
 }

@@ -38,6 +38,9 @@ type Inputs struct {
 	// scored on and never learns from; empty scores it on the train
 	// workload's test blocks alone.
 	Holdout string
+	// Operators is the profile's operators.parquet, the nodes' times
+	// profile.operators measured; empty where the profile has none.
+	Operators string
 }
 
 // Output is where the stage writes and what it reports.
@@ -96,10 +99,24 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 	if err := os.WriteFile(filepath.Join(out.Dir, trainspec.PredictorFile), model.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
-	if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.CVFile), res.CV, out.Metadata); err != nil {
+	cv := res.CV
+	rows = append(rows, predictorRows(res.Scores, res.Importances)...)
+	if in.Operators != "" {
+		// The per-operator cost model, beside the predictor: what mlsched
+		// predict predicts a model never profiled with.
+		ops, err := fitOpCost(in.Operators, samples, cat, out.Dir)
+		if err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		cv = append(cv, ops.CV...)
+		rows = append(rows, predictorRows(ops.Scores, nil)...)
+		if len(ops.Skipped) > 0 {
+			note("opcost_skipped", strings.Join(ops.Skipped, "; "))
+		}
+	}
+	if err := parquetio.WriteFile(filepath.Join(out.Dir, trainspec.CVFile), cv, out.Metadata); err != nil {
 		return fmt.Errorf("train: write %s: %w", trainspec.CVFile, err)
 	}
-	rows = append(rows, predictorRows(res)...)
 	note("predictor", res.Model.Kind())
 	note("predictor_timings", timings(res.Timings))
 	progress(1)
@@ -231,6 +248,31 @@ func Run(ctx context.Context, cfg Config, simulation trainspec.Simulation, seed 
 		return fmt.Errorf("train: write %s: %w", trainspec.MetricsFile, err)
 	}
 	return nil
+}
+
+// fitOpCost fits the per-operator cost model to the profile's nodes'
+// times at path (predictorfit.FitOpCost) and writes it to dir as
+// trainspec.OpCostFile, where one could be fitted.
+func fitOpCost(path string, samples []profilespec.Sample, cat *catalog.Catalog, dir string) (*predictorfit.OpCostResult, error) {
+	rows, err := parquetio.ReadAll[profilespec.OperatorRow](path)
+	if err != nil {
+		return nil, fmt.Errorf("read profile operators: %w", err)
+	}
+	res, err := predictorfit.FitOpCost(rows, samples, cat)
+	if err != nil {
+		return nil, fmt.Errorf("per-operator cost model: %w", err)
+	}
+	if res.File == nil {
+		return res, nil
+	}
+	var b bytes.Buffer
+	if err := res.File.Save(&b); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, trainspec.OpCostFile), b.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // trainedRow says whether the placement network was trained
@@ -469,12 +511,12 @@ func labelRows(points []label.Point, split []string, st label.Stats) []trainspec
 	return rows
 }
 
-func predictorRows(res *predictorfit.Result) []trainspec.MetricRow {
+func predictorRows(scores []predictorfit.ScoreRow, importances []predictorfit.ImportanceRow) []trainspec.MetricRow {
 	var rows []trainspec.MetricRow
-	for _, s := range res.Scores {
+	for _, s := range scores {
 		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionScore, Split: s.Split, Candidate: s.Candidate, Metric: s.Metric, Value: s.Value})
 	}
-	for _, im := range res.Importances {
+	for _, im := range importances {
 		rows = append(rows, trainspec.MetricRow{Model: trainspec.ModelPredictor, Section: trainspec.SectionImportance, Candidate: im.Candidate,
 			Feature: im.Level + ":" + im.Input, Metric: "log_error_increase", Value: im.LogErrorIncrease})
 	}

@@ -74,11 +74,11 @@ func LeaveOneModelOut(samples []Sample) (Scores, error) {
 		}
 		return a.Batch - b.Batch
 	})
-	return summarise(sc.Configs), nil
+	return Summarize(sc.Configs), nil
 }
 
-// summarise scores predictions: their MAPE and share within ±10%.
-func summarise(configs []Scored) Scores {
+// Summarize scores predictions: their MAPE and share within ±10%.
+func Summarize(configs []Scored) Scores {
 	sc := Scores{Configs: configs}
 	var within int
 	for _, c := range configs {

@@ -3,6 +3,7 @@ package opcost
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -14,6 +15,8 @@ import (
 // its operator, its shapes' figures and the time the profile gave it.
 type Op struct {
 	Op string
+	// Name is the node's name in the file.
+	Name string `json:",omitempty"`
 	// After is the operator of the node that computes its first input
 	// that changes from run to run, "" for the graph's input: what it
 	// may be fused into.
@@ -43,6 +46,26 @@ type Sample struct {
 	Latency time.Duration
 }
 
+// NodeTimes is a profiled model at one configuration, from its fastest
+// run of those kept (by wall time): each graph node's kernel time (zero for a
+// node the runtime folded away or fused into another's kernel), and the
+// run's wall time as onnxruntime measured it.
+type NodeTimes struct {
+	Pass *onnxgraph.Pass
+	// Node are the graph's nodes' times, by Pass.Nodes' index.
+	Node []time.Duration
+	// Kernel marks the nodes a kernel's time went to: onnxruntime's
+	// profiler counts whole microseconds, so a node of a small model may
+	// run a kernel and be given 0.
+	Kernel []bool
+	// Run is the run's model_run time; Kernels the sum of its kernels,
+	// and of Node. Run − Kernels is the executor's own per-run work.
+	Run, Kernels time.Duration
+	// Unmapped is the time of kernels that name no node of the file
+	// (layout changes), already attributed in Node to the node before.
+	Unmapped time.Duration
+}
+
 // OpsOf lists a pass's nodes that run per run, with their times where nt
 // holds them (nil for a model to predict).
 func OpsOf(p *onnxgraph.Pass, nt *NodeTimes) []Op {
@@ -52,7 +75,7 @@ func OpsOf(p *onnxgraph.Pass, nt *NodeTimes) []Op {
 		if n.Folded {
 			continue
 		}
-		o := Op{Op: n.Op, FLOPs: n.FLOPs, BytesRead: n.BytesRead, BytesWritten: n.BytesWritten}
+		o := Op{Op: n.Op, Name: n.Name, FLOPs: n.FLOPs, BytesRead: n.BytesRead, BytesWritten: n.BytesWritten}
 		for _, in := range n.Inputs {
 			if j, ok := producer[in.Name]; ok {
 				o.After, o.From = ops[j].Op, j+1
@@ -200,7 +223,12 @@ func Fit(samples []Sample) (*Model, error) {
 		f := fused[k]
 		m.Fused = append(m.Fused, Fused{Op: k.op, After: k.after, Threads: k.threads, Share: float64(f[0]) / float64(f[1])})
 	}
-	for t, rows := range over {
+	for _, t := range slices.Sorted(maps.Keys(over)) {
+		rows := over[t]
+		if len(rows) < 2 {
+			// A line through one point is any line.
+			return nil, fmt.Errorf("opcost: fit: one configuration at %d threads, want at least two to calibrate the nodes' sum to", t)
+		}
 		c := solve(rows, 0, false)
 		m.Calibration[t] = [2]float64{c[0], c[1]}
 	}

@@ -3,6 +3,7 @@ package opcost
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +100,10 @@ func TestFitRefuses(t *testing.T) {
 	if _, err := LeaveOneModelOut([]Sample{lawSample("m", 1, 1, 1, 8)}); err == nil {
 		t.Error("LeaveOneModelOut(one model) = nil error, want one")
 	}
-	m, err := Fit([]Sample{lawSample("m", 1, 1, 1, 8)})
+	if _, err := Fit([]Sample{lawSample("m", 1, 1, 1, 8), lawSample("m", 4, 1, 1, 8), lawSample("m", 1, 2, 1, 8)}); err == nil || !strings.Contains(err.Error(), "one configuration at 2 threads") {
+		t.Errorf("Fit(one configuration at 2 threads) = %v, want it refused: nothing to calibrate to", err)
+	}
+	m, err := Fit([]Sample{lawSample("m", 1, 1, 1, 8), lawSample("m", 4, 1, 1, 8)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,9 @@ type Config struct {
 	Contention Contention `koanf:"contention"`
 	// Serving times the learned policy's serving path.
 	Serving Serving `koanf:"serving"`
+	// Operators times each node of the models (Operators); off by
+	// default.
+	Operators Operators `koanf:"operators"`
 	// Provider is the onnxruntime execution provider the models run on:
 	// ProviderCPU (this machine's cores) or ProviderCUDA (an NVIDIA GPU,
 	// through onnxruntime's CUDA provider library, which must sit beside
@@ -182,6 +185,36 @@ type Serving struct {
 	Calls      int   `koanf:"calls"`
 }
 
+// Operators configures the per-node timing of the models
+// (operators.parquet), which the train stage fits its per-operator cost
+// model to (package opcost) and mlsched predict predicts a model never
+// profiled with. After the timed runs of a series (a model, precision and
+// thread count), each batch size of BatchSizes the series measured is run
+// once more in a session of its own with onnxruntime's profiler on:
+// Warmup untimed runs, then Runs whose fastest gives each node's kernel
+// time. These runs are apart from the timed ones and add no row to
+// samples.parquet. Empty BatchSizes turns it off (the default: it adds
+// to every profile's time); the CPU provider only, fp32 only: onnxruntime's
+// CPU provider runs an fp16 convolution through kernels of its own that
+// name no node of the file, so their time cannot be given to the nodes
+// (docs/models.md).
+type Operators struct {
+	BatchSizes []int `koanf:"batch_sizes"`
+	Runs       int   `koanf:"runs"`
+}
+
+// OperatorBatchesOf returns the batch sizes model's nodes are timed at:
+// those of Operators.BatchSizes that its series measures, in its order.
+func (c Config) OperatorBatchesOf(model string) []int {
+	var out []int
+	for _, b := range c.BatchSizesOf(model) {
+		if slices.Contains(c.Operators.BatchSizes, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // MaxServingBatch bounds profile.serving.batch_sizes: placementnet's
 // largest batch.
 const MaxServingBatch = 1024
@@ -245,6 +278,8 @@ func DefaultConfig() Config {
 		// schedule.learned.batch's default is 32: every size a batch of
 		// decisions can have is measured or between two that are.
 		Serving: Serving{BatchSizes: []int{1, 2, 4, 8, 16, 32}, Calls: 10_000},
+		// Off: the default profile is over its time already.
+		Operators: Operators{Runs: 5},
 	}
 }
 
@@ -337,6 +372,20 @@ func (c Config) Validate() error {
 	}
 	if len(c.Serving.BatchSizes) > 0 && (c.Serving.Calls < 1 || c.Serving.Calls > 1_000_000) {
 		bad("serving.calls", "must be in [1, 1000000] while serving.batch_sizes lists a size, got %d", c.Serving.Calls)
+	}
+	for i, b := range c.Operators.BatchSizes {
+		if b < 1 || b > 4096 {
+			bad(fmt.Sprintf("operators.batch_sizes[%d]", i), "must be in [1, 4096], got %d", b)
+		}
+	}
+	if dup := duplicate(c.Operators.BatchSizes); dup != 0 {
+		bad("operators.batch_sizes", "lists %d twice", dup)
+	}
+	if c.Operators.Runs < 1 || c.Operators.Runs > MaxWarmup {
+		bad("operators.runs", "must be in [1, %d], got %d", MaxWarmup, c.Operators.Runs)
+	}
+	if len(c.Operators.BatchSizes) > 0 && c.Provider != ProviderCPU {
+		bad("operators.batch_sizes", "times each node on the CPU provider only; provider is %s (leave operators.batch_sizes empty)", c.Provider)
 	}
 	if c.Warmup < 0 || c.Warmup > MaxWarmup {
 		bad("warmup", "must be in [0, %d], got %d", MaxWarmup, c.Warmup)

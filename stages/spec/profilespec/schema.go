@@ -234,3 +234,40 @@ func ModelFile(name, precision string) string {
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// OperatorsFile holds the per-node times of profile.operators.
+const OperatorsFile = "operators.parquet"
+
+// OperatorRow is one node of a model at one configuration, as
+// onnxruntime's profiler timed it: a row of operators.parquet. The
+// figures are onnxgraph's for the node at the batch size; the rows of a
+// configuration are its nodes that run per run, in the file's order
+// (those folded into constants are left out: they cost nothing).
+type OperatorRow struct {
+	Device    string `parquet:"device,dict"`
+	Model     string `parquet:"model,dict"`
+	Precision string `parquet:"precision,dict"`
+	Batch     int32  `parquet:"batch"`
+	Threads   int32  `parquet:"threads"`
+	// Index numbers the configuration's rows from 0.
+	Index int32 `parquet:"index"`
+	// Node is the node's name in the file, Op its operator.
+	Node string `parquet:"node"`
+	Op   string `parquet:"op,dict"`
+	// After is the operator of the node that computes its first input
+	// that changes from run to run ("" for the graph's input), and From
+	// 1 + that node's Index (0 with After ""): what it may be fused into.
+	After string `parquet:"after,dict"`
+	From  int32  `parquet:"from"`
+	FLOPs int64  `parquet:"flops"`
+	// BytesRead and BytesWritten are its inputs' and outputs' sizes in
+	// the graph's element types.
+	BytesRead    int64 `parquet:"bytes_read"`
+	BytesWritten int64 `parquet:"bytes_written"`
+	// Kernel says a kernel's time went to the node; false for a node
+	// onnxruntime fused into another's kernel.
+	Kernel bool `parquet:"kernel"`
+	// TimeS is its kernels' time in the fastest profiled run, in seconds
+	// (the profiler counts whole microseconds).
+	TimeS float64 `parquet:"time_s"`
+}

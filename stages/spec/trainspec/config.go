@@ -35,6 +35,10 @@ const (
 	DecisionsFile = "decisions.parquet"
 	// MetricsFile holds every score of both models in long form.
 	MetricsFile = "metrics.parquet"
+	// OpCostFile is the per-operator cost model (package opcost), fitted
+	// where the profile timed each node (profile.operators); absent
+	// otherwise. mlsched predict reads it.
+	OpCostFile = "opcost.json"
 )
 
 // The predictor kinds, the values of train.predictor.kind: KindAuto picks

@@ -45,6 +45,13 @@ const (
 	SplitNested = "nested_kfold"
 )
 
+// CandidateOpCost names the per-operator cost model (package opcost) in
+// the predictor's rows of cv.parquet and metrics.parquet: fitted where the
+// profile timed each node (profile.operators), scored on split SplitModel
+// alone, over the configurations timed node by node. It is never the
+// kept candidate: the simulations predict with predictor.json.
+const CandidateOpCost = "opcost"
+
 // The metrics of the predictor's scores (metrics.parquet's rows of
 // the predictor). Shares and MAPE are fractions (0.1 is 10%).
 // Every metric but MetricN and MetricCoverage is over the configurations

@@ -1,4 +1,4 @@
-package opcost
+package nodeprof
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package opcost
+package nodeprof
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
+	"github.com/mlsched/mlsched/stages/lib/opcost"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 )
 
@@ -35,14 +36,14 @@ func nodeOf(kernel string, index map[string]int) (int, bool) {
 // kernel that names no node (a layout change) goes to the node whose
 // kernel ran before it. A per-operator model so learns that a fused
 // activation costs nothing.
-func attribute(p *onnxgraph.Pass, runs []ort.TracedRun) *NodeTimes {
+func attribute(p *onnxgraph.Pass, runs []ort.TracedRun) *opcost.NodeTimes {
 	index := make(map[string]int, len(p.Nodes))
 	for i, n := range p.Nodes {
 		index[n.Name] = i
 	}
 	r := slices.MinFunc(runs, func(a, b ort.TracedRun) int { return cmp.Compare(a.Dur, b.Dur) })
 	group := groups(p, r.Kernels, index)
-	nt := &NodeTimes{Pass: p, Node: make([]time.Duration, len(p.Nodes)), Kernel: make([]bool, len(p.Nodes)), Run: r.Dur, Kernels: r.KernelSum()}
+	nt := &opcost.NodeTimes{Pass: p, Node: make([]time.Duration, len(p.Nodes)), Kernel: make([]bool, len(p.Nodes)), Run: r.Dur, Kernels: r.KernelSum()}
 	last := -1
 	for _, k := range r.Kernels {
 		i, ok := nodeOf(k.Node, index)

@@ -1,4 +1,4 @@
-package opcost
+package nodeprof
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph"
 	"github.com/mlsched/mlsched/stages/lib/onnxgraph/testmodels"
+	"github.com/mlsched/mlsched/stages/lib/opcost"
 	"github.com/mlsched/mlsched/stages/lib/ort"
 	"github.com/mlsched/mlsched/stages/lib/zoo"
 )
@@ -74,10 +75,10 @@ func BenchmarkLeaveOneModelOut(b *testing.B) {
 		writeSamples(b, path, samples)
 	}
 	b.ResetTimer()
-	var sc Scores
+	var sc opcost.Scores
 	for range b.N {
 		var err error
-		if sc, err = LeaveOneModelOut(samples); err != nil {
+		if sc, err = opcost.LeaveOneModelOut(samples); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,13 +91,13 @@ func BenchmarkLeaveOneModelOut(b *testing.B) {
 	b.ReportMetric(100*sc.Within10, "within10%")
 	// One thread apart: the two-core machine's other work disturbs a
 	// two-thread run far more.
-	var one []Scored
+	var one []opcost.Scored
 	for _, c := range sc.Configs {
 		if c.Threads == 1 {
 			one = append(one, c)
 		}
 	}
-	one1 := summarise(one)
+	one1 := opcost.Summarize(one)
 	b.ReportMetric(one1.MAPE, "MAPE-1thread%")
 	b.ReportMetric(100*one1.Within10, "within10-1thread%")
 }
@@ -111,7 +112,7 @@ const unoptimizedVar = "OPCOST_UNOPTIMIZED"
 // same measurements; written where it does not.
 const samplesVar = "OPCOST_SAMPLES"
 
-func cachedSamples(tb testing.TB) []Sample {
+func cachedSamples(tb testing.TB) []opcost.Sample {
 	path := os.Getenv(samplesVar)
 	if path == "" {
 		return nil
@@ -123,14 +124,14 @@ func cachedSamples(tb testing.TB) []Sample {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var s []Sample
+	var s []opcost.Sample
 	if err := json.Unmarshal(b, &s); err != nil {
 		tb.Fatalf("%s: %v", path, err)
 	}
 	return s
 }
 
-func writeSamples(tb testing.TB, path string, s []Sample) {
+func writeSamples(tb testing.TB, path string, s []opcost.Sample) {
 	if _, err := os.Stat(path); err == nil {
 		return
 	}
@@ -145,10 +146,10 @@ func writeSamples(tb testing.TB, path string, s []Sample) {
 
 // profileSamples profiles every model at batch 1, 4 and 16 on one and two
 // threads.
-func profileSamples(tb testing.TB, models map[string][]byte) []Sample {
+func profileSamples(tb testing.TB, models map[string][]byte) []opcost.Sample {
 	initORT(tb)
 	names := slices.Sorted(maps.Keys(models))
-	var samples []Sample
+	var samples []opcost.Sample
 	for _, name := range names {
 		g, err := onnxgraph.Parse(models[name])
 		if err != nil {
@@ -165,8 +166,8 @@ func profileSamples(tb testing.TB, models map[string][]byte) []Sample {
 				if err != nil {
 					tb.Fatal(err)
 				}
-				samples = append(samples, Sample{Model: name, Batch: batch, Threads: threads,
-					Ops: OpsOf(nt.Pass, nt), Latency: lat})
+				samples = append(samples, opcost.Sample{Model: name, Batch: batch, Threads: threads,
+					Ops: opcost.OpsOf(nt.Pass, nt), Latency: lat})
 			}
 		}
 	}
