@@ -271,7 +271,7 @@ func DefaultConfig() Config {
 		Repeats:         20,
 		MinTime:         50 * time.Millisecond,
 		MaxRepeats:      1000,
-		MinRepeats:      3,
+		MinRepeats:      2,
 		MaxTime:         time.Second,
 		MatMul:          MatMul{Sizes: []int{128, 256, 512, 1024}, Repeats: 5},
 		Contention:      Contention{Models: []string{"resnet18", "resnet50", "vit"}, Batch: 2, Sessions: []int{1, 2, 4}, Repeats: 4, Rounds: 9},
