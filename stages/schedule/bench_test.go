@@ -182,7 +182,7 @@ func loadFor(cfg Config, samplesPath, jobsPath string, utilization float64) (flo
 
 // BenchmarkLearnedSimulation is the figure for learned decisions
 // in the loop: generate's default eval workload (a replication's 20,000
-// jobs, simulated in each of the default ten replications, so 200,000
+// jobs, simulated in each of the default twenty replications, so 400,000
 // jobs) on the default cluster and load, with the measured default
 // profile in stages/train/predictorfit/testdata and the placement network
 // the default pipeline trained (testdata/placement.onnx). Each iteration

@@ -433,7 +433,7 @@ func DefaultConfig() Config {
 		Learned:      Learned{Cost: CostProfile, Evaluator: EvaluatorGo, Batch: 32, Cache: Cache{Size: 4096, Step: 0.1, Audit: true}, Ablations: true},
 		Studies:      Studies{Jobs: 10_000, Replications: 5, PredictionErrors: []float64{0.1, 0.3, 0.5}, DecisionCosts: []string{"0s", "5ms"}},
 		Real:         Real{Policies: []string{"fifo", "edf", "edf+batch", "learned"}, Loads: []float64{0.8}, Duration: 12 * time.Second, Repeats: 1, Sensitivity: 0.02, Draws: 10},
-		Replications: 10,
+		Replications: 20,
 		Utilization:  0.7,
 		Sweep:        Sweep{Loads: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.1}, Jobs: 10_000, Target: 0.99, Tolerance: 0.01},
 	}
