@@ -197,7 +197,14 @@ func (s *predictionError) degradeText(m studyMetric) string {
 			better = append(better, unexpected{subject: x.policy, from: x.from, to: x.to, iv: x.iv, cause: predictionCause(x.policy)})
 		}
 	}
-	surprise := unexpectedText(m, "worse predictions", better, s.reps, s.confidence)
+	// One paragraph for each: the largest error, then each predictor.
+	var surprises []string
+	for _, u := range append([]string{unexpectedText(m, "worse predictions", better, s.reps, s.confidence)}, s.predictorSurprises(m, exact)...) {
+		if u != "" {
+			surprises = append(surprises, u)
+		}
+	}
+	surprise := strings.Join(surprises, "\n")
 	// Most degraded first; ties keep schedule's order.
 	slices.SortStableFunc(ms, func(a, b moved) int {
 		switch {
@@ -243,6 +250,43 @@ func (s *predictionError) degradeText(m studyMetric) string {
 		text += "\n" + surprise
 	}
 	return text
+}
+
+// predictorSurprises says, for each predictor other than the table (train's),
+// which policies it leaves better off in m than exact predictions, and
+// whether that is more than noise (unexpectedText): its predictions are
+// further from the means, so it goes against expectation as the largest
+// error does.
+func (s *predictionError) predictorSurprises(m studyMetric, exact condition) []string {
+	var out []string
+	for _, c := range s.conditions {
+		if c.predictor == schedulespec.PredictorTable {
+			continue
+		}
+		var better []unexpected
+		for _, p := range s.policies {
+			a, okA := s.at[p][exact]
+			z, okZ := s.at[p][c]
+			if !okA || !okZ {
+				continue
+			}
+			from, to := a.mean(m), z.mean(m)
+			if by := m.change(from, to); by < 0 {
+				better = append(better, unexpected{subject: p, from: from, to: to, iv: change(m, a, z, s.confidence), cause: predictorCause})
+			}
+		}
+		agent := "train's predictor"
+		if c.predictor != schedulespec.PredictorLearned {
+			agent = "predictor " + report.Escape(c.predictor)
+		}
+		if v, ok := s.mapeText(c); ok {
+			agent += "'s predictions (MAPE " + v + " against the means)"
+		} else {
+			agent += "'s predictions"
+		}
+		out = append(out, unexpectedText(m, agent, better, s.reps, s.confidence))
+	}
+	return out
 }
 
 // decisionCostText tabulates the decision-cost study, each figure the

@@ -122,6 +122,12 @@ func predictionCause(spec string) string {
 		"schedule.cluster's order; errors break those ties at random and spread the load."
 }
 
+// predictorCause is the likeliest reason why train's predictor, further
+// from the means than exact predictions, would leave a policy better off.
+const predictorCause = "train's predictor is a fitted curve, off the same way for every job of one model, precision and batch size, " +
+	"not at random per job; that shifts whole groups of jobs in the policy's order and placement, which on this workload can happen to help, " +
+	"and the means are averages, not the draws the jobs really took."
+
 // costCause is the likeliest reason why dearer decisions would leave a
 // learned policy better off.
 const costCause = "a charge delays each migration on the simulated clock, so a job moves later, after more of the queue has " +

@@ -106,19 +106,9 @@ func ReadTrace(path string, devices []string) (*Trace, error) {
 		times: cols[5:11], sloMet: cols[11], rejected: cols[12],
 		codes: make([]int32, min(n, readChunk)),
 	}
-	t := &Trace{Devices: slices.Clone(devices)}
 	// Capacity for the footer's count, up to a million rows: a corrupt
 	// footer can claim any count, and a genuinely larger file grows.
-	hint := min(n, 1<<20)
-	t.JobID = make([]int64, 0, hint)
-	t.Class = make([]uint8, 0, hint)
-	t.Device = make([]int16, 0, hint)
-	t.BatchSize = make([]int32, 0, hint)
-	t.SLOMet = make([]bool, 0, hint)
-	t.Rejected = make([]bool, 0, hint)
-	for _, s := range t.times() {
-		*s = make([]float64, 0, hint)
-	}
+	t := NewTrace("", devices, min(n, 1<<20))
 	for done := 0; done < n; done += readChunk {
 		if err := r.chunk(t, done, min(readChunk, n-done)); err != nil {
 			return nil, err
