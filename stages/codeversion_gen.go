@@ -6,14 +6,14 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":                 "21bc344d1d93ed03b179d14c50dce0047c5a8bd750076c301a50166ce133fa9b",
+	"stages/evaluate":                 "13cab465c8c8683d3f9f8c61e0db99bea346560a371d7dcc5e1c5f4c2de391ff",
 	"stages/evaluate/chart":           "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
-	"stages/evaluate/fidelity":        "3e906d1ebb8a37bcb6f426430f6c7aa1779be9f77cf134134534f17ce47e0fa2",
+	"stages/evaluate/fidelity":        "efb892548ec6a194f757ce546474a6d6d8babcc76c4fcfbc916c6c594f59ed24",
 	"stages/evaluate/golden":          "d2bd2b13d39026070672d669728107c3067e761c54a8f5209da9b6f78e44dda6",
-	"stages/evaluate/learned":         "3722938ca9671a8eb30ce5722073b62893eaf917e20ccebecae79f21628adf75",
+	"stages/evaluate/learned":         "ff429cf716e8244b8a89d96c8a49f66efa767b416c3cbc96290b0682d4a7876e",
 	"stages/evaluate/report":          "4358141286d76fd0535a334b26f1ec44d756251f38d6aa431c4dd7ebb247ce8f",
-	"stages/evaluate/rundiff":         "f5eed4b169f072004c70d25a35a15c640ba5e2deec1bbf71aceed9755c3ecf94",
-	"stages/evaluate/section":         "8e0da30ee72421aef1d00aee81c095dea5824349569c8a63cb7cdce3868fb70e",
+	"stages/evaluate/rundiff":         "5ddc3a6d4253e9ffca9eaf1c64d3fa387a1227d5c29d6db86a6867c1813e3cb3",
+	"stages/evaluate/section":         "3d94038fb524fd6e550fc4e65e8dd424829fc1b1652cd174cc29b6513f0c13d8",
 	"stages/generate":                 "1c1f50991b7f0d645eebecb0210536121145b580df5e1cebf5242e72364af935",
 	"stages/lib/catalog":              "71f2edfd3622abc94f1f6d4fab1f81a01883e4fd19945fa2656a1102be5298be",
 	"stages/lib/catalog/catalogtest":  "73d69e35394cb9dcfea2579d7d67b5e9fcb1c679e3c9ebd253df404a5a84aaa2",

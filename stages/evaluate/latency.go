@@ -27,17 +27,13 @@ func (latencySection) Read(*section.Evaluation) error { return nil }
 // rows.
 func (latencySection) Rows(*section.Evaluation) []MetricRow { return nil }
 
-// crowded is the most policies a distribution chart overlays: beyond it
-// the curves merge (twelve filled histograms read as one smear).
-const crowded = 6
-
 // Render draws the CDFs, the percentiles and the waits. A distribution
 // chart of many policies shows the featured few (the recommendation, the
 // runner-up and the baselines) and offers every policy's folded beneath.
 func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 	var all, inter, waits []chart.Series
 	var showAll, showInter, showWaits []chart.Series
-	few := featured(ev)
+	few := ev.Featured()
 	cats := slices.Clone(ev.Policies)
 	p50 := chart.BarSeries{Name: "P50"}
 	p95 := chart.BarSeries{Name: "P95"}
@@ -93,7 +89,7 @@ func (latencySection) Render(ev *section.Evaluation) (report.Section, error) {
 	// few enough to tell apart, or else the featured policies', with every
 	// policy's folded beneath.
 	distribution := func(name, alt string, every, few []chart.Series, draw func(title string, s []chart.Series) ([]byte, error), title string) error {
-		if len(every) <= crowded || len(few) == 0 || len(few) == len(every) {
+		if len(every) <= section.Crowded || len(few) == 0 || len(few) == len(every) {
 			svg, err := draw(title, every)
 			return add(name+".svg", shown(alt+", every policy"), svg, err)
 		}

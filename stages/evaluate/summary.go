@@ -3,7 +3,6 @@ package evaluate
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -98,26 +97,6 @@ func verdictOf(ev *section.Evaluation, o section.Objective) verdict {
 	return v
 }
 
-// simplest is the first of evaluate.baselines, the simplest baseline, -1
-// when there is none.
-func simplest(ev *section.Evaluation) int {
-	if len(ev.Config.Baselines) == 0 {
-		return -1
-	}
-	return slices.Index(ev.Policies, ev.Config.Baselines[0])
-}
-
-// strongest is the baseline with the best estimate for the objective, -1
-// when the policy is the only baseline or there is none.
-func strongest(ev *section.Evaluation, o section.Objective, besides int) int {
-	for _, i := range ev.Analysis.Ranked(o) {
-		if i != besides && slices.Contains(ev.Config.Baselines, ev.Policies[i]) {
-			return i
-		}
-	}
-	return -1
-}
-
 // Lead is what opens the report, under its title: the warning that the
 // machine was busy, if it was, and the sentence a reader can act on.
 func (s *summarySection) Lead(ev *section.Evaluation) string {
@@ -149,13 +128,13 @@ func (s *summarySection) Render(ev *section.Evaluation) (report.Section, error) 
 		}
 		est := section.IntervalText(ev.Analysis.Estimate(lead, o.Diff), o.Format)
 		strong, simple := "–", "–"
-		j := strongest(ev, o, lead)
+		j := ev.Strongest(o, lead)
 		if j >= 0 {
 			strong = against(ev, o, lead, j)
 		} else if slices.Contains(ev.Config.Baselines, ev.Policies[lead]) {
 			strong = "is a baseline"
 		}
-		switch k := simplest(ev); {
+		switch k := ev.Simplest(); {
 		case k == lead:
 			simple = "is the simplest"
 		case k >= 0 && k == j:
@@ -233,11 +212,11 @@ func recommendation(ev *section.Evaluation, o section.Objective) string {
 	case bestSeparated, bestWithinDelta:
 		i := v.best
 		text := fmt.Sprintf("**Use %s** for %s: %s", report.Escape(ev.Policies[i]), name, section.IntervalText(ev.Analysis.Estimate(i, o.Diff), o.Format))
-		j := strongest(ev, o, i)
+		j := ev.Strongest(o, i)
 		if j >= 0 {
 			text += fmt.Sprintf(", %s against the strongest baseline, %s", section.DiffText(ev.Analysis.Paired(i, j, o.Diff, ev.Policies[i], ev.Policies[j]), o.Delta), report.Escape(ev.Policies[j]))
 		}
-		if k := simplest(ev); k >= 0 && k != i && k != j {
+		if k := ev.Simplest(); k >= 0 && k != i && k != j {
 			text += fmt.Sprintf(", and %s against the simplest, %s", section.DiffText(ev.Analysis.Paired(i, k, o.Diff, ev.Policies[i], ev.Policies[k]), o.Delta), report.Escape(ev.Policies[k]))
 		}
 		if v.kind == bestSeparated {
@@ -379,32 +358,6 @@ func beyondText(offered, target float64, best string, sustained estimate, lead s
 	}
 	fmt.Fprintf(&b, " Its figures rank the policies under a load none serves as the target asks; to compare them where they meet it, set schedule.utilization to %s or less.\n", report.Pct(limit))
 	return b.String()
-}
-
-// featured are the policies a chart of many shows by default, in
-// schedule's order: the two best for the configured objective (the
-// recommendation and the runner-up), the strongest baseline for it and
-// the simplest baseline. A chart of every policy can follow them folded
-// (report.Chart.Detail).
-func featured(ev *section.Evaluation) []int {
-	o, ok := section.ObjectiveOf(ev.Config.Objective)
-	if !ok {
-		o = section.Objectives()[0]
-	}
-	ranked := ev.Analysis.Ranked(o)
-	pick := map[int]bool{}
-	for _, i := range ranked[:min(2, len(ranked))] {
-		pick[i] = true
-	}
-	if len(ranked) > 0 {
-		if j := strongest(ev, o, ranked[0]); j >= 0 {
-			pick[j] = true
-		}
-	}
-	if k := simplest(ev); k >= 0 {
-		pick[k] = true
-	}
-	return slices.Sorted(maps.Keys(pick))
 }
 
 // simplerText is the trade-off among policies that cannot be separated:

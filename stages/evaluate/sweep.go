@@ -68,8 +68,8 @@ func (s *sweepSection) Render(ev *section.Evaluation) (report.Section, error) {
 			every[i] = i
 		}
 		var few []int
-		if len(every) > crowded {
-			few = featured(ev)
+		if len(every) > section.Crowded {
+			few = ev.Featured()
 		}
 		crowd := len(few) > 0 && len(few) < len(every)
 		for _, c := range []struct {

@@ -39,30 +39,64 @@ func (l *runs) predictionErrorText(ev *section.Evaluation) (string, []report.Cha
 	if !s.hasFinite(studyInteractive) {
 		first = studySLO // no interactive jobs
 	}
+	// Many policies draw the featured few (the recommendation, the
+	// runner-up and the baselines, those of them that read predictions),
+	// every policy's chart folded beneath, as the latency and sweep
+	// sections do.
+	var few []string
+	if len(s.policies) > section.Crowded {
+		for _, i := range ev.Featured() {
+			if p := ev.Policies[i]; slices.Contains(s.policies, p) {
+				few = append(few, p)
+			}
+		}
+	}
+	crowd := len(few) > 0 && len(few) < len(s.policies)
 	var charts []report.Chart
 	for _, m := range []struct {
 		metric studyMetric
 		name   string
-	}{{first, "prediction-error-slo.svg"}, {studyMean, "prediction-error-mean-e2e.svg"}} {
-		c, err := s.chart(m.metric, m.name)
+	}{{first, "prediction-error-slo"}, {studyMean, "prediction-error-mean-e2e"}} {
+		what := fmt.Sprintf("%s against the predictions' MAPE, one line per policy%s", report.Capitalize(m.metric.name), alt)
+		shown, link := s.policies, func(c report.Chart) string { return c.Link(what) }
+		if crowd {
+			names := make([]string, len(few))
+			for i, p := range few {
+				names[i] = report.Escape(p)
+			}
+			shown = few
+			link = func(c report.Chart) string {
+				return c.Link(fmt.Sprintf("%s: %s (the recommendation, the runner-up and the baselines)", what, strings.Join(names, ", ")))
+			}
+		}
+		c, err := s.chart(m.metric, m.name+".svg", shown)
 		if err != nil {
 			return "", nil, err
 		}
 		if c != nil {
 			charts = append(charts, *c)
-			fmt.Fprintf(&b, "\n%s\n", c.Link(fmt.Sprintf("%s against the predictions' MAPE, one line per policy%s", report.Capitalize(m.metric.name), alt)))
+			fmt.Fprintf(&b, "\n%s\n", link(*c))
+			if crowd {
+				all, err := s.chart(m.metric, m.name+"-all.svg", s.policies)
+				if err != nil {
+					return "", nil, err
+				}
+				charts = append(charts, *all)
+				fmt.Fprintf(&b, "\n%s\n", all.Detail(fmt.Sprintf("%s, every policy (%d)", what, len(s.policies))))
+			}
 		}
 		fmt.Fprintf(&b, "\n%s\n%s", s.table(m.metric), s.degradeText(m.metric))
 	}
 	return b.String(), charts, nil
 }
 
-// chart draws one metric of the study; nil when no policy has a value.
-func (s *predictionError) chart(m studyMetric, name string) (*report.Chart, error) {
+// chart draws one metric of the study for policies (the study's, or some
+// of them); nil when none has a value.
+func (s *predictionError) chart(m studyMetric, name string, policies []string) (*report.Chart, error) {
 	var series []chart.Series
 	var marks []chart.Mark
 	lo := math.Inf(1)
-	for _, p := range s.policies {
+	for _, p := range policies {
 		sr := chart.Series{Name: p}
 		if s.style != nil {
 			sr.Style = s.style(p)
