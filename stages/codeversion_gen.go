@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":                 "13cab465c8c8683d3f9f8c61e0db99bea346560a371d7dcc5e1c5f4c2de391ff",
+	"stages/evaluate":                 "f10980b8c80683251324976795f0f4eb1729e17f59df1df813d4135213311e3f",
 	"stages/evaluate/chart":           "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":        "efb892548ec6a194f757ce546474a6d6d8babcc76c4fcfbc916c6c594f59ed24",
 	"stages/evaluate/golden":          "d2bd2b13d39026070672d669728107c3067e761c54a8f5209da9b6f78e44dda6",
-	"stages/evaluate/learned":         "ff429cf716e8244b8a89d96c8a49f66efa767b416c3cbc96290b0682d4a7876e",
+	"stages/evaluate/learned":         "e97e9fd66ef03e51518a43bde77555caf6be8c474f1735ddb7601f7ef89c8c04",
 	"stages/evaluate/report":          "4358141286d76fd0535a334b26f1ec44d756251f38d6aa431c4dd7ebb247ce8f",
 	"stages/evaluate/rundiff":         "5ddc3a6d4253e9ffca9eaf1c64d3fa387a1227d5c29d6db86a6867c1813e3cb3",
 	"stages/evaluate/section":         "3d94038fb524fd6e550fc4e65e8dd424829fc1b1652cd174cc29b6513f0c13d8",

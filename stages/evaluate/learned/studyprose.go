@@ -198,26 +198,7 @@ func (s *predictionError) degradeText(m studyMetric) string {
 		return ""
 	}
 	exact, worst := errs[0], errs[len(errs)-1]
-	type moved struct {
-		policy   string
-		from, to float64
-		by       float64 // positive: worse
-		iv       outputanalysis.Interval
-	}
-	var ms []moved
-	for _, p := range s.policies {
-		a, okA := s.at[p][exact]
-		z, okZ := s.at[p][worst]
-		if !okA || !okZ {
-			continue
-		}
-		from, to := a.mean(m), z.mean(m)
-		by := m.change(from, to)
-		if math.IsNaN(by) || math.IsInf(by, 0) {
-			continue
-		}
-		ms = append(ms, moved{p, from, to, by, change(m, a, z, s.confidence)})
-	}
+	ms := s.moves(m, exact, worst)
 	if len(ms) == 0 {
 		return ""
 	}
@@ -286,6 +267,35 @@ func (s *predictionError) degradeText(m studyMetric) string {
 	return text
 }
 
+// moved is how a policy's figure went from one condition of the study to
+// another.
+type moved struct {
+	policy   string
+	from, to float64
+	by       float64 // positive: worse
+	iv       outputanalysis.Interval
+}
+
+// moves is how each policy with a finite change in m went from condition
+// a to condition z, with its paired interval.
+func (s *predictionError) moves(m studyMetric, a, z condition) []moved {
+	var ms []moved
+	for _, p := range s.policies {
+		ca, okA := s.at[p][a]
+		cz, okZ := s.at[p][z]
+		if !okA || !okZ {
+			continue
+		}
+		from, to := ca.mean(m), cz.mean(m)
+		by := m.change(from, to)
+		if math.IsNaN(by) || math.IsInf(by, 0) {
+			continue
+		}
+		ms = append(ms, moved{p, from, to, by, change(m, ca, cz, s.confidence)})
+	}
+	return ms
+}
+
 // predictorSurprises says, for each predictor other than the table (train's),
 // which policies it leaves better off in m than exact predictions, and
 // whether that is more than noise (unexpectedText): its predictions are
@@ -298,15 +308,9 @@ func (s *predictionError) predictorSurprises(m studyMetric, exact condition) []s
 			continue
 		}
 		var better []unexpected
-		for _, p := range s.policies {
-			a, okA := s.at[p][exact]
-			z, okZ := s.at[p][c]
-			if !okA || !okZ {
-				continue
-			}
-			from, to := a.mean(m), z.mean(m)
-			if by := m.change(from, to); by < 0 {
-				better = append(better, unexpected{subject: p, from: from, to: to, iv: change(m, a, z, s.confidence), cause: predictorCause})
+		for _, x := range s.moves(m, exact, c) {
+			if x.by < 0 {
+				better = append(better, unexpected{subject: x.policy, from: x.from, to: x.to, iv: x.iv, cause: predictorCause})
 			}
 		}
 		agent := "train's predictor"
