@@ -1,6 +1,8 @@
 // Package memstat measures memory use for benchmarks and tests that state a
 // memory bound: bounded memory is a property mlsched promises for streams of
-// any length, so it is measured rather than assumed.
+// any length, so it is measured rather than assumed. CPU gives the process's
+// CPU time too, which the profile's observer and the benchmarks that report
+// jobs per CPU-second read.
 package memstat
 
 import (

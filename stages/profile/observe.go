@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mlsched/mlsched/pipeline/memstat"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
 )
 
@@ -55,7 +56,7 @@ type observer struct {
 // newObserver returns an observer of the machine whose /proc is at proc.
 func newObserver(proc string) *observer {
 	n := referenceN * referenceN
-	o := &observer{proc: proc, selfCPU: selfCPU, a: make([]float64, n), b: make([]float64, n), c: make([]float64, n)}
+	o := &observer{proc: proc, selfCPU: memstat.CPU, a: make([]float64, n), b: make([]float64, n), c: make([]float64, n)}
 	for i := range o.a {
 		// Fixed, ordinary values: no zeros or denormals to take odd paths.
 		o.a[i], o.b[i] = 1+float64(i%7)/8, 1-float64(i%5)/8

@@ -142,9 +142,9 @@ func runStageBench(b *testing.B, cfg Config, in Inputs, policies []string, jobs 
 // stageCPU runs the stage once into dir and returns the CPU time the
 // process used meanwhile, every thread's (0 where it cannot be read).
 func stageCPU(cfg Config, in Inputs, dir string) (time.Duration, error) {
-	before, ok := processCPU()
+	before, ok := memstat.CPU()
 	err := Run(context.Background(), cfg, 1, in, Output{Dir: dir, Metadata: testMeta})
-	after, _ := processCPU()
+	after, _ := memstat.CPU()
 	if !ok {
 		return 0, err
 	}
@@ -240,9 +240,9 @@ func BenchmarkLearnedSimulation(b *testing.B) {
 	b.ReportMetric(float64(decisions)/took[1].Seconds(), "learned-decisions/s")
 }
 
-// cpuNow is processCPU, or a failed benchmark where it cannot be had.
+// cpuNow is memstat.CPU, or a failed benchmark where it cannot be had.
 func cpuNow(b *testing.B) time.Duration {
-	t, ok := processCPU()
+	t, ok := memstat.CPU()
 	if !ok {
 		b.Fatal("no process CPU time on this platform")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mlsched/mlsched/pipeline/memstat"
 )
 
 // simpyJobs is the size of both sides of BenchmarkStageAgainstSimPy.
@@ -33,7 +35,7 @@ func BenchmarkStageAgainstSimPy(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	if _, ok := processCPU(); !ok {
+	if _, ok := memstat.CPU(); !ok {
 		b.Skip("this system gives no process CPU time (getrusage)")
 	}
 	cfg, in := stageWorkload(b, simpyJobs)
