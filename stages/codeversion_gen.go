@@ -35,7 +35,7 @@ var codeVersions = map[string]string{
 	"stages/lib/zoo":                  "c64facdfdab97e1bd9967819a9f18213630232d8b301def8ffd8680393c53791",
 	"stages/lib/zoo/onnxpb":           "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
 	"stages/profile":                  "8debb3d1acbdb3ec8bd523a6cf37eeb51b9ac1900aa1ef3e3bdd18539a9dcdb7",
-	"stages/schedule":                 "e000aba3219c0ea36b0552eba88cc164433e2c4e42a658faf0e2b598f73513d9",
+	"stages/schedule":                 "0d966e1f0ada132adaf768afa163bbb04e6d47fe898eddbd719dc782c876efde",
 	"stages/schedule/ortmachine":      "ded3458b8c5a6f91b9daadfa75e336bc26b5065937f41551a2809ac1edb79377",
 	"stages/spec/evaluatespec":        "6c9053cf92b0981d007352e9cbc1c33baae0fc373a8797843fbebf45b0494d3d",
 	"stages/spec/generatespec":        "87ca1069af3f27512d9b009d874a194188e6fd98ecbe9101cbf35dfc0518664c",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -261,22 +260,30 @@ func (s *sweeper) point(ctx context.Context, p pointOf, search bool) (SweepRow, 
 }
 
 // summary returns unit u's summary row (of its jobs jobs), simulating it
-// unless the memo has it.
+// unless the memo has it. A row it simulates is returned as computed, not
+// read back from the memo entry it writes.
 func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, error) {
-	build := func(dir string) error { return s.simulate(ctx, u, jobs, dir) }
-	var dir string
-	var err error
-	if s.memo != nil {
-		dir, err = s.memo.Get("point", unitConfig(s.cfg, u.Spec), u.KeyLines(), build)
-	} else {
-		dir, err = os.MkdirTemp("", "mlsched-sweep-point")
-		if err == nil {
-			defer os.RemoveAll(dir)
-			err = build(dir)
+	if s.memo == nil {
+		row, err := s.simulate(ctx, u, jobs)
+		if err != nil {
+			return SweepRow{}, fmt.Errorf("%s: %w", u, err)
 		}
+		return row, nil
 	}
+	var built *SweepRow
+	dir, err := s.memo.Get("point", unitConfig(s.cfg, u.Spec), u.KeyLines(), func(dir string) error {
+		row, err := s.simulate(ctx, u, jobs)
+		if err != nil {
+			return err
+		}
+		built = &row
+		return parquetio.WriteFile(filepath.Join(dir, pointFile), []SweepRow{row}, nil)
+	})
 	if err != nil {
 		return SweepRow{}, fmt.Errorf("%s: %w", u, err)
+	}
+	if built != nil {
+		return *built, nil
 	}
 	rows, err := parquetio.ReadAll[SweepRow](filepath.Join(dir, pointFile))
 	if err != nil {
@@ -288,10 +295,9 @@ func (s *sweeper) summary(ctx context.Context, u Unit, jobs int64) (SweepRow, er
 	return rows[0], nil
 }
 
-// simulate runs the unit on its jobs jobs, summarizing it as it goes
-// (no trace or devices file is written), and writes its summary into
-// dir.
-func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) error {
+// simulate runs the unit on its jobs jobs, summarizing it as it goes (no
+// trace or devices file is written), and returns its summary row.
+func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64) (SweepRow, error) {
 	devices := make([]string, len(s.cl.Devices()))
 	lanes := make([]int32, len(devices))
 	for d, dev := range s.cl.Devices() {
@@ -300,10 +306,10 @@ func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) 
 	sm := &summarizer{trace: metrics.NewTrace(u.Spec, devices, int(jobs)), busy: make([]float64, len(devices))}
 	open := func(string, *cluster.Cluster) (sink, error) { return sm, nil }
 	if err := runUnit(ctx, u, s.cfg, s.cl, s.seed, s.in.jobsOf(u.Replication), jobs, unitOutput{open: open}, s.prog, nil); err != nil {
-		return err
+		return SweepRow{}, err
 	}
 	if err := sm.trace.Finish(); err != nil {
-		return err
+		return SweepRow{}, err
 	}
 	sum := metrics.Summarize(sm.trace, sm.busy, metrics.Cluster{Devices: devices, Lanes: lanes}, metrics.Bounds{}, nil)
 	inter := math.NaN()
@@ -312,13 +318,12 @@ func (s *sweeper) simulate(ctx context.Context, u Unit, jobs int64, dir string) 
 			inter = 1 - c.SLOViolation
 		}
 	}
-	row := SweepRow{
+	return SweepRow{
 		Policy: u.Spec, Replication: int32(u.Replication), ScheduleLoad: u.Load, Jobs: sum.Jobs,
 		SLOAttainment: 1 - sum.SLOViolation, InteractiveSLOAttainment: inter,
 		MeanE2ES: sum.E2E.Mean, P99E2ES: sum.E2E.P99,
 		ThroughputJobsPerS: sum.Throughput, GoodputJobsPerS: sum.Goodput,
-	}
-	return parquetio.WriteFile(filepath.Join(dir, pointFile), []SweepRow{row}, nil)
+	}, nil
 }
 
 // summarizer is the sink of a sweep point: it keeps the trace and each
