@@ -275,10 +275,7 @@ func inferGlobalPool(c *nodeCtx) error {
 	if len(x.shape) < 3 {
 		return fmt.Errorf("%w: input %s: want [N C spatial...]", ErrShape, shapeString(x.shape))
 	}
-	shape := slices.Clone(x.shape[:2])
-	for range x.shape[2:] {
-		shape = append(shape, 1)
-	}
+	shape := reduced(x.shape, axesFrom(2, len(x.shape)), true)
 	c.set(0, x.elem, shape, nil)
 	c.flops = elements(x.shape)
 	return nil
@@ -292,10 +289,7 @@ func inferLayerNorm(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	stats := slices.Clone(x.shape)
-	for i := a; i < len(stats); i++ {
-		stats[i] = 1
-	}
+	stats := reduced(x.shape, axesFrom(a, len(x.shape)), true)
 	c.set(0, x.elem, x.shape, nil)
 	c.set(1, onnxpb.TensorProto_FLOAT, stats, nil)
 	c.set(2, onnxpb.TensorProto_FLOAT, stats, nil)
@@ -360,16 +354,7 @@ func inferReduce(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	keep := c.attrInt("keepdims", 1) != 0
-	var shape []int64
-	for i, d := range x.shape {
-		switch {
-		case !slices.Contains(ax, i):
-			shape = append(shape, d)
-		case keep:
-			shape = append(shape, 1)
-		}
-	}
+	shape := reduced(x.shape, ax, c.attrInt("keepdims", 1) != 0)
 	c.set(0, x.elem, shape, nil)
 	c.flops = elements(x.shape)
 	return nil
@@ -382,12 +367,7 @@ func inferArgReduce(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	shape := slices.Clone(x.shape)
-	if c.attrInt("keepdims", 1) != 0 {
-		shape[a] = 1
-	} else {
-		shape = slices.Delete(shape, a, a+1)
-	}
+	shape := reduced(x.shape, []int{a}, c.attrInt("keepdims", 1) != 0)
 	c.set(0, onnxpb.TensorProto_INT64, shape, nil)
 	c.flops = elements(x.shape)
 	return nil
