@@ -16,9 +16,12 @@ import (
 type models struct {
 	cat   *catalog.Catalog
 	files map[string][]byte
-	// where says, for a file model's errors, which entry of
-	// profile.models and which file it came from.
-	where map[string]string
+}
+
+// modelEntry names entry i of profile.models and its file, for a file model's
+// errors.
+func modelEntry(i int, m Model) string {
+	return fmt.Sprintf("profile.models[%d] (%s): %s", i, m.Name, m.File)
 }
 
 // loadModels reads every model file of profile.models (paths already
@@ -29,23 +32,22 @@ type models struct {
 // measures or writes anything, with an error naming the entry, the file
 // and, where it is one node, the node.
 func loadModels(cfg Config) (models, error) {
-	ms := models{files: map[string][]byte{}, where: map[string]string{}}
+	ms := models{files: map[string][]byte{}}
 	all := catalog.Zoo().All()
 	for i, m := range cfg.Models {
 		if m.File == "" {
 			continue
 		}
-		where := fmt.Sprintf("profile.models[%d] (%s): %s", i, m.Name, m.File)
 		b, err := userfile.ReadFile(m.File, onnxgraph.MaxModelBytes)
 		if err != nil {
-			return models{}, fmt.Errorf("%s: %w", where, err)
+			return models{}, fmt.Errorf("%s: %w", modelEntry(i, m), err)
 		}
 		c, err := onnxgraph.CatalogModel(m.Name, filepath.Base(m.File), b, m.BatchAxis)
 		if err != nil {
-			return models{}, fmt.Errorf("%s: %w", where, err)
+			return models{}, fmt.Errorf("%s: %w", modelEntry(i, m), err)
 		}
 		all = append(all, c)
-		ms.files[m.Name], ms.where[m.Name] = b, where
+		ms.files[m.Name] = b
 	}
 	cat, err := catalog.New(all)
 	if err != nil {
@@ -79,7 +81,7 @@ func (ms models) build(name, precision string, seed int64) ([]byte, error) {
 // it lacks, an attribute it refuses) is refused here, naming the file,
 // rather than after minutes of measuring the others.
 func (ms models) firstRuns(cfg Config, tg target) error {
-	for _, m := range cfg.Models {
+	for i, m := range cfg.Models {
 		b, ok := ms.files[m.Name]
 		if !ok {
 			continue
@@ -94,7 +96,7 @@ func (ms models) firstRuns(cfg Config, tg target) error {
 			return s.Run()
 		}()
 		if err != nil {
-			return fmt.Errorf("%s: its first run (batch 1, onnxruntime %s) fails, so it cannot be timed: %w", ms.where[m.Name], ort.Version(), err)
+			return fmt.Errorf("%s: its first run (batch 1, onnxruntime %s) fails, so it cannot be timed: %w", modelEntry(i, m), ort.Version(), err)
 		}
 	}
 	return nil

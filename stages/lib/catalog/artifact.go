@@ -28,16 +28,9 @@ func Read(path string) (*Catalog, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("read %s: no models", filepath.Base(path))
 	}
-	c := &Catalog{}
-	for i, m := range rows {
-		err := m.Validate()
-		if err == nil && c.Index(m.Name) >= 0 {
-			err = fmt.Errorf("model %q: %w", m.Name, ErrDuplicate)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: row %d: %w", filepath.Base(path), i+1, err)
-		}
-		c.models = append(c.models, m)
+	c, i, err := newCatalog(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: row %d: %w", filepath.Base(path), i+1, err)
 	}
 	return c, nil
 }

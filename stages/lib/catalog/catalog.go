@@ -158,17 +158,24 @@ var ErrDuplicate = errors.New("duplicate model")
 
 // New makes a catalog of models, in their order, checking each.
 func New(models []Model) (*Catalog, error) {
+	c, _, err := newCatalog(models)
+	return c, err
+}
+
+// newCatalog is New, which also says at which index of models it failed,
+// for Read to name the row.
+func newCatalog(models []Model) (*Catalog, int, error) {
 	c := &Catalog{models: make([]Model, len(models))}
 	for i, m := range models {
 		if err := m.Validate(); err != nil {
-			return nil, err
+			return nil, i, err
 		}
 		if slices.ContainsFunc(models[:i], func(o Model) bool { return o.Name == m.Name }) {
-			return nil, fmt.Errorf("model %q: %w", m.Name, ErrDuplicate)
+			return nil, i, fmt.Errorf("model %q: %w", m.Name, ErrDuplicate)
 		}
 		c.models[i] = m.clone()
 	}
-	return c, nil
+	return c, 0, nil
 }
 
 // Len is the number of models.

@@ -305,6 +305,31 @@ func axis(a int64, r int) (int, error) {
 	return int(a), nil
 }
 
+// reduced is shape with the axes ax reduced, each kept as a 1 or dropped:
+// the output shape of every reduction (ReduceX, ArgMax, global pooling,
+// layer normalization's statistics).
+func reduced(shape []int64, ax []int, keep bool) []int64 {
+	out := make([]int64, 0, len(shape))
+	for i, d := range shape {
+		switch {
+		case !slices.Contains(ax, i):
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+// axesFrom is the axes from first up to rank, in order.
+func axesFrom(first, rank int) []int {
+	var out []int
+	for i := first; i < rank; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 // axes normalizes a list of axes and refuses duplicates.
 func axes(as []int64, r int) ([]int, error) {
 	out := make([]int, len(as))

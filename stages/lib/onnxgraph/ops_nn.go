@@ -98,6 +98,20 @@ func (w window) out(i int, in int64) (int64, error) {
 	return n, nil
 }
 
+// outShape is the output shape [batch, channels, out...] of the window
+// slid over the spatial axes spatial: a convolution's and a pooling's.
+func (w window) outShape(batch, channels int64, spatial []int64) ([]int64, error) {
+	shape := []int64{batch, channels}
+	for i, in := range spatial {
+		n, err := w.out(i, in)
+		if err != nil {
+			return nil, err
+		}
+		shape = append(shape, n)
+	}
+	return shape, nil
+}
+
 // inferConv infers a convolution: X [N, C, spatial...] and W [M, C/group,
 // kernel...] give [N, M, out...], each output element C/group·∏kernel
 // multiply-adds.
@@ -118,13 +132,9 @@ func inferConv(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	shape := []int64{x.shape[0], m}
-	for i := range d {
-		n, err := w.out(i, x.shape[2+i])
-		if err != nil {
-			return err
-		}
-		shape = append(shape, n)
+	shape, err := w.outShape(x.shape[0], m, x.shape[2:])
+	if err != nil {
+		return err
 	}
 	c.set(0, x.elem, shape, nil)
 	c.macs = elements(shape) * wt.shape[1] * elements(wt.shape[2:])
@@ -255,13 +265,9 @@ func inferPool(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	shape := slices.Clone(x.shape[:2])
-	for i := range d {
-		n, err := w.out(i, x.shape[2+i])
-		if err != nil {
-			return err
-		}
-		shape = append(shape, n)
+	shape, err := w.outShape(x.shape[0], x.shape[1], x.shape[2:])
+	if err != nil {
+		return err
 	}
 	c.set(0, x.elem, shape, nil)
 	c.set(1, onnxpb.TensorProto_INT64, shape, nil) // MaxPool's indices
@@ -275,10 +281,7 @@ func inferGlobalPool(c *nodeCtx) error {
 	if len(x.shape) < 3 {
 		return fmt.Errorf("%w: input %s: want [N C spatial...]", ErrShape, shapeString(x.shape))
 	}
-	shape := slices.Clone(x.shape[:2])
-	for range x.shape[2:] {
-		shape = append(shape, 1)
-	}
+	shape := reduced(x.shape, axesFrom(2, len(x.shape)), true)
 	c.set(0, x.elem, shape, nil)
 	c.flops = elements(x.shape)
 	return nil
@@ -292,10 +295,7 @@ func inferLayerNorm(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	stats := slices.Clone(x.shape)
-	for i := a; i < len(stats); i++ {
-		stats[i] = 1
-	}
+	stats := reduced(x.shape, axesFrom(a, len(x.shape)), true)
 	c.set(0, x.elem, x.shape, nil)
 	c.set(1, onnxpb.TensorProto_FLOAT, stats, nil)
 	c.set(2, onnxpb.TensorProto_FLOAT, stats, nil)
@@ -360,16 +360,7 @@ func inferReduce(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	keep := c.attrInt("keepdims", 1) != 0
-	var shape []int64
-	for i, d := range x.shape {
-		switch {
-		case !slices.Contains(ax, i):
-			shape = append(shape, d)
-		case keep:
-			shape = append(shape, 1)
-		}
-	}
+	shape := reduced(x.shape, ax, c.attrInt("keepdims", 1) != 0)
 	c.set(0, x.elem, shape, nil)
 	c.flops = elements(x.shape)
 	return nil
@@ -382,12 +373,7 @@ func inferArgReduce(c *nodeCtx) error {
 	if err != nil {
 		return err
 	}
-	shape := slices.Clone(x.shape)
-	if c.attrInt("keepdims", 1) != 0 {
-		shape[a] = 1
-	} else {
-		shape = slices.Delete(shape, a, a+1)
-	}
+	shape := reduced(x.shape, []int{a}, c.attrInt("keepdims", 1) != 0)
 	c.set(0, onnxpb.TensorProto_INT64, shape, nil)
 	c.flops = elements(x.shape)
 	return nil
