@@ -204,7 +204,7 @@ func Fit(samples []Sample) (*Model, error) {
 		over[s.Threads] = append(over[s.Threads], [4]float64{1, math.Log((kernels + resolution).Seconds()), 0, math.Log(s.Latency.Seconds())})
 	}
 	m := &Model{Calibration: map[int][2]float64{}}
-	for _, k := range sortedKeys(rows, func(a, b key) int {
+	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op))
 	}) {
 		if len(rows[k]) < minNodes && k.op != anyOp {
@@ -217,7 +217,7 @@ func Fit(samples []Sample) (*Model, error) {
 			m.Coefs = append(m.Coefs, c)
 		}
 	}
-	for _, k := range sortedKeys(fused, func(a, b key) int {
+	for _, k := range slices.SortedFunc(maps.Keys(fused), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op), cmp.Compare(a.after, b.after))
 	}) {
 		f := fused[k]
@@ -233,16 +233,6 @@ func Fit(samples []Sample) (*Model, error) {
 		m.Calibration[t] = [2]float64{c[0], c[1]}
 	}
 	return m, nil
-}
-
-// sortedKeys are m's keys in cmp's order.
-func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, cmp)
-	return keys
 }
 
 // Predict is the model's latency for a configuration's nodes at a thread
