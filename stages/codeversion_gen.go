@@ -42,8 +42,8 @@ var codeVersions = map[string]string{
 	"stages/spec/profilespec":         "c0cfa03c0e95b4659d1f35f698179d53f4527ce3382a92830d1aad2ca2d46a00",
 	"stages/spec/schedulespec":        "48d204dc10354f272465dbc9b7d41d6796a890b722efeaedd1624a436f28bba6",
 	"stages/spec/trainspec":           "124e86a36856357a124c1fd34c25e56e42d8d88b840f2aa2d95d73e770ed3a73",
-	"stages/train":                    "c62dfa3346b4a655107600a7ff375b5ff777f671bdaca1c06cac91aaf6a6942d",
+	"stages/train":                    "eadd42a1fc3d639bd9f7ba52822f227ebe1f7c178243296c0507859b152da32c",
 	"stages/train/label":              "1fd30c576c2737dee8b049a4d6d17c850985564deee97fe4507243a9d20fe6eb",
 	"stages/train/placement":          "053d6e56f55926d7a075ee7af1b00871e570c378702b2cfbcc16301aab5c317e",
-	"stages/train/predictorfit":       "19286d075015650c407152ed11b25437b6124a3b905a0312fc7fbb1a34f5fc6b",
+	"stages/train/predictorfit":       "8ef48f60fe2390d2bf47081b0f1f7c489ba904bc0cd5f2214824875cd150b7c2",
 }
