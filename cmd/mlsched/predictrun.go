@@ -124,7 +124,7 @@ func (a *app) readPredicted(l *loaded, path, name string, axis *int) (*predicted
 	pred, err := predictor.Load(f)
 	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %s: %w", where, trainspec.PredictorFile, err)
 	}
 	if p.pred, p.query, err = withModel(pred, p.entry); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
