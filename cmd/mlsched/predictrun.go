@@ -99,10 +99,10 @@ func (a *app) readPredicted(l *loaded, path, name string, axis *int) (*predicted
 		return nil, usageError{fmt.Errorf("predict: %w", err)}
 	}
 	p := &predicted{}
-	if p.entry, err = onnxgraph.CatalogModel(name, base, b, axis); err != nil {
+	if p.graph, err = onnxgraph.Parse(b); err != nil {
 		return nil, usageError{fmt.Errorf("predict: %s: %w", path, err)}
 	}
-	if p.graph, err = onnxgraph.Parse(b); err != nil {
+	if p.entry, err = p.graph.CatalogModel(name, base, b, axis); err != nil {
 		return nil, usageError{fmt.Errorf("predict: %s: %w", path, err)}
 	}
 	p.train, err = l.p.Current(stages.Train)
@@ -124,7 +124,7 @@ func (a *app) readPredicted(l *loaded, path, name string, axis *int) (*predicted
 	pred, err := predictor.Load(f)
 	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %s: %w", where, trainspec.PredictorFile, err)
 	}
 	if p.pred, p.query, err = withModel(pred, p.entry); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

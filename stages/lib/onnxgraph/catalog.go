@@ -21,6 +21,13 @@ func CatalogModel(name, file string, b []byte, batchAxis *int) (catalog.Model, e
 	if err != nil {
 		return catalog.Model{}, err
 	}
+	return g.CatalogModel(name, file, b, batchAxis)
+}
+
+// CatalogModel is the package's CatalogModel of b, the file g was parsed
+// from, for a caller that keeps the graph too (mlsched predict walks its
+// nodes), so that the file is not parsed twice.
+func (g *Graph) CatalogModel(name, file string, b []byte, batchAxis *int) (catalog.Model, error) {
 	axis, named := 0, batchAxis != nil
 	if named {
 		axis = *batchAxis

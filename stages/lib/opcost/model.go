@@ -204,20 +204,20 @@ func Fit(samples []Sample) (*Model, error) {
 		over[s.Threads] = append(over[s.Threads], [4]float64{1, math.Log((kernels + resolution).Seconds()), 0, math.Log(s.Latency.Seconds())})
 	}
 	m := &Model{Calibration: map[int][2]float64{}}
-	for _, k := range sortedKeys(rows, func(a, b key) int {
+	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op))
 	}) {
 		if len(rows[k]) < minNodes && k.op != anyOp {
 			continue
 		}
-		c := Coef{Op: k.op, Threads: k.threads, Log: solve(rows[k], ridge, false)}
+		c := Coef{Op: k.op, Threads: k.threads, Log: solve(rows[k], ridge)}
 		if k.op == anyOp {
 			m.Other = append(m.Other, c)
 		} else {
 			m.Coefs = append(m.Coefs, c)
 		}
 	}
-	for _, k := range sortedKeys(fused, func(a, b key) int {
+	for _, k := range slices.SortedFunc(maps.Keys(fused), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.threads, b.threads), cmp.Compare(a.op, b.op), cmp.Compare(a.after, b.after))
 	}) {
 		f := fused[k]
@@ -229,20 +229,10 @@ func Fit(samples []Sample) (*Model, error) {
 			// A line through one point is any line.
 			return nil, fmt.Errorf("opcost: fit: one configuration at %d threads, want at least two to calibrate the nodes' sum to", t)
 		}
-		c := solve(rows, 0, false)
+		c := solve(rows, 0)
 		m.Calibration[t] = [2]float64{c[0], c[1]}
 	}
 	return m, nil
-}
-
-// sortedKeys are m's keys in cmp's order.
-func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, cmp)
-	return keys
 }
 
 // Predict is the model's latency for a configuration's nodes at a thread
@@ -315,53 +305,18 @@ func (m *Model) share(op, after string, threads int) (float64, bool) {
 	return 0, false
 }
 
-// nnls solves min ‖Xb − y‖² over b ≥ 0 for the rows [x0 x1 x2 y] by
-// trying every set of free coefficients (eight for three) and keeping the
-// best feasible least-squares solution: exact, and cheap at this size.
-func nnls(rows [][4]float64) [3]float64 {
-	// Columns are scaled to unit norm so that FLOPs (1e9) and a constant
-	// (1) condition the normal equations alike.
-	scale := colScale(rows)
-	best, bestErr := [3]float64{}, math.Inf(1)
-	for set := 1; set < 8; set++ {
-		var idx []int
-		for j := range 3 {
-			if set&(1<<j) != 0 {
-				idx = append(idx, j)
-			}
-		}
-		b, ok := leastSquares(rows, idx, scale, 0, true)
-		if !ok {
-			continue
-		}
-		var e float64
-		for _, r := range rows {
-			d := r[3]
-			for j := range 3 {
-				d -= b[j] * r[j]
-			}
-			e += d * d
-		}
-		if e < bestErr {
-			best, bestErr = b, e
-		}
-	}
-	return best
-}
-
 // solve is the least-squares fit of the rows' last column on the others,
 // with a ridge penalty lambda (relative to the unit-norm columns) on all
 // but the first, on the columns that are not all zero (the others get
-// 0); with nonneg a negative coefficient fails the fit, to zeros.
-func solve(rows [][4]float64, lambda float64, nonneg bool) [3]float64 {
+// 0).
+func solve(rows [][4]float64, lambda float64) [3]float64 {
 	var idx []int
 	for j := range 3 {
 		if slices.ContainsFunc(rows, func(r [4]float64) bool { return r[j] != 0 }) {
 			idx = append(idx, j)
 		}
 	}
-	b, _ := leastSquares(rows, idx, colScale(rows), lambda, nonneg)
-	return b
+	return leastSquares(rows, idx, colScale(rows), lambda)
 }
 
 // colScale is each feature column's norm, 1 for a column of zeros.
@@ -382,13 +337,9 @@ func colScale(rows [][4]float64) [3]float64 {
 }
 
 // leastSquares solves the normal equations on the columns idx by Gaussian
-// elimination; ok is false where they are singular or, with nonneg, a
-// coefficient is negative.
-func leastSquares(rows [][4]float64, idx []int, scale [3]float64, lambda float64, nonneg bool) ([3]float64, bool) {
+// elimination; zeros where they are singular.
+func leastSquares(rows [][4]float64, idx []int, scale [3]float64, lambda float64) [3]float64 {
 	n := len(idx)
-	if n == 0 {
-		return [3]float64{}, false
-	}
 	a := make([][]float64, n)
 	for i := range a {
 		a[i] = make([]float64, n+1)
@@ -415,7 +366,7 @@ func leastSquares(rows [][4]float64, idx []int, scale [3]float64, lambda float64
 			}
 		}
 		if math.Abs(a[p][c]) < 1e-12 {
-			return [3]float64{}, false
+			return [3]float64{}
 		}
 		a[c], a[p] = a[p], a[c]
 		for r := range n {
@@ -430,13 +381,9 @@ func leastSquares(rows [][4]float64, idx []int, scale [3]float64, lambda float64
 	}
 	var b [3]float64
 	for i, j := range idx {
-		v := a[i][n] / a[i][i]
-		if nonneg && v < 0 {
-			return [3]float64{}, false
-		}
-		b[j] = v / scale[j]
+		b[j] = a[i][n] / a[i][i] / scale[j]
 	}
-	return b, true
+	return b
 }
 
 // PredictGraph predicts a model from its graph alone, never run: its

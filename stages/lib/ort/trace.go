@@ -2,7 +2,6 @@ package ort
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,5 +132,8 @@ func ReadTrace(prefix string) (Trace, error) {
 	if err != nil {
 		return Trace{}, fmt.Errorf("%w (%s)", err, files[0])
 	}
-	return t, errors.Join(os.Remove(files[0]))
+	if err := os.Remove(files[0]); err != nil {
+		return Trace{}, fmt.Errorf("ort: read trace: %w", err)
+	}
+	return t, nil
 }

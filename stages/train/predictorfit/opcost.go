@@ -49,7 +49,6 @@ func FitOpCost(rows []profilespec.OperatorRow, samples []profilespec.Sample, cat
 	}
 	type group struct{ device, precision string }
 	by := map[group][]opcost.Sample{}
-	measured := map[Query]config{}
 	for i, c := range cs {
 		q := Query{Device: c.Device, Model: c.Model, Precision: c.Precision, Batch: c.Batch, Threads: c.Threads}
 		m, ok := medians[q]
@@ -57,7 +56,6 @@ func FitOpCost(rows []profilespec.OperatorRow, samples []profilespec.Sample, cat
 			return nil, fmt.Errorf("%s: %s %s %s batch %d threads %d: no timed runs in the profile's samples to calibrate its nodes to",
 				profilespec.OperatorsFile, c.Device, c.Model, c.Precision, c.Batch, c.Threads)
 		}
-		measured[q] = m
 		g := group{c.Device, c.Precision}
 		by[g] = append(by[g], opcost.Sample{Model: c.Model, Batch: c.Batch, Threads: c.Threads, Ops: ops[i],
 			Latency: time.Duration(m.median * float64(time.Second))})
@@ -97,7 +95,7 @@ func FitOpCost(rows []profilespec.OperatorRow, samples []profilespec.Sample, cat
 			q := Query{Device: g.device, Model: s.Model, Precision: g.precision, Batch: s.Batch, Threads: s.Threads}
 			res.CV = append(res.CV, CVRow{Split: trainspec.SplitModel, Fold: int32(slices.Index(models, s.Model)), Candidate: trainspec.CandidateOpCost,
 				Device: q.Device, Model: q.Model, Precision: q.Precision, Batch: int32(q.Batch), Threads: int32(q.Threads),
-				NSamples: int32(len(measured[q].samples)), MeasuredS: measured[q].median, PredictedS: s.Predicted.Seconds(), HasPrediction: true})
+				NSamples: int32(len(medians[q].samples)), MeasuredS: medians[q].median, PredictedS: s.Predicted.Seconds(), HasPrediction: true})
 		}
 	}
 	if len(fits) > 0 {
