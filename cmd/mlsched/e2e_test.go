@@ -528,8 +528,9 @@ func TestReportNamesTheVersionsItWasMadeFrom(t *testing.T) {
 
 func TestEnvironmentAndSetPrecedence(t *testing.T) {
 	p := newProject(t, "tiny.yaml")
-	// The debugging switch is not a config key, and must not be taken for one.
-	p.env = []string{"MLSCHED_GENERATE__EVAL__JOBS=777", "MLSCHED_SEED=9", "MLSCHED_DEBUG_KEY=1"}
+	// The debugging switch and the full build's path are not config keys,
+	// and must not be taken for them.
+	p.env = []string{"MLSCHED_GENERATE__EVAL__JOBS=777", "MLSCHED_SEED=9", "MLSCHED_DEBUG_KEY=1", "MLSCHED_DIST=" + filepath.Join(filepath.Dir(mlschedBin), "mlsched-dist")}
 	out := p.mustCLI("config", "--set", "seed=11")
 	for _, want := range []string{"generate.eval.jobs = 777", "seed = 11", "generate.train.jobs = 2000"} {
 		if !strings.Contains(out, want) {

@@ -28,9 +28,6 @@ import (
 // fullName is the full build's program, beside this one.
 const fullName = "mlsched-dist"
 
-// fullEnv names it when it is not beside mlsched.
-const fullEnv = "MLSCHED_DIST"
-
 // handOver replaces this process with the full build, run with the same
 // arguments and environment; it returns only on failure.
 func (a *app) handOver(why string) error {

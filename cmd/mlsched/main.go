@@ -295,13 +295,17 @@ const envPrefix = "MLSCHED_"
 // (MLSCHED_DEBUG_KEY, MLSCHED_DEBUG_CODEVERSION); they are not config keys.
 const debugPrefix = envPrefix + "DEBUG_"
 
-// configEnviron drops the debugging switches and MLSCHED_WORKER from the
-// environment given to the config loader, which would otherwise reject
-// them as unknown keys.
+// fullEnv names the full build, mlsched-dist, when it is not beside
+// mlsched (the lean build hands commands to it; lean.go).
+const fullEnv = envPrefix + "DIST"
+
+// configEnviron drops the debugging switches, MLSCHED_WORKER and
+// MLSCHED_DIST from the environment given to the config loader, which
+// would otherwise reject them as unknown keys.
 func configEnviron(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
-		if !strings.HasPrefix(kv, debugPrefix) && !strings.HasPrefix(kv, workerEnv+"=") {
+		if !strings.HasPrefix(kv, debugPrefix) && !strings.HasPrefix(kv, workerEnv+"=") && !strings.HasPrefix(kv, fullEnv+"=") {
 			out = append(out, kv)
 		}
 	}
