@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -443,19 +442,16 @@ func doubleBounds(idx []int32, at func(int32) float64) (lo, hi parquet.Value, ok
 	return doubleBoundsOf(vs)
 }
 
-// slabSize is the size of the buffers a chunk's pages are copied into.
-const slabSize = 1 << 20
-
-// slabPool keeps slabs between chunks and files.
-var slabPool = sync.Pool{New: func() any { return new([slabSize]byte) }}
-
-// slabs holds a chunk's pages in slabs from slabPool, so that a chunk of
-// many megabytes is neither copied as it grows nor left for the collector.
+// slabs holds a chunk's pages in buffers that double in size, from
+// 64 KiB to 1 MiB, so that a chunk of many megabytes is not copied as it
+// grows, and a column of few bytes holds little memory. A row group's
+// buffers are kept for the next.
 type slabs struct {
-	full [][]byte // filled slabs and pages larger than a slab
-	cur  []byte   // the slab being filled
-	held []*[slabSize]byte
+	bufs [][]byte // bufs[:used+1] hold pages, the last being filled
+	used int
 }
+
+const firstSlab, largestSlab = 64 << 10, 1 << 20
 
 // append copies the concatenation of parts to the end.
 func (s *slabs) append(parts ...[]byte) {
@@ -463,45 +459,42 @@ func (s *slabs) append(parts ...[]byte) {
 	for _, p := range parts {
 		n += len(p)
 	}
-	if len(s.cur)+n > cap(s.cur) {
-		if len(s.cur) > 0 {
-			s.full = append(s.full, s.cur)
-		}
-		if n > slabSize {
-			big := make([]byte, 0, n)
-			for _, p := range parts {
-				big = append(big, p...)
+	if len(s.bufs) == 0 {
+		s.bufs = append(s.bufs, make([]byte, 0, max(firstSlab, n)))
+	}
+	if cur := s.bufs[s.used]; len(cur)+n > cap(cur) {
+		s.used++
+		if s.used == len(s.bufs) || cap(s.bufs[s.used]) < n {
+			size := max(n, min(2*cap(cur), largestSlab))
+			if s.used == len(s.bufs) {
+				s.bufs = append(s.bufs, nil)
 			}
-			s.full = append(s.full, big)
-			s.cur = nil
-			return
+			s.bufs[s.used] = make([]byte, 0, size)
 		}
-		slab := slabPool.Get().(*[slabSize]byte)
-		s.held = append(s.held, slab)
-		s.cur = slab[:0]
 	}
+	cur := s.bufs[s.used]
 	for _, p := range parts {
-		s.cur = append(s.cur, p...)
+		cur = append(cur, p...)
 	}
+	s.bufs[s.used] = cur
 }
 
 // writeTo writes the pages in order.
 func (s *slabs) writeTo(write func([]byte) error) error {
-	for _, b := range s.full {
+	for _, b := range s.bufs[:min(s.used+1, len(s.bufs))] {
 		if err := write(b); err != nil {
 			return err
 		}
 	}
-	return write(s.cur)
+	return nil
 }
 
-// release empties s, handing its slabs back to the pool.
+// release empties s, keeping its buffers.
 func (s *slabs) release() {
-	for _, slab := range s.held {
-		slabPool.Put(slab)
+	for i := range s.bufs {
+		s.bufs[i] = s.bufs[i][:0]
 	}
-	clear(s.full)
-	s.full, s.cur, s.held = s.full[:0], nil, s.held[:0]
+	s.used = 0
 }
 
 // encodeData encodes the page's values (or indexes) into c.data.
