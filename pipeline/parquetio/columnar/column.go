@@ -5,7 +5,6 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
-	"slices"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -58,8 +57,9 @@ type column struct {
 	mapF64   map[uint64]int32
 	dictStr  []string
 	mapStr   map[string]int32
-	recent   [8]recentString
-	nrecent  int
+	recent   [64]recentString // by the string's pointer and length
+	used     []uint64         // scratch for usedIndexes
+	usedIdx  []int32
 	dictSize int64
 
 	// The row group's column chunk.
@@ -80,8 +80,9 @@ type column struct {
 }
 
 // recentString is a dictionary entry found by the pointer and length of a
-// string the caller passed before: the caller's strings are mostly the same
-// few headers over and over.
+// string the caller passed before, without hashing it: the caller's strings
+// are mostly the same few strings over and over. An empty string (whose
+// pointer may be nil or shared) is always looked up.
 type recentString struct {
 	ptr *byte
 	n   int
@@ -292,10 +293,9 @@ func definedRows(nonEmpty uint64, n int) uint64 {
 
 func (c *column) stringIndex(s string) int32 {
 	p := unsafe.StringData(s)
-	for i := range c.nrecent {
-		if r := &c.recent[i]; r.ptr == p && r.n == len(s) {
-			return r.idx
-		}
+	slot := &c.recent[(uintptr(unsafe.Pointer(p))>>3^uintptr(len(s)))%uintptr(len(c.recent))]
+	if slot.ptr == p && slot.n == len(s) && p != nil {
+		return slot.idx
 	}
 	idx, ok := c.mapStr[s]
 	if !ok {
@@ -304,10 +304,7 @@ func (c *column) stringIndex(s string) int32 {
 		c.mapStr[s] = idx
 		c.dictSize += int64(len(s))
 	}
-	if len(s) > 0 && c.nrecent < len(c.recent) {
-		c.recent[c.nrecent] = recentString{p, len(s), idx}
-		c.nrecent++
-	}
+	*slot = recentString{p, len(s), idx}
 	return idx
 }
 
@@ -356,23 +353,35 @@ func (c *column) pageBounds() (lo, hi parquet.Value, ok bool) {
 		}
 		switch c.kind {
 		case parquet.Int32:
-			a, b := c.dictI32[c.i32[0]], c.dictI32[c.i32[0]]
-			for _, i := range c.i32[1:] {
-				a, b = min(a, c.dictI32[i]), max(b, c.dictI32[i])
+			first := true
+			var a, b int32
+			for _, i := range c.usedIndexes() {
+				x := c.dictI32[i]
+				if first || x < a {
+					a = x
+				}
+				if first || x > b {
+					b = x
+				}
+				first = false
 			}
 			return parquet.Int32Value(a), parquet.Int32Value(b), true
 		case parquet.Double:
+			// In page order: which of two equal values (0 and -0) is
+			// kept depends on it.
 			return doubleBounds(c.i32, func(i int32) float64 { return c.dictF64[i] })
 		default:
-			a, b := c.dictStr[c.i32[0]], c.dictStr[c.i32[0]]
-			for _, i := range c.i32[1:] {
+			first := true
+			var a, b string
+			for _, i := range c.usedIndexes() {
 				s := c.dictStr[i]
-				if s < a {
+				if first || s < a {
 					a = s
 				}
-				if s > b {
+				if first || s > b {
 					b = s
 				}
+				first = false
 			}
 			return parquet.ByteArrayValue([]byte(a)), parquet.ByteArrayValue([]byte(b)), true
 		}
@@ -382,31 +391,71 @@ func (c *column) pageBounds() (lo, hi parquet.Value, ok bool) {
 		if c.nbools == 0 {
 			return lo, hi, false
 		}
-		hasFalse, hasTrue := false, false
-		for i := range c.nbools {
-			if c.bools[i/8]>>(i%8)&1 != 0 {
-				hasTrue = true
-			} else {
-				hasFalse = true
-			}
+		full, rest := c.nbools/8, c.nbools%8
+		hasTrue, allTrue := false, true
+		for _, x := range c.bools[:full] {
+			hasTrue = hasTrue || x != 0
+			allTrue = allTrue && x == 0xff
 		}
-		return parquet.BooleanValue(!hasFalse), parquet.BooleanValue(hasTrue), true
+		if rest > 0 {
+			mask := byte(1)<<rest - 1
+			x := c.bools[full] & mask
+			hasTrue = hasTrue || x != 0
+			allTrue = allTrue && x == mask
+		}
+		return parquet.BooleanValue(allTrue), parquet.BooleanValue(hasTrue), true
 	case parquet.Int32:
 		if len(c.i32) == 0 {
 			return lo, hi, false
 		}
-		return parquet.Int32Value(slices.Min(c.i32)), parquet.Int32Value(slices.Max(c.i32)), true
+		a, b := minMax(c.i32)
+		return parquet.Int32Value(a), parquet.Int32Value(b), true
 	case parquet.Int64:
 		if len(c.i64) == 0 {
 			return lo, hi, false
 		}
-		return parquet.Int64Value(slices.Min(c.i64)), parquet.Int64Value(slices.Max(c.i64)), true
+		a, b := minMax(c.i64)
+		return parquet.Int64Value(a), parquet.Int64Value(b), true
 	default:
 		if len(c.f64) == 0 {
 			return lo, hi, false
 		}
 		return doubleBoundsOf(c.f64)
 	}
+}
+
+// usedIndexes returns the dictionary indexes the page holds, each once.
+func (c *column) usedIndexes() []int32 {
+	words := (c.dictLen() + 63) / 64
+	if cap(c.used) < words {
+		c.used = make([]uint64, words)
+	}
+	used := c.used[:words]
+	clear(used)
+	for _, i := range c.i32 {
+		used[i/64] |= 1 << (i % 64)
+	}
+	c.usedIdx = c.usedIdx[:0]
+	for w, bitsSet := range used {
+		for bitsSet != 0 {
+			b := bits.TrailingZeros64(bitsSet)
+			c.usedIdx = append(c.usedIdx, int32(w*64+b))
+			bitsSet &= bitsSet - 1
+		}
+	}
+	return c.usedIdx
+}
+
+func (c *column) dictLen() int {
+	return max(len(c.dictI32), len(c.dictF64), len(c.dictStr))
+}
+
+func minMax[V int32 | int64](v []V) (lo, hi V) {
+	lo, hi = v[0], v[0]
+	for _, x := range v[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
 }
 
 // doubleBoundsOf is parquet-go's doublePage.Bounds: NaNs are skipped unless
@@ -691,7 +740,7 @@ func (c *column) reset() {
 	clear(c.smallI32)
 	clear(c.mapF64)
 	clear(c.mapStr)
-	c.nrecent, c.dictSize = 0, 0
+	c.recent, c.dictSize = [len(c.recent)]recentString{}, 0
 	c.pages.release()
 	c.indexer.Reset()
 	c.offsets = c.offsets[:0]
