@@ -22,36 +22,9 @@ import (
 // random and reject (a device too small for the largest batches), so the
 // sweep's summaries are what they were when it wrote and read the files.
 func TestSummarizerReadsAsTheFiles(t *testing.T) {
-	cfg := testConfig()
-	cfg.Cluster = []Device{
-		{Name: "small", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 100, Speed: 1},
-		{Name: "fast", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 1, MemoryMiB: 100, Speed: 3},
-	}
-	cfg.Load = 3
-	cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10} // batches over 9 samples fit nowhere
-	jobsPath := generateJobs(t, mlpWorkload(3000), 5)
-	cat, err := catalog.Read(catalogtest.ZooFile(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples, err := parquetio.ReadAll[profilespec.Sample](writeSamples(t, noisyProfile()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := servicetime.NewTable(samples)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := newCluster(cfg, cat, table, Inputs{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The bounds pass resolves the curves the simulations ask for.
-	if _, err := cl.Bounds(context.Background(), jobsPath, cfg.Load, 3000); err != nil {
-		t.Fatal(err)
-	}
+	cfg, cl, jobsPath := rejectingFixture(t)
 	devices := []string{"small", "fast"}
-	for _, spec := range []string{"fifo", "random", "edf+batch+split+migrate", "round_robin+migrate"} {
+	for _, spec := range rejectingPolicies {
 		t.Run(spec, func(t *testing.T) {
 			u := Unit{Spec: spec, Replication: 2, Load: cfg.Load, Predictor: cfg.Predictor}
 			dir := filepath.Join(t.TempDir(), spec)
@@ -91,4 +64,43 @@ func TestSummarizerReadsAsTheFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rejectingPolicies batch, split, migrate and place at random; on
+// rejectingFixture's cluster some of their jobs are rejected.
+var rejectingPolicies = []string{"fifo", "random", "edf+batch+split+migrate", "round_robin+migrate"}
+
+// rejectingFixture is a cluster of two devices too small for the largest
+// batches of 3000 mlp jobs, with the curves the simulations need resolved.
+func rejectingFixture(t *testing.T) (Config, *cluster.Cluster, string) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Cluster = []Device{
+		{Name: "small", Kind: KindMeasured, ProfileDevice: "cpu", Threads: 1, Lanes: 2, MemoryMiB: 100, Speed: 1},
+		{Name: "fast", Kind: KindDeclared, ProfileDevice: "cpu", Threads: 1, Lanes: 1, MemoryMiB: 100, Speed: 3},
+	}
+	cfg.Load = 3
+	cfg.Memory.PerSampleMiB = map[string]float64{"mlp": 10} // batches over 9 samples fit nowhere
+	jobsPath := generateJobs(t, mlpWorkload(3000), 5)
+	cat, err := catalog.Read(catalogtest.ZooFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := parquetio.ReadAll[profilespec.Sample](writeSamples(t, noisyProfile()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := servicetime.NewTable(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := newCluster(cfg, cat, table, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bounds pass resolves the curves the simulations ask for.
+	if _, err := cl.Bounds(context.Background(), jobsPath, cfg.Load, 3000); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, cl, jobsPath
 }
