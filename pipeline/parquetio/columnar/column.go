@@ -2,10 +2,7 @@ package columnar
 
 import (
 	"bytes"
-	"hash/crc32"
-	"math"
 	"math/bits"
-	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -60,7 +57,6 @@ type column struct {
 	recent   [64]recentString // by the string's pointer and length
 	used     []uint64         // scratch for usedIndexes
 	usedIdx  []int32
-	dictSize int64
 
 	// The row group's column chunk.
 	pages     slabs // its data pages, written out after its dictionary page
@@ -74,9 +70,9 @@ type column struct {
 	hasMinMax bool
 
 	// Scratch buffers.
-	defs, data, packed, hdr []byte
-	enc2                    *thrift.Encoder
-	hdrBuf                  bytes.Buffer
+	defs, data, packed []byte
+	hdrEnc             *thrift.Encoder // into hdrBuf
+	hdrBuf             bytes.Buffer
 }
 
 // recentString is a dictionary entry found by the pointer and length of a
@@ -96,7 +92,8 @@ func (c *column) pageSize() int64 {
 	case c.optional:
 		// parquet-go's optional buffer: a 4-byte row index and a level per
 		// row, and the values of the non-null rows.
-		return int64(5*c.rows) + c.valueBytes(len(c.i32))
+		// (New allows only dictionary-encoded optional columns.)
+		return int64(5*c.rows) + 4*int64(len(c.i32))
 	case c.dict:
 		return 4 * int64(len(c.i32))
 	}
@@ -107,13 +104,6 @@ func (c *column) pageSize() int64 {
 		return 4 * int64(len(c.i32))
 	}
 	return 8 * int64(max(len(c.i64), len(c.f64)))
-}
-
-func (c *column) valueBytes(n int) int64 {
-	if c.dict {
-		return 4 * int64(n)
-	}
-	panic("columnar: optional columns are dictionary-encoded")
 }
 
 // endChunk ends one of parquet-go's 64-row writes: the page is written out
@@ -291,448 +281,6 @@ func definedRows(nonEmpty uint64, n int) uint64 {
 	return defined
 }
 
-func (c *column) stringIndex(s string) int32 {
-	p := unsafe.StringData(s)
-	slot := &c.recent[(uintptr(unsafe.Pointer(p))>>3^uintptr(len(s)))%uintptr(len(c.recent))]
-	if slot.ptr == p && slot.n == len(s) && p != nil {
-		return slot.idx
-	}
-	idx, ok := c.mapStr[s]
-	if !ok {
-		idx = int32(len(c.dictStr))
-		c.dictStr = append(c.dictStr, s)
-		c.mapStr[s] = idx
-		c.dictSize += int64(len(s))
-	}
-	*slot = recentString{p, len(s), idx}
-	return idx
-}
-
-// smallInt32s are the values an int32 dictionary finds in a slice, not a
-// map: lanes, batch sizes and counts of parts are small.
-const smallInt32Low, smallInt32High = -8, 1024
-
-func (c *column) int32Index(x int32) int32 {
-	if x >= smallInt32Low && x < smallInt32High {
-		if c.smallI32 == nil {
-			c.smallI32 = make([]int32, smallInt32High-smallInt32Low)
-		}
-		slot := &c.smallI32[x-smallInt32Low]
-		if *slot == 0 {
-			c.dictI32 = append(c.dictI32, x)
-			*slot = int32(len(c.dictI32)) // the index plus one
-		}
-		return *slot - 1
-	}
-	idx, ok := c.mapI32[x]
-	if !ok {
-		idx = int32(len(c.dictI32))
-		c.dictI32 = append(c.dictI32, x)
-		c.mapI32[x] = idx
-	}
-	return idx
-}
-
-func (c *column) float64Index(x float64) int32 {
-	key := math.Float64bits(x)
-	idx, ok := c.mapF64[key]
-	if !ok {
-		idx = int32(len(c.dictF64))
-		c.dictF64 = append(c.dictF64, x)
-		c.mapF64[key] = idx
-	}
-	return idx
-}
-
-// pageBounds returns the page's smallest and largest values as parquet-go
-// finds them, and false for a page without values.
-func (c *column) pageBounds() (lo, hi parquet.Value, ok bool) {
-	if c.dict {
-		if len(c.i32) == 0 {
-			return lo, hi, false
-		}
-		switch c.kind {
-		case parquet.Int32:
-			first := true
-			var a, b int32
-			for _, i := range c.usedIndexes() {
-				x := c.dictI32[i]
-				if first || x < a {
-					a = x
-				}
-				if first || x > b {
-					b = x
-				}
-				first = false
-			}
-			return parquet.Int32Value(a), parquet.Int32Value(b), true
-		case parquet.Double:
-			// In page order: which of two equal values (0 and -0) is
-			// kept depends on it.
-			return doubleBounds(c.i32, func(i int32) float64 { return c.dictF64[i] })
-		default:
-			first := true
-			var a, b string
-			for _, i := range c.usedIndexes() {
-				s := c.dictStr[i]
-				if first || s < a {
-					a = s
-				}
-				if first || s > b {
-					b = s
-				}
-				first = false
-			}
-			return parquet.ByteArrayValue([]byte(a)), parquet.ByteArrayValue([]byte(b)), true
-		}
-	}
-	switch c.kind {
-	case parquet.Boolean:
-		if c.nbools == 0 {
-			return lo, hi, false
-		}
-		full, rest := c.nbools/8, c.nbools%8
-		hasTrue, allTrue := false, true
-		for _, x := range c.bools[:full] {
-			hasTrue = hasTrue || x != 0
-			allTrue = allTrue && x == 0xff
-		}
-		if rest > 0 {
-			mask := byte(1)<<rest - 1
-			x := c.bools[full] & mask
-			hasTrue = hasTrue || x != 0
-			allTrue = allTrue && x == mask
-		}
-		return parquet.BooleanValue(allTrue), parquet.BooleanValue(hasTrue), true
-	case parquet.Int32:
-		if len(c.i32) == 0 {
-			return lo, hi, false
-		}
-		a, b := minMax(c.i32)
-		return parquet.Int32Value(a), parquet.Int32Value(b), true
-	case parquet.Int64:
-		if len(c.i64) == 0 {
-			return lo, hi, false
-		}
-		a, b := minMax(c.i64)
-		return parquet.Int64Value(a), parquet.Int64Value(b), true
-	default:
-		if len(c.f64) == 0 {
-			return lo, hi, false
-		}
-		return doubleBoundsOf(c.f64)
-	}
-}
-
-// usedIndexes returns the dictionary indexes the page holds, each once.
-func (c *column) usedIndexes() []int32 {
-	words := (c.dictLen() + 63) / 64
-	if cap(c.used) < words {
-		c.used = make([]uint64, words)
-	}
-	used := c.used[:words]
-	clear(used)
-	for _, i := range c.i32 {
-		used[i/64] |= 1 << (i % 64)
-	}
-	c.usedIdx = c.usedIdx[:0]
-	for w, bitsSet := range used {
-		for bitsSet != 0 {
-			b := bits.TrailingZeros64(bitsSet)
-			c.usedIdx = append(c.usedIdx, int32(w*64+b))
-			bitsSet &= bitsSet - 1
-		}
-	}
-	return c.usedIdx
-}
-
-func (c *column) dictLen() int {
-	return max(len(c.dictI32), len(c.dictF64), len(c.dictStr))
-}
-
-func minMax[V int32 | int64](v []V) (lo, hi V) {
-	lo, hi = v[0], v[0]
-	for _, x := range v[1:] {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi
-}
-
-// doubleBoundsOf is parquet-go's doublePage.Bounds: NaNs are skipped unless
-// every value is one, and of equal values (0 and -0) the first is kept.
-func doubleBoundsOf(data []float64) (lo, hi parquet.Value, ok bool) {
-	i := 0
-	for i < len(data) && math.IsNaN(data[i]) {
-		i++
-	}
-	if i == len(data) {
-		return parquet.DoubleValue(data[0]), parquet.DoubleValue(data[0]), true
-	}
-	a, b := data[i], data[i]
-	for _, v := range data[i+1:] {
-		if math.IsNaN(v) {
-			continue
-		}
-		if v < a {
-			a = v
-		}
-		if v > b {
-			b = v
-		}
-	}
-	return parquet.DoubleValue(a), parquet.DoubleValue(b), true
-}
-
-func doubleBounds(idx []int32, at func(int32) float64) (lo, hi parquet.Value, ok bool) {
-	vs := make([]float64, len(idx))
-	for k, i := range idx {
-		vs[k] = at(i)
-	}
-	return doubleBoundsOf(vs)
-}
-
-// slabs holds a chunk's pages in buffers that double in size, from
-// 64 KiB to 1 MiB, so that a chunk of many megabytes is not copied as it
-// grows, and a column of few bytes holds little memory. A row group's
-// buffers are kept for the next.
-type slabs struct {
-	bufs [][]byte // bufs[:used+1] hold pages, the last being filled
-	used int
-}
-
-const firstSlab, largestSlab = 64 << 10, 1 << 20
-
-// append copies the concatenation of parts to the end.
-func (s *slabs) append(parts ...[]byte) {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	if len(s.bufs) == 0 {
-		s.bufs = append(s.bufs, make([]byte, 0, max(firstSlab, n)))
-	}
-	if cur := s.bufs[s.used]; len(cur)+n > cap(cur) {
-		s.used++
-		if s.used == len(s.bufs) || cap(s.bufs[s.used]) < n {
-			size := max(n, min(2*cap(cur), largestSlab))
-			if s.used == len(s.bufs) {
-				s.bufs = append(s.bufs, nil)
-			}
-			s.bufs[s.used] = make([]byte, 0, size)
-		}
-	}
-	cur := s.bufs[s.used]
-	for _, p := range parts {
-		cur = append(cur, p...)
-	}
-	s.bufs[s.used] = cur
-}
-
-// writeTo writes the pages in order.
-func (s *slabs) writeTo(write func([]byte) error) error {
-	for _, b := range s.bufs[:min(s.used+1, len(s.bufs))] {
-		if err := write(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// release empties s, keeping its buffers.
-func (s *slabs) release() {
-	for i := range s.bufs {
-		s.bufs[i] = s.bufs[i][:0]
-	}
-	s.used = 0
-}
-
-// encodeData encodes the page's values (or indexes) into c.data.
-func (c *column) encodeData() (err error) {
-	data := c.data[:0]
-	switch {
-	case c.dict:
-		data, err = c.enc.EncodeInt32(data, c.i32)
-	case c.kind == parquet.Boolean:
-		data, err = c.enc.EncodeBoolean(data, c.bools)
-	case c.kind == parquet.Int32:
-		data, err = c.enc.EncodeInt32(data, c.i32)
-	case c.kind == parquet.Int64:
-		data, err = c.enc.EncodeInt64(data, c.i64)
-	default:
-		data, err = c.enc.EncodeDouble(data, c.f64)
-	}
-	c.data = data
-	return err
-}
-
-// writePage writes the page being filled to the chunk's pages, as
-// parquet-go's ColumnWriter.writeDataPage does, and empties it.
-func (c *column) writePage() error {
-	numValues := int64(c.rows)
-	if numValues == 0 {
-		return nil
-	}
-	numNulls := int64(0)
-	c.defs = c.defs[:0]
-	if c.optional {
-		numNulls = numValues - int64(len(c.i32))
-		var err error
-		if c.defs, err = defLevels.EncodeLevels(c.defs, c.levels); err != nil {
-			return err
-		}
-	}
-	if err := c.encodeData(); err != nil {
-		return err
-	}
-	uncompressed := len(c.defs) + len(c.data)
-	if c.codec != nil {
-		var err error
-		if c.packed, err = c.codec.Encode(c.packed[:0], c.data); err != nil {
-			return err
-		}
-		c.data, c.packed = c.packed, c.data
-	}
-	var lo, hi parquet.Value
-	var ok bool
-	if c.stats || c.bounds {
-		lo, hi, ok = c.pageBounds()
-	}
-	var stats format.Statistics
-	if c.stats {
-		stats = format.Statistics{Min: lo.Bytes(), Max: hi.Bytes(), NullCount: numNulls, MinValue: lo.Bytes(), MaxValue: hi.Bytes()}
-	}
-	crc := crc32.Update(crc32.Update(0, crc32.IEEETable, c.defs), crc32.IEEETable, c.data)
-	header := format.PageHeader{
-		Type:                 format.DataPageV2,
-		UncompressedPageSize: int32(uncompressed),
-		CompressedPageSize:   int32(len(c.defs) + len(c.data)),
-		CRC:                  int32(crc),
-		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{
-			NumValues:                  int32(numValues),
-			NumNulls:                   int32(numNulls),
-			NumRows:                    int32(numValues),
-			Encoding:                   c.enc.Encoding(),
-			DefinitionLevelsByteLength: int32(len(c.defs)),
-			IsCompressed:               thrift.New(c.codec != nil),
-			Statistics:                 stats,
-		}),
-	}
-	hdr, err := c.encodeHeader(&header)
-	if err != nil {
-		return err
-	}
-	c.pages.append(hdr, c.defs, c.data)
-
-	// parquet-go's recordPageStats.
-	if !c.bounds {
-		lo, hi, ok = parquet.Value{}, parquet.Value{}, false
-	}
-	c.indexer.IndexPage(numValues, numNulls, lo, hi)
-	c.meta.NumValues += numValues
-	c.meta.Statistics.NullCount += numNulls
-	if ok {
-		if !c.hasMinMax || c.typ.Compare(hi, c.max) > 0 {
-			c.max = hi
-		}
-		if !c.hasMinMax || c.typ.Compare(lo, c.min) < 0 {
-			c.min = lo
-		}
-		c.hasMinMax = true
-	}
-	c.offsets = append(c.offsets, format.PageLocation{
-		Offset:             c.meta.TotalCompressedSize,
-		CompressedPageSize: int32(len(hdr)) + header.CompressedPageSize,
-		FirstRowIndex:      c.numRows,
-	})
-	c.numRows += numValues
-	if c.optional {
-		c.pageHist = append(c.pageHist, 0, 0)
-		p := c.pageHist[len(c.pageHist)-2:]
-		for _, l := range c.levels {
-			c.defHist[l]++
-			p[l]++
-		}
-	}
-	c.recordSizes(&header, len(hdr), format.DataPageV2, c.enc.Encoding())
-
-	c.i64, c.f64, c.i32, c.bools, c.levels = c.i64[:0], c.f64[:0], c.i32[:0], c.bools[:0], c.levels[:0]
-	c.nbools, c.rows = 0, 0
-	return nil
-}
-
-// recordSizes adds a page's sizes and encoding to the chunk's metadata.
-func (c *column) recordSizes(h *format.PageHeader, hdrLen int, typ format.PageType, enc format.Encoding) {
-	c.meta.TotalUncompressedSize += int64(hdrLen) + int64(h.UncompressedPageSize)
-	c.meta.TotalCompressedSize += int64(hdrLen) + int64(h.CompressedPageSize)
-	for i := range c.meta.EncodingStats {
-		if s := &c.meta.EncodingStats[i]; s.PageType == typ && s.Encoding == enc {
-			s.Count++
-			return
-		}
-	}
-	c.meta.EncodingStats = append(c.meta.EncodingStats, format.PageEncodingStats{PageType: typ, Encoding: enc, Count: 1})
-}
-
-func (c *column) encodeHeader(h *format.PageHeader) ([]byte, error) {
-	c.hdrBuf.Reset()
-	if err := c.enc2.Encode(h); err != nil {
-		return nil, err
-	}
-	return c.hdrBuf.Bytes(), nil
-}
-
-// dictionaryPage encodes the row group's dictionary, plain, as
-// parquet-go's writeDictionaryPage does, and records it in the chunk.
-func (c *column) dictionaryPage() ([]byte, []byte, error) {
-	var data []byte
-	var err error
-	var n int
-	switch c.kind {
-	case parquet.Int32:
-		data, err = parquet.Plain.EncodeInt32(c.data[:0], c.dictI32)
-		n = len(c.dictI32)
-	case parquet.Double:
-		data, err = parquet.Plain.EncodeDouble(c.data[:0], c.dictF64)
-		n = len(c.dictF64)
-	default:
-		var values []byte
-		offsets := make([]uint32, 1, len(c.dictStr)+1)
-		for _, s := range c.dictStr {
-			values = append(values, s...)
-			offsets = append(offsets, uint32(len(values)))
-		}
-		data, err = parquet.Plain.EncodeByteArray(c.data[:0], values, offsets)
-		n = len(c.dictStr)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	c.data = data
-	uncompressed := len(data)
-	if c.codec != nil {
-		if c.packed, err = c.codec.Encode(c.packed[:0], c.data); err != nil {
-			return nil, nil, err
-		}
-		c.data, c.packed = c.packed, c.data
-	}
-	header := format.PageHeader{
-		Type:                 format.DictionaryPage,
-		UncompressedPageSize: int32(uncompressed),
-		CompressedPageSize:   int32(len(c.data)),
-		CRC:                  int32(crc32.ChecksumIEEE(c.data)),
-		DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{
-			NumValues: int32(n),
-			Encoding:  format.Plain,
-		}),
-	}
-	hdr, err := c.encodeHeader(&header)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.recordSizes(&header, len(hdr), format.DictionaryPage, format.Plain)
-	return hdr, c.data, nil
-}
-
 // reset empties the chunk for the next row group.
 func (c *column) reset() {
 	c.dictI32, c.dictF64, c.dictStr = c.dictI32[:0], c.dictF64[:0], c.dictStr[:0]
@@ -740,7 +288,7 @@ func (c *column) reset() {
 	clear(c.smallI32)
 	clear(c.mapF64)
 	clear(c.mapStr)
-	c.recent, c.dictSize = [len(c.recent)]recentString{}, 0
+	c.recent = [len(c.recent)]recentString{}
 	c.pages.release()
 	c.indexer.Reset()
 	c.offsets = c.offsets[:0]

@@ -152,7 +152,7 @@ func newColumn(path []string, leaf parquet.LeafColumn, cfg *parquet.WriterConfig
 		PathInSchema: path,
 		Codec:        codecID,
 	}
-	c.enc2 = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&c.hdrBuf))
+	c.hdrEnc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&c.hdrBuf))
 	return c, nil
 }
 
