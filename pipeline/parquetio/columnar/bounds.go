@@ -1,6 +1,7 @@
 package columnar
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 
@@ -16,37 +17,15 @@ func (c *column) pageBounds() (lo, hi parquet.Value, ok bool) {
 		}
 		switch c.kind {
 		case parquet.Int32:
-			first := true
-			var a, b int32
-			for _, i := range c.usedIndexes() {
-				x := c.dictI32[i]
-				if first || x < a {
-					a = x
-				}
-				if first || x > b {
-					b = x
-				}
-				first = false
-			}
-			return parquet.Int32Value(a), parquet.Int32Value(b), true
+			lo, hi := usedBounds(c.usedIndexes(), c.dictI32)
+			return parquet.Int32Value(lo), parquet.Int32Value(hi), true
 		case parquet.Double:
 			// In page order: which of two equal values (0 and -0) is
 			// kept depends on it.
 			return doubleBounds(c.i32, func(i int32) float64 { return c.dictF64[i] })
 		default:
-			first := true
-			var a, b string
-			for _, i := range c.usedIndexes() {
-				s := c.dictStr[i]
-				if first || s < a {
-					a = s
-				}
-				if first || s > b {
-					b = s
-				}
-				first = false
-			}
-			return parquet.ByteArrayValue([]byte(a)), parquet.ByteArrayValue([]byte(b)), true
+			lo, hi := usedBounds(c.usedIndexes(), c.dictStr)
+			return parquet.ByteArrayValue([]byte(lo)), parquet.ByteArrayValue([]byte(hi)), true
 		}
 	}
 	switch c.kind {
@@ -85,6 +64,16 @@ func (c *column) pageBounds() (lo, hi parquet.Value, ok bool) {
 		}
 		return doubleBoundsOf(c.f64)
 	}
+}
+
+// usedBounds returns the smallest and largest of dict's entries at used,
+// which is not empty.
+func usedBounds[V cmp.Ordered](used []int32, dict []V) (lo, hi V) {
+	lo, hi = dict[used[0]], dict[used[0]]
+	for _, i := range used[1:] {
+		lo, hi = min(lo, dict[i]), max(hi, dict[i])
+	}
+	return lo, hi
 }
 
 // usedIndexes returns the dictionary indexes the page holds, each once.

@@ -115,61 +115,51 @@ func (c *column) endChunk() error {
 	return nil
 }
 
-func (c *column) appendInt64s(v []int64) error {
-	for len(v) > 0 {
-		n := min(len(v), rowsPerWrite)
-		c.i64 = append(c.i64, v[:n]...)
-		c.rows += n
-		v = v[n:]
+// inChunks calls add with the bounds of each of parquet-go's 64-row
+// slices of n rows, ending each slice as its writer does.
+func (c *column) inChunks(n int, add func(i, j int)) error {
+	for i := 0; i < n; i += rowsPerWrite {
+		j := min(i+rowsPerWrite, n)
+		add(i, j)
+		c.rows += j - i
 		if err := c.endChunk(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (c *column) appendInt64s(v []int64) error {
+	return c.inChunks(len(v), func(i, j int) { c.i64 = append(c.i64, v[i:j]...) })
 }
 
 func (c *column) appendFloat64s(v []float64) error {
-	for len(v) > 0 {
-		n := min(len(v), rowsPerWrite)
-		if c.dict {
-			for _, x := range v[:n] {
-				c.i32 = append(c.i32, c.float64Index(x))
-			}
-		} else {
-			c.f64 = append(c.f64, v[:n]...)
+	return c.inChunks(len(v), func(i, j int) {
+		if !c.dict {
+			c.f64 = append(c.f64, v[i:j]...)
+			return
 		}
-		c.rows += n
-		v = v[n:]
-		if err := c.endChunk(); err != nil {
-			return err
+		for _, x := range v[i:j] {
+			c.i32 = append(c.i32, c.float64Index(x))
 		}
-	}
-	return nil
+	})
 }
 
 func (c *column) appendInt32s(v []int32) error {
-	for len(v) > 0 {
-		n := min(len(v), rowsPerWrite)
-		if c.dict {
-			for _, x := range v[:n] {
-				c.i32 = append(c.i32, c.int32Index(x))
-			}
-		} else {
-			c.i32 = append(c.i32, v[:n]...)
+	return c.inChunks(len(v), func(i, j int) {
+		if !c.dict {
+			c.i32 = append(c.i32, v[i:j]...)
+			return
 		}
-		c.rows += n
-		v = v[n:]
-		if err := c.endChunk(); err != nil {
-			return err
+		for _, x := range v[i:j] {
+			c.i32 = append(c.i32, c.int32Index(x))
 		}
-	}
-	return nil
+	})
 }
 
 func (c *column) appendBools(v []bool) error {
-	for len(v) > 0 {
-		n := min(len(v), rowsPerWrite)
-		for _, b := range v[:n] {
+	return c.inChunks(len(v), func(i, j int) {
+		for _, b := range v[i:j] {
 			if c.nbools%8 == 0 {
 				c.bools = append(c.bools, 0)
 			}
@@ -178,13 +168,7 @@ func (c *column) appendBools(v []bool) error {
 			}
 			c.nbools++
 		}
-		c.rows += n
-		v = v[n:]
-		if err := c.endChunk(); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // appendStrings adds strings to a dictionary-encoded byte-array column.
@@ -192,36 +176,29 @@ func (c *column) appendBools(v []bool) error {
 // string field of a struct parquet-go writes, and null rows are those
 // parquet-go would write as null (see definedRows).
 func (c *column) appendStrings(v []string) error {
-	for len(v) > 0 {
-		n := min(len(v), rowsPerWrite)
-		if c.optional {
-			var nonEmpty uint64
-			for k, s := range v[:n] {
-				if s != "" {
-					nonEmpty |= 1 << k
-				}
-			}
-			defined := definedRows(nonEmpty, n)
-			for k, s := range v[:n] {
-				if defined>>k&1 == 0 {
-					c.levels = append(c.levels, 0)
-					continue
-				}
-				c.levels = append(c.levels, 1)
+	return c.inChunks(len(v), func(i, j int) {
+		if !c.optional {
+			for _, s := range v[i:j] {
 				c.i32 = append(c.i32, c.stringIndex(s))
 			}
-		} else {
-			for _, s := range v[:n] {
-				c.i32 = append(c.i32, c.stringIndex(s))
+			return
+		}
+		var nonEmpty uint64
+		for k, s := range v[i:j] {
+			if s != "" {
+				nonEmpty |= 1 << k
 			}
 		}
-		c.rows += n
-		v = v[n:]
-		if err := c.endChunk(); err != nil {
-			return err
+		defined := definedRows(nonEmpty, j-i)
+		for k, s := range v[i:j] {
+			if defined>>k&1 == 0 {
+				c.levels = append(c.levels, 0)
+				continue
+			}
+			c.levels = append(c.levels, 1)
+			c.i32 = append(c.i32, c.stringIndex(s))
 		}
-	}
-	return nil
+	})
 }
 
 // definedRows returns which of n ≤ 64 rows parquet-go v0.32.0 writes as

@@ -19,12 +19,7 @@ func (c *column) stringIndex(s string) int32 {
 	if slot.ptr == p && slot.n == len(s) && p != nil {
 		return slot.idx
 	}
-	idx, ok := c.mapStr[s]
-	if !ok {
-		idx = int32(len(c.dictStr))
-		c.dictStr = append(c.dictStr, s)
-		c.mapStr[s] = idx
-	}
+	idx := lookup(c.mapStr, &c.dictStr, s, s)
 	*slot = recentString{p, len(s), idx}
 	return idx
 }
@@ -45,22 +40,21 @@ func (c *column) int32Index(x int32) int32 {
 		}
 		return *slot - 1
 	}
-	idx, ok := c.mapI32[x]
-	if !ok {
-		idx = int32(len(c.dictI32))
-		c.dictI32 = append(c.dictI32, x)
-		c.mapI32[x] = idx
-	}
-	return idx
+	return lookup(c.mapI32, &c.dictI32, x, x)
 }
 
 func (c *column) float64Index(x float64) int32 {
-	key := math.Float64bits(x)
-	idx, ok := c.mapF64[key]
+	return lookup(c.mapF64, &c.dictF64, math.Float64bits(x), x)
+}
+
+// lookup returns the index m holds for key, first appending v to dict
+// under the next index if m holds none.
+func lookup[K comparable, V any](m map[K]int32, dict *[]V, key K, v V) int32 {
+	idx, ok := m[key]
 	if !ok {
-		idx = int32(len(c.dictF64))
-		c.dictF64 = append(c.dictF64, x)
-		c.mapF64[key] = idx
+		idx = int32(len(*dict))
+		*dict = append(*dict, v)
+		m[key] = idx
 	}
 	return idx
 }

@@ -200,51 +200,40 @@ func (w *Writer) check(c *column, n int, err error) error {
 	return nil
 }
 
-// Int64s adds values to int64 column i.
-func (w *Writer) Int64s(i int, v []int64) error {
-	c, err := w.column(i, parquet.Int64)
+// add gives column i, if it holds kind, the values v.
+func add[V any](w *Writer, i int, kind parquet.Kind, v []V, appendTo func(*column, []V) error) error {
+	c, err := w.column(i, kind)
 	if err != nil {
 		return err
 	}
-	return w.check(c, len(v), c.appendInt64s(v))
+	return w.check(c, len(v), appendTo(c, v))
+}
+
+// Int64s adds values to int64 column i.
+func (w *Writer) Int64s(i int, v []int64) error {
+	return add(w, i, parquet.Int64, v, (*column).appendInt64s)
 }
 
 // Float64s adds values to double column i.
 func (w *Writer) Float64s(i int, v []float64) error {
-	c, err := w.column(i, parquet.Double)
-	if err != nil {
-		return err
-	}
-	return w.check(c, len(v), c.appendFloat64s(v))
+	return add(w, i, parquet.Double, v, (*column).appendFloat64s)
 }
 
 // Int32s adds values to int32 column i.
 func (w *Writer) Int32s(i int, v []int32) error {
-	c, err := w.column(i, parquet.Int32)
-	if err != nil {
-		return err
-	}
-	return w.check(c, len(v), c.appendInt32s(v))
+	return add(w, i, parquet.Int32, v, (*column).appendInt32s)
 }
 
 // Bools adds values to boolean column i.
 func (w *Writer) Bools(i int, v []bool) error {
-	c, err := w.column(i, parquet.Boolean)
-	if err != nil {
-		return err
-	}
-	return w.check(c, len(v), c.appendBools(v))
+	return add(w, i, parquet.Boolean, v, (*column).appendBools)
 }
 
 // Strings adds values to dictionary-encoded byte-array column i. In an
 // optional column the empty string is null, as in a struct's optional
 // string field.
 func (w *Writer) Strings(i int, v []string) error {
-	c, err := w.column(i, parquet.ByteArray)
-	if err != nil {
-		return err
-	}
-	return w.check(c, len(v), c.appendStrings(v))
+	return add(w, i, parquet.ByteArray, v, (*column).appendStrings)
 }
 
 // EndRows ends n rows, which every column must have been given since the
