@@ -274,7 +274,8 @@ FUZZ_TARGETS = \
 	./stages/profile:FuzzReadImportCSV ./stages/profile:FuzzReadImportParquet \
 	./stages/generate:FuzzImportCSV ./stages/generate:FuzzImportParquet \
 	./stages/lib/cluster:FuzzReadJobs ./stages/lib/metrics:FuzzReadTrace \
-	./stages/lib/metrics:FuzzJobSamples ./stages/evaluate/report:FuzzEscape
+	./stages/lib/metrics:FuzzJobSamples ./stages/evaluate/report:FuzzEscape \
+	./pipeline/parquetio/columnar:FuzzMatchesParquetGo
 # Go 1.26's fuzzing coordinator can fail a target with a bare "context
 # deadline exceeded" at the end of its -fuzztime, writing no failing input
 # (golang/go#75804, fixed in Go 1.27): such a run is tried once more, and

@@ -51,13 +51,17 @@ var devices = []string{"cpu-0", "cpu-1", "gpu-0", "a-much-longer-device-name-tha
 
 // rows draws n rows whose values repeat as a simulation's do, with zeros,
 // negative zeros and the occasional NaN where they can occur.
-func rows(n int, seed uint64) []traceLike {
+func rows(n int, seed uint64) []traceLike { return rowsRejecting(n, seed, 50) }
+
+// rowsRejecting is rows with one row in about oneIn rejected: it alone has
+// a reason, the optional string.
+func rowsRejecting(n int, seed uint64, oneIn int) []traceLike {
 	r := rand.New(rand.NewPCG(seed, 1))
 	out := make([]traceLike, n)
 	arrival := 0.0
 	for i := range out {
 		arrival += r.ExpFloat64()
-		rejected := r.IntN(50) == 0
+		rejected := r.IntN(oneIn) == 0
 		w := r.ExpFloat64() * float64(r.IntN(2))
 		if r.IntN(1000) == 0 {
 			w = math.Copysign(0, -1)
