@@ -36,15 +36,12 @@ type column struct {
 	limit    int64          // a page ends once it holds this many bytes
 
 	// The page being filled: values (or dictionary indexes) and, for an
-	// optional column, one definition level per row.
-	i64    []int64
-	f64    []float64
-	i32    []int32
-	bools  []byte // one bit per value, as parquet-go packs them
-	nbools int
-	levels []byte
-	rows   int // rows in the page
-	given  int // values given since the last EndRows
+	// optional column, one definition level per row; and scratch.
+	*pageBuffers
+	*encodeBuffers // the writer's, shared by its columns
+	nbools         int
+	rows           int // rows in the page
+	given          int // values given since the last EndRows
 
 	// The row group's dictionary, in order of first use.
 	dictI32  []int32
@@ -55,8 +52,6 @@ type column struct {
 	dictStr  []string
 	mapStr   map[string]int32
 	recent   [64]recentString // by the string's pointer and length
-	used     []uint64         // scratch for usedIndexes
-	usedIdx  []int32
 
 	// The row group's column chunk.
 	pages     slabs // its data pages, written out after its dictionary page
@@ -70,9 +65,8 @@ type column struct {
 	hasMinMax bool
 
 	// Scratch buffers.
-	defs, data, packed []byte
-	hdrEnc             *thrift.Encoder // into hdrBuf
-	hdrBuf             bytes.Buffer
+	hdrEnc *thrift.Encoder // page headers, into hdrBuf
+	hdrBuf bytes.Buffer
 }
 
 // recentString is a dictionary entry found by the pointer and length of a
@@ -266,7 +260,7 @@ func (c *column) reset() {
 	clear(c.mapF64)
 	clear(c.mapStr)
 	c.recent = [len(c.recent)]recentString{}
-	c.pages.release()
+	c.pages.empty()
 	c.indexer.Reset()
 	c.offsets = c.offsets[:0]
 	c.numRows = 0

@@ -327,43 +327,46 @@ func TestNewTableRefuses(t *testing.T) {
 	}
 }
 
-// BenchmarkTable writes a million trace-like rows, in Write calls of 256
-// as the schedule stage makes them, through parquet-go's GenericWriter and
-// through a Table, side by side.
+// BenchmarkTable writes trace-like rows, in Write calls of 256 as the
+// schedule stage makes them, through parquet-go's GenericWriter and
+// through a Table, side by side: 20,000 rows, a default replication's
+// trace, and a million.
 func BenchmarkTable(b *testing.B) {
-	rs := rows(1_000_000, 7)
 	opts := []parquet.WriterOption{parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest, Concurrency: 1})}
-	write := map[string]func(w io.Writer) error{
-		"parquet-go": func(out io.Writer) error {
-			w := parquet.NewGenericWriter[traceLike](out, opts...)
-			for i := 0; i < len(rs); i += 256 {
-				if _, err := w.Write(rs[i:min(i+256, len(rs))]); err != nil {
+	for _, n := range []int{20_000, 1_000_000} {
+		rs := rows(n, 7)
+		write := map[string]func(w io.Writer) error{
+			"parquet-go": func(out io.Writer) error {
+				w := parquet.NewGenericWriter[traceLike](out, opts...)
+				for i := 0; i < len(rs); i += 256 {
+					if _, err := w.Write(rs[i:min(i+256, len(rs))]); err != nil {
+						return err
+					}
+				}
+				return w.Close()
+			},
+			"columnar": func(out io.Writer) error {
+				w, err := NewTable[traceLike](out, opts...)
+				if err != nil {
 					return err
 				}
-			}
-			return w.Close()
-		},
-		"columnar": func(out io.Writer) error {
-			w, err := NewTable[traceLike](out, opts...)
-			if err != nil {
-				return err
-			}
-			for i := 0; i < len(rs); i += 256 {
-				if err := w.Write(rs[i:min(i+256, len(rs))]); err != nil {
-					return err
+				for i := 0; i < len(rs); i += 256 {
+					if err := w.Write(rs[i:min(i+256, len(rs))]); err != nil {
+						return err
+					}
 				}
-			}
-			return w.Close()
-		},
-	}
-	for _, name := range []string{"parquet-go", "columnar"} {
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				if err := write[name](io.Discard); err != nil {
-					b.Fatal(err)
+				return w.Close()
+			},
+		}
+		for _, name := range []string{"parquet-go", "columnar"} {
+			b.Run(fmt.Sprintf("rows=%d/%s", n, name), func(b *testing.B) {
+				for b.Loop() {
+					if err := write[name](io.Discard); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(rs)), "ns/row")
-		})
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(rs)), "ns/row")
+			})
+		}
 	}
 }

@@ -1,15 +1,15 @@
 package columnar
 
 // slabs holds a chunk's pages in buffers that double in size, from
-// 64 KiB to 1 MiB, so that a chunk of many megabytes is not copied as it
+// 4 KiB to 1 MiB, so that a chunk of many megabytes is not copied as it
 // grows, and a column of few bytes holds little memory. A row group's
-// buffers are kept for the next.
+// buffers are kept for the next, and a file's for the next file's.
 type slabs struct {
 	bufs [][]byte // bufs[:used+1] hold pages, the last being filled
 	used int
 }
 
-const firstSlab, largestSlab = 64 << 10, 1 << 20
+const firstSlab, largestSlab = 4 << 10, 1 << 20
 
 // append copies the concatenation of parts to the end.
 func (s *slabs) append(parts ...[]byte) {
@@ -18,7 +18,7 @@ func (s *slabs) append(parts ...[]byte) {
 		n += len(p)
 	}
 	if len(s.bufs) == 0 {
-		s.bufs = append(s.bufs, make([]byte, 0, max(firstSlab, n)))
+		s.bufs = append(s.bufs, newSlab(max(firstSlab, n)))
 	}
 	if cur := s.bufs[s.used]; len(cur)+n > cap(cur) {
 		s.used++
@@ -27,7 +27,7 @@ func (s *slabs) append(parts ...[]byte) {
 			if s.used == len(s.bufs) {
 				s.bufs = append(s.bufs, nil)
 			}
-			s.bufs[s.used] = make([]byte, 0, size)
+			s.bufs[s.used] = newSlab(size)
 		}
 	}
 	cur := s.bufs[s.used]
@@ -47,10 +47,16 @@ func (s *slabs) writeTo(write func([]byte) error) error {
 	return nil
 }
 
-// release empties s, keeping its buffers.
-func (s *slabs) release() {
+// empty empties s for the next row group, keeping its buffers.
+func (s *slabs) empty() {
 	for i := range s.bufs {
 		s.bufs[i] = s.bufs[i][:0]
 	}
 	s.used = 0
+}
+
+// release hands s's buffers to newSlab.
+func (s *slabs) release() {
+	keepSlabs(s.bufs)
+	s.bufs, s.used = nil, 0
 }

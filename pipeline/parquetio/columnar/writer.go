@@ -32,6 +32,7 @@ type Writer struct {
 	footer    format.FileMetaData // schema, metadata, created-by and column orders
 	colIdx    [][]format.ColumnIndex
 	offIdx    [][]format.OffsetIndex
+	encoding  *encodeBuffers // shared by the columns
 	err       error
 }
 
@@ -72,6 +73,10 @@ func New(out io.Writer, schema *parquet.Schema, options ...parquet.WriterOption)
 			return nil, err
 		}
 		w.cols = append(w.cols, c)
+	}
+	w.encoding = newEncodeBuffers()
+	for _, c := range w.cols {
+		c.pageBuffers, c.encodeBuffers = newPageBuffers(), w.encoding
 	}
 	return w, nil
 }
@@ -360,6 +365,13 @@ func (w *Writer) Close() error {
 		}
 	}
 	w.err = w.close()
+	for _, c := range w.cols {
+		c.pages.release()
+		keepPageBuffers(c.pageBuffers)
+		c.pageBuffers, c.encodeBuffers = nil, nil
+	}
+	keepEncodeBuffers(w.encoding)
+	w.encoding = nil
 	if w.err == nil {
 		w.err = errors.New("columnar: writer closed")
 		return nil
