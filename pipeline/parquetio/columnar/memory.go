@@ -78,17 +78,7 @@ func keepSlabs(bufs [][]byte) {
 }
 
 // newPageBuffers returns a column's buffers: kept ones if there are any.
-func newPageBuffers() *pageBuffers {
-	spare.Lock()
-	defer spare.Unlock()
-	if n := len(spare.buffers); n > 0 {
-		b := spare.buffers[n-1]
-		spare.buffers = spare.buffers[:n-1]
-		spare.bytes -= b.size()
-		return b
-	}
-	return new(pageBuffers)
-}
+func newPageBuffers() *pageBuffers { return take(&spare.buffers) }
 
 // keepPageBuffers keeps b, emptied, for a later newPageBuffers, while there
 // is room.
@@ -97,35 +87,40 @@ func keepPageBuffers(b *pageBuffers) {
 		i64: b.i64[:0], f64: b.f64[:0], i32: b.i32[:0], bools: b.bools[:0], levels: b.levels[:0],
 		used: b.used[:0], usedIdx: b.usedIdx[:0],
 	}
-	spare.Lock()
-	defer spare.Unlock()
-	if n := b.size(); spare.bytes+n <= maxSpare {
-		spare.buffers = append(spare.buffers, b)
-		spare.bytes += n
-	}
+	keep(&spare.buffers, b)
 }
 
 // newEncodeBuffers returns a writer's encoding buffers: kept ones if there
 // are any.
-func newEncodeBuffers() *encodeBuffers {
-	spare.Lock()
-	defer spare.Unlock()
-	if n := len(spare.encoders); n > 0 {
-		b := spare.encoders[n-1]
-		spare.encoders = spare.encoders[:n-1]
-		spare.bytes -= b.size()
-		return b
-	}
-	return new(encodeBuffers)
-}
+func newEncodeBuffers() *encodeBuffers { return take(&spare.encoders) }
 
 // keepEncodeBuffers keeps b for a later newEncodeBuffers, while there is
 // room.
-func keepEncodeBuffers(b *encodeBuffers) {
+func keepEncodeBuffers(b *encodeBuffers) { keep(&spare.encoders, b) }
+
+// take returns the last of the kept buffers in list, or new ones.
+func take[B any, P interface {
+	*B
+	size() int
+}](list *[]P) P {
+	spare.Lock()
+	defer spare.Unlock()
+	n := len(*list)
+	if n == 0 {
+		return new(B)
+	}
+	b := (*list)[n-1]
+	*list = (*list)[:n-1]
+	spare.bytes -= b.size()
+	return b
+}
+
+// keep adds b to list, if spare has room for its bytes.
+func keep[P interface{ size() int }](list *[]P, b P) {
 	spare.Lock()
 	defer spare.Unlock()
 	if n := b.size(); spare.bytes+n <= maxSpare {
-		spare.encoders = append(spare.encoders, b)
+		*list = append(*list, b)
 		spare.bytes += n
 	}
 }
