@@ -35,7 +35,7 @@ var codeVersions = map[string]string{
 	"stages/lib/zoo":                  "ba6654c9eea70694515b98816df31081b08722ab6dd7c3019929f2bbf526e5b2",
 	"stages/lib/zoo/onnxpb":           "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
 	"stages/profile":                  "6d4dbcec86be48f78f3166960621764e86d35555170668f0a747cc0863b3467d",
-	"stages/schedule":                 "c1b37d0b36f87063e764fd7f9cafd5fc7b6d3a76a10638c4be5c547860c22440",
+	"stages/schedule":                 "95949d4045747eea82468d95942bb3d67798112b0b821c2954f455548d5b2f4f",
 	"stages/schedule/ortmachine":      "cd9d0838b6078df6b123dbb760b81377d73e2dc627fa8487df55a2c3b604e687",
 	"stages/spec/evaluatespec":        "6c9053cf92b0981d007352e9cbc1c33baae0fc373a8797843fbebf45b0494d3d",
 	"stages/spec/generatespec":        "87ca1069af3f27512d9b009d874a194188e6fd98ecbe9101cbf35dfc0518664c",

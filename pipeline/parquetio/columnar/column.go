@@ -54,15 +54,14 @@ type column struct {
 	recent   [64]recentString // by the string's pointer and length
 
 	// The row group's column chunk.
-	pages     slabs // its data pages, written out after its dictionary page
-	meta      format.ColumnMetaData
-	indexer   parquet.ColumnIndexer
-	offsets   []format.PageLocation
-	numRows   int64
-	defHist   []int64 // the chunk's definition level histogram
-	pageHist  []int64 // each page's, one after the other
-	min, max  parquet.Value
-	hasMinMax bool
+	pages    slabs // its data pages, written out after its dictionary page
+	meta     format.ColumnMetaData
+	indexer  parquet.ColumnIndexer
+	offsets  []format.PageLocation
+	numRows  int64
+	defHist  []int64 // the chunk's definition level histogram
+	pageHist []int64 // each page's, one after the other
+	min, max parquet.Value
 
 	// Scratch buffers.
 	hdrEnc *thrift.Encoder // page headers, into hdrBuf
@@ -266,7 +265,6 @@ func (c *column) reset() {
 	c.numRows = 0
 	clear(c.defHist)
 	c.pageHist = c.pageHist[:0]
-	c.hasMinMax = false
 	c.min, c.max = parquet.Value{}, parquet.Value{}
 	c.meta.NumValues = 0
 	c.meta.TotalUncompressedSize = 0

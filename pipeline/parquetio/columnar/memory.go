@@ -70,7 +70,7 @@ func keepSlabs(bufs [][]byte) {
 		spare.slabs = make(map[int][][]byte)
 	}
 	for _, b := range bufs {
-		if c := cap(b); c&(c-1) == 0 && spare.bytes+c <= maxSpare {
+		if c := cap(b); spare.bytes+c <= maxSpare {
 			spare.slabs[c] = append(spare.slabs[c], b)
 			spare.bytes += c
 		}

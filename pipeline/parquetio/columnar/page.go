@@ -93,13 +93,13 @@ func (c *column) writePage() error {
 	c.meta.NumValues += numValues
 	c.meta.Statistics.NullCount += numNulls
 	if ok {
-		if !c.hasMinMax || c.typ.Compare(hi, c.max) > 0 {
+		// A bound never set is null; a set one never is.
+		if c.max.IsNull() || c.typ.Compare(hi, c.max) > 0 {
 			c.max = hi
 		}
-		if !c.hasMinMax || c.typ.Compare(lo, c.min) < 0 {
+		if c.min.IsNull() || c.typ.Compare(lo, c.min) < 0 {
 			c.min = lo
 		}
-		c.hasMinMax = true
 	}
 	c.offsets = append(c.offsets, format.PageLocation{
 		Offset:             c.meta.TotalCompressedSize,

@@ -296,7 +296,7 @@ func (w *Writer) writeRowGroup() error {
 		colIdx[i] = c.indexer.ColumnIndex()
 		colIdx[i].DefinitionLevelHistogram = slices.Clone(c.pageHist)
 		c.meta.SizeStatistics = format.SizeStatistics{DefinitionLevelHistogram: slices.Clone(c.defHist)}
-		if c.hasMinMax {
+		if !c.min.IsNull() {
 			// An empty string's bound is an empty slice, not nil, as
 			// parquet-go keeps it.
 			c.meta.Statistics.MinValue = c.min.AppendBytes(make([]byte, 0))
