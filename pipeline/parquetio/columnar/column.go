@@ -3,6 +3,7 @@ package columnar
 import (
 	"bytes"
 	"math/bits"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -132,8 +133,9 @@ func (c *column) appendFloat64s(v []float64) error {
 			c.f64 = append(c.f64, v[i:j]...)
 			return
 		}
-		for _, x := range v[i:j] {
-			c.i32 = append(c.i32, c.float64Index(x))
+		dst := c.growIndexes(j - i)
+		for k, x := range v[i:j] {
+			dst[k] = c.float64Index(x)
 		}
 	})
 }
@@ -144,24 +146,43 @@ func (c *column) appendInt32s(v []int32) error {
 			c.i32 = append(c.i32, v[i:j]...)
 			return
 		}
-		for _, x := range v[i:j] {
-			c.i32 = append(c.i32, c.int32Index(x))
+		dst := c.growIndexes(j - i)
+		small := c.smallInt32s()
+		for k, x := range v[i:j] {
+			// x-smallInt32Low wraps to a negative int32, and so to a
+			// large uint32, only for x too large for the table.
+			if u := uint32(x - smallInt32Low); u < uint32(len(small)) && small[u] != 0 {
+				dst[k] = small[u] - 1
+				continue
+			}
+			dst[k] = c.int32Index(x)
 		}
 	})
 }
 
 func (c *column) appendBools(v []bool) error {
 	return c.inChunks(len(v), func(i, j int) {
+		bools, n := c.bools, c.nbools // in registers, not through c
 		for _, b := range v[i:j] {
-			if c.nbools%8 == 0 {
-				c.bools = append(c.bools, 0)
+			if n%8 == 0 {
+				bools = append(bools, 0)
 			}
 			if b {
-				c.bools[c.nbools/8] |= 1 << (c.nbools % 8)
+				bools[n/8] |= 1 << (n % 8)
 			}
-			c.nbools++
+			n++
 		}
+		c.bools, c.nbools = bools, n
 	})
+}
+
+// growIndexes lengthens the page's dictionary indexes by n and returns
+// the n new ones to fill: a loop that fills them in place keeps its slice
+// in registers, where appending to c.i32 goes through memory each time.
+func (c *column) growIndexes(n int) []int32 {
+	k := len(c.i32)
+	c.i32 = slices.Grow(c.i32, n)[:k+n]
+	return c.i32[k:]
 }
 
 // appendStrings adds strings to a dictionary-encoded byte-array column.
@@ -171,8 +192,9 @@ func (c *column) appendBools(v []bool) error {
 func (c *column) appendStrings(v []string) error {
 	return c.inChunks(len(v), func(i, j int) {
 		if !c.optional {
-			for _, s := range v[i:j] {
-				c.i32 = append(c.i32, c.stringIndex(s))
+			dst := c.growIndexes(j - i)
+			for k, s := range v[i:j] {
+				dst[k] = c.stringIndex(s)
 			}
 			return
 		}

@@ -19,8 +19,17 @@ func (c *column) stringIndex(s string) int32 {
 	if slot.ptr == p && slot.n == len(s) && p != nil {
 		return slot.idx
 	}
+	return c.lookupString(slot, s)
+}
+
+// lookupString is stringIndex for a string not in its recent slot, which
+// it then holds. It is kept out of line so that stringIndex's fast path is
+// inlined into the loops that call it.
+//
+//go:noinline
+func (c *column) lookupString(slot *recentString, s string) int32 {
 	idx := lookup(c.mapStr, &c.dictStr, s, s)
-	*slot = recentString{p, len(s), idx}
+	*slot = recentString{unsafe.StringData(s), len(s), idx}
 	return idx
 }
 
@@ -28,12 +37,18 @@ func (c *column) stringIndex(s string) int32 {
 // map: lanes, batch sizes and counts of parts are small.
 const smallInt32Low, smallInt32High = -8, 1024
 
+// smallInt32s is the table of small values: by value from
+// smallInt32Low, its index plus one, 0 for a value not yet seen.
+func (c *column) smallInt32s() []int32 {
+	if c.smallI32 == nil {
+		c.smallI32 = make([]int32, smallInt32High-smallInt32Low)
+	}
+	return c.smallI32
+}
+
 func (c *column) int32Index(x int32) int32 {
 	if x >= smallInt32Low && x < smallInt32High {
-		if c.smallI32 == nil {
-			c.smallI32 = make([]int32, smallInt32High-smallInt32Low)
-		}
-		slot := &c.smallI32[x-smallInt32Low]
+		slot := &c.smallInt32s()[x-smallInt32Low]
 		if *slot == 0 {
 			c.dictI32 = append(c.dictI32, x)
 			*slot = int32(len(c.dictI32)) // the index plus one
