@@ -54,22 +54,22 @@ func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Sca
 				return nil, err
 			}
 		}
-		j, err := r.Next()
+		i, ok, err := r.advance()
 		if err != nil {
 			return nil, err
 		}
-		if j == nil {
+		if !ok {
 			break
 		}
 		sc.jobs++
-		sc.lastArrival = j.Arrival // the jobs come in arrival order
-		c, err := configs.of(cl, j)
+		arrival := r.arrivals[i] / r.load
+		sc.lastArrival = arrival // the jobs come in arrival order
+		c, err := configs.of(cl, r, i)
 		if err != nil {
 			return nil, err
 		}
 		if !c.fits {
 			sc.unfit++ // rejected by every policy; no service time
-			r.Recycle(j)
 			continue
 		}
 		wall, profiled := c.wall, c.profiled
@@ -83,8 +83,7 @@ func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Sca
 		for len(f) > 0 && f[len(f)-1].wall <= wall {
 			f = f[:len(f)-1]
 		}
-		sc.frontier = append(f, arrivalEnd{j.Arrival, wall})
-		r.Recycle(j)
+		sc.frontier = append(f, arrivalEnd{arrival, wall})
 	}
 	for d, dev := range cl.devices {
 		lanes := cl.EffectiveLanes(d)
@@ -107,11 +106,12 @@ type config struct {
 	wall, profiled float64 // cl.fastest's
 }
 
-// of returns j's configuration, resolving it if it is new.
-func (m *configMemo) of(cl *Cluster, j *sim.Job) (config, error) {
-	pr, b := pairOf(j.Model, j.Precision), int(j.Batch)
+// of returns the configuration of row i of r's current chunk, resolving
+// it if it is new.
+func (m *configMemo) of(cl *Cluster, r *JobReader, i int) (config, error) {
+	pr, b := pairOf(r.modelCodes[i], r.precisions[i]), int(r.batches[i])
 	if b >= maxCachedBatch {
-		return newConfig(cl, j)
+		return newConfig(cl, r, i)
 	}
 	if *m == nil {
 		*m = make([][]config, len(cl.resolved))
@@ -122,7 +122,7 @@ func (m *configMemo) of(cl *Cluster, j *sim.Job) (config, error) {
 		(*m)[pr] = tab
 	}
 	if !tab[b].seen {
-		c, err := newConfig(cl, j)
+		c, err := newConfig(cl, r, i)
 		if err != nil {
 			return c, err
 		}
@@ -131,8 +131,11 @@ func (m *configMemo) of(cl *Cluster, j *sim.Job) (config, error) {
 	return tab[b], nil
 }
 
-// newConfig resolves j's configuration on cl.
-func newConfig(cl *Cluster, j *sim.Job) (config, error) {
+// newConfig resolves the configuration of row i of r's current chunk on
+// cl.
+func newConfig(cl *Cluster, r *JobReader, i int) (config, error) {
+	j := new(sim.Job)
+	r.job(i, j)
 	c := config{seen: true, fits: cl.Fits(j)}
 	if !c.fits {
 		return c, nil

@@ -140,47 +140,64 @@ func (r *JobReader) Close() error { return r.file.Close() }
 // Next returns the next job, or nil at the end of the file. The job comes
 // from the reader's free list when one was recycled.
 func (r *JobReader) Next() (*sim.Job, error) {
-	if r.pos == r.n {
-		if r.done == r.rows {
-			return nil, nil
-		}
-		if err := r.fill(int(min(readChunk, r.rows-r.done))); err != nil {
-			return nil, err
-		}
+	i, ok, err := r.advance()
+	if !ok {
+		return nil, err
 	}
-	i := r.pos
-	row := r.done + 1 // counting from 1, as people do
-	arr, slo, b := r.arrivals[i], r.slos[i], r.batches[i]
-	switch {
-	case math.IsNaN(arr) || math.IsInf(arr, 0) || arr < 0:
-		return nil, fmt.Errorf("read %s: row %d (job %d): arrival_s must be a finite time at least 0, got %v", r.name, row, r.ids[i], arr)
-	case arr < r.lastArrival:
-		return nil, fmt.Errorf("read %s: row %d (job %d): arrival_s %v is before the previous row's %v; jobs must be in arrival order", r.name, row, r.ids[i], arr, r.lastArrival)
-	case !(slo >= 0) || math.IsInf(slo, 0):
-		return nil, fmt.Errorf("read %s: row %d (job %d): slo_s must be a finite number of seconds at least 0, got %v", r.name, row, r.ids[i], slo)
-	case b < 1:
-		return nil, fmt.Errorf("read %s: row %d (job %d): batch_size must be at least 1, got %d", r.name, row, r.ids[i], b)
-	}
-	r.lastArrival = arr
 	var j *sim.Job
 	if n := len(r.free); n > 0 {
 		j, r.free = r.free[n-1], r.free[:n-1]
 	} else {
 		j = new(sim.Job)
 	}
-	a := arr / r.load
+	r.job(i, j)
+	return j, nil
+}
+
+// advance checks the next row and moves past it, returning its place in
+// the current chunk; ok is false at the end of the file or on an error.
+// A pass that needs a few of a row's values reads them from the chunk
+// there, without filling a sim.Job.
+func (r *JobReader) advance() (i int, ok bool, err error) {
+	if r.pos == r.n {
+		if r.done == r.rows {
+			return 0, false, nil
+		}
+		if err := r.fill(int(min(readChunk, r.rows-r.done))); err != nil {
+			return 0, false, err
+		}
+	}
+	i = r.pos
+	row := r.done + 1 // counting from 1, as people do
+	arr, slo, b := r.arrivals[i], r.slos[i], r.batches[i]
+	switch {
+	case math.IsNaN(arr) || math.IsInf(arr, 0) || arr < 0:
+		return 0, false, fmt.Errorf("read %s: row %d (job %d): arrival_s must be a finite time at least 0, got %v", r.name, row, r.ids[i], arr)
+	case arr < r.lastArrival:
+		return 0, false, fmt.Errorf("read %s: row %d (job %d): arrival_s %v is before the previous row's %v; jobs must be in arrival order", r.name, row, r.ids[i], arr, r.lastArrival)
+	case !(slo >= 0) || math.IsInf(slo, 0):
+		return 0, false, fmt.Errorf("read %s: row %d (job %d): slo_s must be a finite number of seconds at least 0, got %v", r.name, row, r.ids[i], slo)
+	case b < 1:
+		return 0, false, fmt.Errorf("read %s: row %d (job %d): batch_size must be at least 1, got %d", r.name, row, r.ids[i], b)
+	}
+	r.lastArrival = arr
+	r.pos++
+	r.done++
+	return i, true, nil
+}
+
+// job fills j with row i of the current chunk.
+func (r *JobReader) job(i int, j *sim.Job) {
+	a := r.arrivals[i] / r.load
 	*j = sim.Job{
 		ID:        r.ids[i],
 		Arrival:   a,
-		Deadline:  a + slo,
+		Deadline:  a + r.slos[i],
 		Class:     sim.Class(r.classes[i]),
 		Model:     r.modelCodes[i],
 		Precision: r.precisions[i],
-		Batch:     b,
+		Batch:     r.batches[i],
 	}
-	r.pos++
-	r.done++
-	return j, nil
 }
 
 // Recycle hands back a job the simulator has finished with: sim.Run
