@@ -17,8 +17,7 @@ func (c *column) pageBounds() (lo, hi parquet.Value, ok bool) {
 		}
 		switch c.kind {
 		case parquet.Int32:
-			lo, hi := usedBounds(c.usedIndexes(), c.dictI32)
-			return parquet.Int32Value(lo), parquet.Int32Value(hi), true
+			return parquet.Int32Value(c.pageLo), parquet.Int32Value(c.pageHi), true
 		case parquet.Double:
 			// In page order: which of two equal values (0 and -0) is
 			// kept depends on it.
@@ -122,9 +121,7 @@ func doubleBoundsOf(data []float64) (lo, hi parquet.Value, ok bool) {
 	}
 	a, b := data[i], data[i]
 	for _, v := range data[i+1:] {
-		if math.IsNaN(v) {
-			continue
-		}
+		// A NaN is neither less nor greater than a bound: skipped.
 		if v < a {
 			a = v
 		}

@@ -2,8 +2,10 @@ package columnar
 
 import (
 	"bytes"
+	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -43,6 +45,10 @@ type column struct {
 	nbools         int
 	rows           int // rows in the page
 	given          int // values given since the last EndRows
+	// The smallest and largest value of the page of an int32 dictionary
+	// column, kept as they come: its bounds (math.MaxInt32 and MinInt32
+	// while it has none).
+	pageLo, pageHi int32
 
 	// The row group's dictionary, in order of first use.
 	dictI32  []int32
@@ -123,32 +129,83 @@ func (c *column) inChunks(n int, add func(i, j int)) error {
 	return nil
 }
 
-func (c *column) appendInt64s(v []int64) error {
-	return c.inChunks(len(v), func(i, j int) { c.i64 = append(c.i64, v[i:j]...) })
+// values are n values of one type read where they lie: the first at p,
+// each next size bytes on. A slice's values lie side by side; a Table's
+// fields lie in its rows, which are read in place rather than gathered
+// into a slice first.
+type values struct {
+	p    unsafe.Pointer
+	size uintptr
 }
 
-func (c *column) appendFloat64s(v []float64) error {
-	return c.inChunks(len(v), func(i, j int) {
+// sliceValues are v's values.
+func sliceValues[V any](v []V) values {
+	var zero V
+	return values{unsafe.Pointer(unsafe.SliceData(v)), unsafe.Sizeof(zero)}
+}
+
+// at points to value i.
+func (v values) at(i int) unsafe.Pointer { return unsafe.Add(v.p, uintptr(i)*v.size) }
+
+// copyValues copies len(dst) values starting at q.
+func copyValues[V any](dst []V, q unsafe.Pointer, size uintptr) {
+	for k := range dst {
+		dst[k] = *(*V)(q)
+		q = unsafe.Add(q, size)
+	}
+}
+
+// grow lengthens *s by n and returns the n new elements to fill: a loop
+// that fills them keeps its slice in registers, where appending to a
+// column's slice goes through memory each time.
+func grow[V any](s *[]V, n int) []V {
+	k := len(*s)
+	*s = slices.Grow(*s, n)[:k+n]
+	return (*s)[k:]
+}
+
+func (c *column) addInt64s(v values, n int) error {
+	return c.inChunks(n, func(i, j int) { copyValues(grow(&c.i64, j-i), v.at(i), v.size) })
+}
+
+func (c *column) addFloat64s(v values, n int) error {
+	return c.inChunks(n, func(i, j int) {
 		if !c.dict {
-			c.f64 = append(c.f64, v[i:j]...)
+			copyValues(grow(&c.f64, j-i), v.at(i), v.size)
 			return
 		}
-		dst := c.growIndexes(j - i)
-		for k, x := range v[i:j] {
+		dst := grow(&c.i32, j-i)
+		q := v.at(i)
+		// A value mostly repeats the one before: that one is checked
+		// first, by its bits.
+		lastBits, lastIdx := uint64(0), int32(-1)
+		for k := range dst {
+			x := *(*float64)(q)
+			q = unsafe.Add(q, v.size)
+			if b := math.Float64bits(x); b == lastBits && lastIdx >= 0 {
+				dst[k] = lastIdx
+				continue
+			}
 			dst[k] = c.float64Index(x)
+			lastBits, lastIdx = math.Float64bits(x), dst[k]
 		}
 	})
 }
 
-func (c *column) appendInt32s(v []int32) error {
-	return c.inChunks(len(v), func(i, j int) {
+func (c *column) addInt32s(v values, n int) error {
+	return c.inChunks(n, func(i, j int) {
 		if !c.dict {
-			c.i32 = append(c.i32, v[i:j]...)
+			copyValues(grow(&c.i32, j-i), v.at(i), v.size)
 			return
 		}
-		dst := c.growIndexes(j - i)
+		dst := grow(&c.i32, j-i)
 		small := c.smallInt32s()
-		for k, x := range v[i:j] {
+		lo, hi := c.pageLo, c.pageHi
+		q := v.at(i)
+		for k := range dst {
+			x := *(*int32)(q)
+			q = unsafe.Add(q, v.size)
+			lo, hi = min(lo, x), max(hi, x)
 			// x-smallInt32Low wraps to a negative int32, and so to a
 			// large uint32, only for x too large for the table.
 			if u := uint32(x - smallInt32Low); u < uint32(len(small)) && small[u] != 0 {
@@ -157,63 +214,89 @@ func (c *column) appendInt32s(v []int32) error {
 			}
 			dst[k] = c.int32Index(x)
 		}
+		c.pageLo, c.pageHi = lo, hi
 	})
 }
 
-func (c *column) appendBools(v []bool) error {
-	return c.inChunks(len(v), func(i, j int) {
-		bools, n := c.bools, c.nbools // in registers, not through c
-		for _, b := range v[i:j] {
-			if n%8 == 0 {
-				bools = append(bools, 0)
-			}
-			if b {
-				bools[n/8] |= 1 << (n % 8)
-			}
-			n++
+func (c *column) addBools(v values, n int) error {
+	return c.inChunks(n, func(i, j int) {
+		var word uint64 // the slice's values, one bit each
+		q := v.at(i)
+		for k := range j - i {
+			// A bool is one byte, 0 or 1.
+			word |= uint64(*(*uint8)(q)) << k
+			q = unsafe.Add(q, v.size)
 		}
-		c.bools, c.nbools = bools, n
+		c.bools, c.nbools = appendBits(c.bools, c.nbools, word, j-i)
 	})
 }
 
-// growIndexes lengthens the page's dictionary indexes by n and returns
-// the n new ones to fill: a loop that fills them in place keeps its slice
-// in registers, where appending to c.i32 goes through memory each time.
-func (c *column) growIndexes(n int) []int32 {
-	k := len(c.i32)
-	c.i32 = slices.Grow(c.i32, n)[:k+n]
-	return c.i32[k:]
+// appendBits appends the n low bits of word, n ≤ 64, to the m bits packed
+// in bools, least significant bit first, and returns them.
+func appendBits(bools []byte, m int, word uint64, n int) ([]byte, int) {
+	for n > 0 {
+		off := m % 8
+		if off == 0 {
+			bools = append(bools, 0)
+		}
+		take := min(8-off, n)
+		// word holds no set bit from n on, and the byte drops those
+		// shifted past 8.
+		bools[len(bools)-1] |= byte(word << off)
+		word >>= take
+		n -= take
+		m += take
+	}
+	return bools, m
 }
 
-// appendStrings adds strings to a dictionary-encoded byte-array column.
+// addStrings adds strings to a dictionary-encoded byte-array column.
 // In an optional column the empty string is null, as it is in an optional
 // string field of a struct parquet-go writes, and null rows are those
 // parquet-go would write as null (see definedRows).
-func (c *column) appendStrings(v []string) error {
-	return c.inChunks(len(v), func(i, j int) {
-		if !c.optional {
-			dst := c.growIndexes(j - i)
-			for k, s := range v[i:j] {
-				dst[k] = c.stringIndex(s)
-			}
+func (c *column) addStrings(v values, n int) error {
+	return c.inChunks(n, func(i, j int) {
+		if c.optional {
+			c.addOptionalStrings(v.at(i), v.size, j-i)
 			return
 		}
-		var nonEmpty uint64
-		for k, s := range v[i:j] {
-			if s != "" {
-				nonEmpty |= 1 << k
-			}
-		}
-		defined := definedRows(nonEmpty, j-i)
-		for k, s := range v[i:j] {
-			if defined>>k&1 == 0 {
-				c.levels = append(c.levels, 0)
+		dst := grow(&c.i32, j-i)
+		q := v.at(i)
+		// A column's strings mostly repeat the one before: that one is
+		// checked first, by its pointer and length.
+		var last recentString
+		for k := range dst {
+			s := *(*string)(q)
+			q = unsafe.Add(q, v.size)
+			if ptr := unsafe.StringData(s); ptr == last.ptr && len(s) == last.n && ptr != nil {
+				dst[k] = last.idx
 				continue
 			}
-			c.levels = append(c.levels, 1)
-			c.i32 = append(c.i32, c.stringIndex(s))
+			dst[k] = c.stringIndex(s)
+			last = recentString{unsafe.StringData(s), len(s), dst[k]}
 		}
 	})
+}
+
+// addOptionalStrings adds n ≤ 64 strings of an optional column, one of
+// parquet-go's slices of a write.
+func (c *column) addOptionalStrings(q unsafe.Pointer, size uintptr, n int) {
+	at := func(k int) string { return *(*string)(unsafe.Add(q, uintptr(k)*size)) }
+	var nonEmpty uint64
+	for k := range n {
+		if at(k) != "" {
+			nonEmpty |= 1 << k
+		}
+	}
+	defined := definedRows(nonEmpty, n)
+	for k := range n {
+		if defined>>k&1 == 0 {
+			c.levels = append(c.levels, 0)
+			continue
+		}
+		c.levels = append(c.levels, 1)
+		c.i32 = append(c.i32, c.stringIndex(at(k)))
+	}
 }
 
 // definedRows returns which of n ≤ 64 rows parquet-go v0.32.0 writes as

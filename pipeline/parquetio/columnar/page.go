@@ -2,6 +2,7 @@ package columnar
 
 import (
 	"hash/crc32"
+	"math"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -47,12 +48,22 @@ func (c *column) writePage() error {
 		return err
 	}
 	uncompressed := len(c.defs) + len(c.data)
+	// The page's body goes where the chunk keeps it: compressed straight
+	// there, or copied.
+	var body []byte
 	if c.codec != nil {
-		var err error
-		if c.packed, err = c.codec.Encode(c.packed[:0], c.data); err != nil {
+		body = append(c.pages.reserve(len(c.defs)+compressBound(len(c.data))), c.defs...)
+		packed, err := c.codec.Encode(body[len(body):], c.data)
+		if err != nil {
 			return err
 		}
-		c.data, c.packed = c.packed, c.data
+		if len(packed) > 0 && cap(body) > len(body) && &packed[0] == &body[:len(body)+1][len(body)] {
+			body = body[:len(body)+len(packed)] // compressed in place
+		} else {
+			body = append(body, packed...)
+		}
+	} else {
+		body = append(append(c.pages.reserve(uncompressed), c.defs...), c.data...)
 	}
 	var lo, hi parquet.Value
 	var ok bool
@@ -63,12 +74,11 @@ func (c *column) writePage() error {
 	if c.stats {
 		stats = format.Statistics{Min: lo.Bytes(), Max: hi.Bytes(), NullCount: numNulls, MinValue: lo.Bytes(), MaxValue: hi.Bytes()}
 	}
-	crc := crc32.Update(crc32.Update(0, crc32.IEEETable, c.defs), crc32.IEEETable, c.data)
 	header := format.PageHeader{
 		Type:                 format.DataPageV2,
 		UncompressedPageSize: int32(uncompressed),
-		CompressedPageSize:   int32(len(c.defs) + len(c.data)),
-		CRC:                  int32(crc),
+		CompressedPageSize:   int32(len(body)),
+		CRC:                  int32(crc32.ChecksumIEEE(body)),
 		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{
 			NumValues:                  int32(numValues),
 			NumNulls:                   int32(numNulls),
@@ -83,7 +93,7 @@ func (c *column) writePage() error {
 	if err != nil {
 		return err
 	}
-	c.pages.append(hdr, c.defs, c.data)
+	c.pages.add(hdr, body)
 
 	// parquet-go's recordPageStats.
 	if !c.bounds {
@@ -119,6 +129,7 @@ func (c *column) writePage() error {
 
 	c.i64, c.f64, c.i32, c.bools, c.levels = c.i64[:0], c.f64[:0], c.i32[:0], c.bools[:0], c.levels[:0]
 	c.nbools, c.rows = 0, 0
+	c.pageLo, c.pageHi = math.MaxInt32, math.MinInt32
 	return nil
 }
 
@@ -142,3 +153,8 @@ func (c *column) encodeHeader(h *format.PageHeader) ([]byte, error) {
 	}
 	return c.hdrBuf.Bytes(), nil
 }
+
+// compressBound is room enough for n bytes compressed by zstd, which adds
+// a frame header and three bytes per block of 128 KiB to what it cannot
+// shrink. A page that needs more is copied (slabs.add), not lost.
+func compressBound(n int) int { return n + n>>10 + 64 }

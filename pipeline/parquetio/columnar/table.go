@@ -18,13 +18,6 @@ type Table[T any] struct {
 	w      *Writer
 	fields []field
 	max    int64
-
-	// Scratch columns, reused from one Write to the next.
-	i64   []int64
-	i32   []int32
-	f64   []float64
-	bools []bool
-	strs  []string
 }
 
 // field is one struct field and the column it fills.
@@ -32,6 +25,18 @@ type field struct {
 	column int
 	offset uintptr
 	kind   reflect.Kind
+	// physical is the column's type that kind maps to.
+	physical parquet.Kind
+}
+
+// physicalKinds are the field kinds a Table writes and their columns'
+// physical types.
+var physicalKinds = map[reflect.Kind]parquet.Kind{
+	reflect.Int64:   parquet.Int64,
+	reflect.Int32:   parquet.Int32,
+	reflect.Float64: parquet.Double,
+	reflect.Bool:    parquet.Boolean,
+	reflect.String:  parquet.ByteArray,
 }
 
 // NewTable returns a Table of T's rows written to out with parquet-go's
@@ -59,15 +64,14 @@ func NewTable[T any](out io.Writer, options ...parquet.WriterOption) (*Table[T],
 		if !ok {
 			return nil, fmt.Errorf("columnar: field %s of %s: no column %q in its schema", f.Name, typ, name)
 		}
-		switch f.Type.Kind() {
-		case reflect.Int64, reflect.Int32, reflect.Float64, reflect.Bool, reflect.String:
-		default:
+		physical, ok := physicalKinds[f.Type.Kind()]
+		if !ok {
 			return nil, fmt.Errorf("columnar: field %s of %s: %s fields are not written", f.Name, typ, f.Type)
 		}
 		if f.Type.PkgPath() != "" {
 			return nil, fmt.Errorf("columnar: field %s of %s: named type %s is not written", f.Name, typ, f.Type)
 		}
-		t.fields = append(t.fields, field{column: leaf.ColumnIndex, offset: f.Offset, kind: f.Type.Kind()})
+		t.fields = append(t.fields, field{column: leaf.ColumnIndex, offset: f.Offset, kind: f.Type.Kind(), physical: physical})
 		seen[leaf.ColumnIndex] = true
 	}
 	if len(seen) != len(w.cols) {
@@ -91,48 +95,35 @@ func (t *Table[T]) Write(rows []T) error {
 	return nil
 }
 
-// write writes rows that fit in the current row group.
+// write writes rows that fit in the current row group. Each column reads
+// its field in the rows where it lies.
 func (t *Table[T]) write(rows []T) error {
 	n := len(rows)
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	size := unsafe.Sizeof(rows[0])
 	for _, f := range t.fields {
-		var err error
-		switch f.kind {
-		case reflect.Int64:
-			t.i64 = gather[int64](t.i64, base, size, f.offset, n)
-			err = t.w.Int64s(f.column, t.i64)
-		case reflect.Int32:
-			t.i32 = gather[int32](t.i32, base, size, f.offset, n)
-			err = t.w.Int32s(f.column, t.i32)
-		case reflect.Float64:
-			t.f64 = gather[float64](t.f64, base, size, f.offset, n)
-			err = t.w.Float64s(f.column, t.f64)
-		case reflect.Bool:
-			t.bools = gather[bool](t.bools, base, size, f.offset, n)
-			err = t.w.Bools(f.column, t.bools)
-		default:
-			t.strs = gather[string](t.strs, base, size, f.offset, n)
-			err = t.w.Strings(f.column, t.strs)
-		}
+		c, err := t.w.column(f.column, f.physical)
 		if err != nil {
 			return err
 		}
+		v := values{unsafe.Add(base, f.offset), size}
+		switch f.kind {
+		case reflect.Int64:
+			err = c.addInt64s(v, n)
+		case reflect.Int32:
+			err = c.addInt32s(v, n)
+		case reflect.Float64:
+			err = c.addFloat64s(v, n)
+		case reflect.Bool:
+			err = c.addBools(v, n)
+		default:
+			err = c.addStrings(v, n)
+		}
+		if err := t.w.check(c, n, err); err != nil {
+			return err
+		}
 	}
-	clear(t.strs) // hold no caller's strings past the call
 	return t.w.EndRows(n)
-}
-
-// gather copies the field at offset of n rows of size bytes from base
-// into dst.
-func gather[V any](dst []V, base unsafe.Pointer, size, offset uintptr, n int) []V {
-	dst = dst[:0]
-	p := unsafe.Add(base, offset)
-	for range n {
-		dst = append(dst, *(*V)(p))
-		p = unsafe.Add(p, size)
-	}
-	return dst
 }
 
 // Close writes the footer; it does not close the output.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -158,6 +159,7 @@ func newColumn(path []string, leaf parquet.LeafColumn, cfg *parquet.WriterConfig
 		Codec:        codecID,
 	}
 	c.hdrEnc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&c.hdrBuf))
+	c.pageLo, c.pageHi = math.MaxInt32, math.MinInt32 // no values yet
 	return c, nil
 }
 
@@ -206,39 +208,39 @@ func (w *Writer) check(c *column, n int, err error) error {
 }
 
 // add gives column i, if it holds kind, the values v.
-func add[V any](w *Writer, i int, kind parquet.Kind, v []V, appendTo func(*column, []V) error) error {
+func add[V any](w *Writer, i int, kind parquet.Kind, v []V, addTo func(*column, values, int) error) error {
 	c, err := w.column(i, kind)
 	if err != nil {
 		return err
 	}
-	return w.check(c, len(v), appendTo(c, v))
+	return w.check(c, len(v), addTo(c, sliceValues(v), len(v)))
 }
 
 // Int64s adds values to int64 column i.
 func (w *Writer) Int64s(i int, v []int64) error {
-	return add(w, i, parquet.Int64, v, (*column).appendInt64s)
+	return add(w, i, parquet.Int64, v, (*column).addInt64s)
 }
 
 // Float64s adds values to double column i.
 func (w *Writer) Float64s(i int, v []float64) error {
-	return add(w, i, parquet.Double, v, (*column).appendFloat64s)
+	return add(w, i, parquet.Double, v, (*column).addFloat64s)
 }
 
 // Int32s adds values to int32 column i.
 func (w *Writer) Int32s(i int, v []int32) error {
-	return add(w, i, parquet.Int32, v, (*column).appendInt32s)
+	return add(w, i, parquet.Int32, v, (*column).addInt32s)
 }
 
 // Bools adds values to boolean column i.
 func (w *Writer) Bools(i int, v []bool) error {
-	return add(w, i, parquet.Boolean, v, (*column).appendBools)
+	return add(w, i, parquet.Boolean, v, (*column).addBools)
 }
 
 // Strings adds values to dictionary-encoded byte-array column i. In an
 // optional column the empty string is null, as in a struct's optional
 // string field.
 func (w *Writer) Strings(i int, v []string) error {
-	return add(w, i, parquet.ByteArray, v, (*column).appendStrings)
+	return add(w, i, parquet.ByteArray, v, (*column).addStrings)
 }
 
 // EndRows ends n rows, which every column must have been given since the
