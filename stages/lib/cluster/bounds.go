@@ -108,10 +108,21 @@ type config struct {
 
 // of returns the configuration of row i of r's current chunk, resolving
 // it if it is new.
-func (m *configMemo) of(cl *Cluster, r *JobReader, i int) (config, error) {
+func (m *configMemo) of(cl *Cluster, r *JobReader, i int) (*config, error) {
 	pr, b := pairOf(r.modelCodes[i], r.precisions[i]), int(r.batches[i])
+	if pr < len(*m) && b < len((*m)[pr]) {
+		if c := &(*m)[pr][b]; c.seen {
+			return c, nil
+		}
+	}
+	return m.resolve(cl, r, i, pr, b)
+}
+
+// resolve is of for a configuration not seen before.
+func (m *configMemo) resolve(cl *Cluster, r *JobReader, i, pr, b int) (*config, error) {
 	if b >= maxCachedBatch {
-		return newConfig(cl, r, i)
+		c, err := newConfig(cl, r, i)
+		return &c, err
 	}
 	if *m == nil {
 		*m = make([][]config, len(cl.resolved))
@@ -121,14 +132,12 @@ func (m *configMemo) of(cl *Cluster, r *JobReader, i int) (config, error) {
 		tab = append(tab, make([]config, b+1-len(tab))...)
 		(*m)[pr] = tab
 	}
-	if !tab[b].seen {
-		c, err := newConfig(cl, r, i)
-		if err != nil {
-			return c, err
-		}
-		tab[b] = c
+	c, err := newConfig(cl, r, i)
+	if err != nil {
+		return nil, err
 	}
-	return tab[b], nil
+	tab[b] = c
+	return &tab[b], nil
 }
 
 // newConfig resolves the configuration of row i of r's current chunk on
