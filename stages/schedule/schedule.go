@@ -527,9 +527,10 @@ func (r *recorder) abort() {
 	r.batches.abort()
 }
 
-// record and batch fill the next row field by field: every field is set,
-// and a composite literal assigned to the row was built on the stack and
-// then copied, with write barriers, at some 10 ns a row.
+// record and batch fill the next row field by field, every field of it
+// (TestRecorderSetsEveryField): assigning a composite literal to the row
+// cost 115 instructions a trace row and 53 a devices row, field by field
+// 73 and 35 (cachegrind, fifo on a million jobs).
 func (r *recorder) record(x *sim.Record) error {
 	j := x.Job
 	t := r.trace.next()
