@@ -81,7 +81,7 @@ func (m *Sim) Fork(next func() (*Job, bool), emit func(*Record) error, mig Migra
 	for d := range s.devs {
 		c.device(&f.devs[d], &s.devs[d])
 	}
-	f.events = timers{slots: slices.Clone(s.events.slots), heap: append(make([]int32, 0, cap(s.events.heap)), s.events.heap...)}
+	f.events = s.events.clone()
 	f.seq, f.stamps, f.now = s.seq, s.stamps, s.now
 	f.transit = make([]transfer, len(s.transit))
 	for i, t := range s.transit {

@@ -8,15 +8,35 @@ import (
 
 // TestTimersAgainstASortedList sets, re-sets and pops slots at random and
 // checks every pop against the pending set kept as a plain list: the
-// earliest time first, ties in the order set, nothing stale.
+// earliest time first, ties in the order set, nothing stale. It runs on a
+// cluster of few slots, which are scanned, and on one of many, kept in a
+// heap; each is cloned midway, as Sim.Fork does, and the clone is checked
+// from there.
 func TestTimersAgainstASortedList(t *testing.T) {
-	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 1))
-		var tm timers
-		base := tm.init([]int{2, 1, 3})
-		if want := []int32{0, 3, 5}; !slices.Equal(base, want) {
-			t.Fatalf("slot bases %v, want %v", base, want)
+	for _, tt := range []struct {
+		lanes []int
+		base  []int32
+		small bool
+	}{
+		{[]int{2, 1, 3}, []int32{0, 3, 5}, true},
+		{[]int{7, 1, 12}, []int32{0, 8, 10}, false},
+	} {
+		for seed := range uint64(20) {
+			var tm timers
+			base := tm.init(tt.lanes)
+			if !slices.Equal(base, tt.base) || tm.small != tt.small {
+				t.Fatalf("lanes %v: slot bases %v (small %v), want %v (%v)", tt.lanes, base, tm.small, tt.base, tt.small)
+			}
+			checkTimers(t, &tm, seed)
 		}
+	}
+}
+
+// checkTimers runs TestTimersAgainstASortedList's steps on tm.
+func checkTimers(t *testing.T, tm *timers, seed uint64) {
+	t.Helper()
+	{
+		rng := rand.New(rand.NewPCG(seed, 1))
 		type pending struct {
 			slot int32
 			time float64
@@ -51,8 +71,18 @@ func TestTimersAgainstASortedList(t *testing.T) {
 			if got.time != want.time || got.seq != want.seq || got.pos != -1 {
 				t.Fatalf("seed %d step %d: popped %+v, want slot %d at %v (seq %d)", seed, step, *got, want.slot, want.time, want.seq)
 			}
-			if len(tm.heap) != len(ref) {
-				t.Fatalf("seed %d step %d: %d pending, want %d", seed, step, len(tm.heap), len(ref))
+			if tm.len() != len(ref) {
+				t.Fatalf("seed %d step %d: %d pending, want %d", seed, step, tm.len(), len(ref))
+			}
+			if step == 1000 {
+				// Go on with a clone: the original must not see its steps.
+				orig, before := *tm, slices.Clone(tm.slots)
+				defer func() {
+					if !slices.Equal(orig.slots, before) {
+						t.Errorf("seed %d: the clone's steps changed the original's slots", seed)
+					}
+				}()
+				*tm = tm.clone()
 			}
 		}
 	}

@@ -232,15 +232,16 @@ func (m *Sim) Step() (more bool, err error) {
 	}
 	if s.cfg.Machine != nil {
 		t := min(tArr, tIn, tLand, tSend)
-		if len(s.events.heap) > 0 {
-			t = min(t, s.events.slots[s.events.heap[0]].time)
+		if e, ok := s.events.next(); ok {
+			t = min(t, s.events.slots[e].time)
 		}
 		if m.waitReal(t) {
 			return m.sent()
 		}
 	}
+	first, pending := s.events.next()
 	switch {
-	case len(s.events.heap) > 0 && s.events.slots[s.events.heap[0]].time <= min(tArr, tIn, tLand, tSend):
+	case pending && s.events.slots[first].time <= min(tArr, tIn, tLand, tSend):
 		e := s.events.pop()
 		d, lane := int(e.dev), int(e.lane)
 		s.now = s.at(e.time)
