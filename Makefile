@@ -249,6 +249,12 @@ fingerprints: setup
 # mlsched, which hands it what needs them: they tripled its start-up
 # time); and mlsched-worker, beside them, which runs the stages' code when
 # a stage must run.
+#
+# The worker is built with profile-guided optimization: go build reads
+# cmd/mlsched-worker/default.pgo, a CPU profile of the stages' code (make
+# pgo), and inlines and devirtualizes its hot calls. make bench builds the
+# benchmarks with the same profile, so that they time the code the worker
+# runs.
 build: fingerprints
 	CGO_ENABLED=0 $(GO) build -tags lean -o $(BIN) ./cmd/mlsched
 	CGO_ENABLED=0 $(GO) build -o $(DIST) ./cmd/mlsched
@@ -324,9 +330,25 @@ test-distributed: setup distributed-tools
 test-distributed-bench: setup distributed-tools
 	DISTRIBUTED_TOOLS_BIN=$(CURDIR)/$(TOOLS_BIN) $(GO) test -count=1 -timeout 30m -tags distributed -run '^$$' -bench '^BenchmarkDistributed$$' -benchtime $(BENCHTIME) -count $(COUNT) ./cmd/mlsched/
 
-# bench runs every benchmark COUNT times; compare medians (the machine is noisy).
+# bench runs every benchmark COUNT times; compare medians (the machine is
+# noisy). They are built with the worker's profile (PGO, below).
 bench: build bench-tools
-	ONNXRUNTIME_LIB=$(CURDIR)/$(ORT_LIB) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) -benchmem $(BENCHPKG)
+	ONNXRUNTIME_LIB=$(CURDIR)/$(ORT_LIB) $(GO) test -pgo=$(CURDIR)/$(PGO) -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) -benchmem $(BENCHPKG)
+
+# pgo refreshes the profile the worker is built with: the CPU profiles of
+# every stage of a run of the default pipeline.yaml in a scratch store
+# (MLSCHED_DEBUG_CPUPROFILE), merged. It takes as long as make run. Rerun it
+# after a large change to the stages' hot code and commit the result: a
+# stale profile costs speed, never correctness (the build's output does
+# not depend on it).
+PGO := cmd/mlsched-worker/default.pgo
+.PHONY: pgo
+pgo: build
+	rm -rf .tools/pgo && mkdir -p .tools/pgo/profiles
+	MLSCHED_DEBUG_CPUPROFILE=$(CURDIR)/.tools/pgo/profiles ./$(BIN) --config $(CONFIG) --store .tools/pgo/store run
+	$(GO) tool pprof -proto .tools/pgo/profiles/*.pprof > $(PGO).tmp
+	mv $(PGO).tmp $(PGO)
+	rm -rf .tools/pgo
 
 clean:
 	rm -rf bin .tools
