@@ -339,8 +339,8 @@ bench: build bench-tools
 # every stage of a run of the default pipeline.yaml in a scratch store
 # (MLSCHED_DEBUG_CPUPROFILE), merged. It takes as long as make run. Rerun it
 # after a large change to the stages' hot code and commit the result: a
-# stale profile costs speed, never correctness (the build's output does
-# not depend on it).
+# stale profile costs speed, never correctness (no artifact depends on
+# it).
 PGO := cmd/mlsched-worker/default.pgo
 .PHONY: pgo
 pgo: build

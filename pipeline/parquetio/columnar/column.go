@@ -182,12 +182,13 @@ func (c *column) addFloat64s(v values, n int) error {
 		for k := range dst {
 			x := *(*float64)(q)
 			q = unsafe.Add(q, v.size)
-			if b := math.Float64bits(x); b == lastBits && lastIdx >= 0 {
+			b := math.Float64bits(x)
+			if b == lastBits && lastIdx >= 0 {
 				dst[k] = lastIdx
 				continue
 			}
 			dst[k] = c.float64Index(x)
-			lastBits, lastIdx = math.Float64bits(x), dst[k]
+			lastBits, lastIdx = b, dst[k]
 		}
 	})
 }
@@ -257,7 +258,7 @@ func appendBits(bools []byte, m int, word uint64, n int) ([]byte, int) {
 func (c *column) addStrings(v values, n int) error {
 	return c.inChunks(n, func(i, j int) {
 		if c.optional {
-			c.addOptionalStrings(v.at(i), v.size, j-i)
+			c.addOptionalStrings(values{v.at(i), v.size}, j-i)
 			return
 		}
 		dst := grow(&c.i32, j-i)
@@ -280,8 +281,8 @@ func (c *column) addStrings(v values, n int) error {
 
 // addOptionalStrings adds n ≤ 64 strings of an optional column, one of
 // parquet-go's slices of a write.
-func (c *column) addOptionalStrings(q unsafe.Pointer, size uintptr, n int) {
-	at := func(k int) string { return *(*string)(unsafe.Add(q, uintptr(k)*size)) }
+func (c *column) addOptionalStrings(v values, n int) {
+	at := func(k int) string { return *(*string)(v.at(k)) }
 	var nonEmpty uint64
 	for k := range n {
 		if at(k) != "" {

@@ -62,7 +62,7 @@ func (cl *Cluster) Scan(ctx context.Context, jobsPath string, limit int64) (*Sca
 			break
 		}
 		sc.jobs++
-		arrival := r.arrivals[i] / r.load
+		arrival := r.arrivalAt(i)
 		sc.lastArrival = arrival // the jobs come in arrival order
 		c, err := configs.of(cl, r, i)
 		if err != nil {
@@ -122,7 +122,10 @@ func (m *configMemo) of(cl *Cluster, r *JobReader, i int) (*config, error) {
 func (m *configMemo) resolve(cl *Cluster, r *JobReader, i, pr, b int) (*config, error) {
 	if b >= maxCachedBatch {
 		c, err := newConfig(cl, r, i)
-		return &c, err
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
 	}
 	if *m == nil {
 		*m = make([][]config, len(cl.resolved))

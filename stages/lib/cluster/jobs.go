@@ -186,9 +186,13 @@ func (r *JobReader) advance() (i int, ok bool, err error) {
 	return i, true, nil
 }
 
+// arrivalAt is row i's arrival time as simulated: the file's divided by the
+// load.
+func (r *JobReader) arrivalAt(i int) float64 { return r.arrivals[i] / r.load }
+
 // job fills j with row i of the current chunk.
 func (r *JobReader) job(i int, j *sim.Job) {
-	a := r.arrivals[i] / r.load
+	a := r.arrivalAt(i)
 	*j = sim.Job{
 		ID:        r.ids[i],
 		Arrival:   a,

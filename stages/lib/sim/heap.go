@@ -17,7 +17,7 @@ type timers struct {
 	slots []timer
 	heap  []int32 // slot numbers in heap order (more than smallTimers slots)
 
-	small   bool  // fewer than smallTimers slots: no heap
+	small   bool  // at most smallTimers slots: no heap
 	pending int   // pending slots, when small
 	first   int32 // the earliest pending slot when small and known, else -1
 }
