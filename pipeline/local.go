@@ -391,8 +391,8 @@ func (s *LocalStore) remove(dir, name string) error {
 // root/.memo/<stage>/ and are built in this process's directory in
 // root/.tmp.
 func (s *LocalStore) Memo(stage string, base KeyInputs) *Memo {
-	m := &Memo{stage: stage, base: base, root: filepath.Join(s.root, memoDir, stage)}
-	m.tmp, m.err = s.owned()
+	m := &Memo{stage: stage, base: base, root: filepath.Join(s.root, memoDir, stage), store: s}
+	m.tmp, m.err = s.ownDir()
 	return m
 }
 

@@ -55,6 +55,7 @@ type Memo struct {
 	stage     string
 	base      KeyInputs // the stage's key lines; Config is replaced per unit
 	root, tmp string
+	store     *LocalStore // the store whose .tmp builds entries; nil: tmp does
 	mu        sync.Mutex
 	used      []string
 	redone    []string // "key: why" for each damaged entry computed again
@@ -153,13 +154,7 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("memo: %w", err)
 	}
-	if err := os.MkdirAll(m.tmp, 0o755); err != nil {
-		return "", fmt.Errorf("memo: %w", err)
-	}
-	staging, err := os.MkdirTemp(m.tmp, "memo-"+key+"-")
-	if err == nil {
-		err = os.Chmod(staging, 0o755)
-	}
+	staging, err := m.scratch("memo-" + key)
 	if err != nil {
 		return "", fmt.Errorf("memo: %w", err)
 	}
@@ -192,10 +187,7 @@ func (m *Memo) get(key string, build func(dir string) error) (string, error) {
 // discard takes a damaged entry out of view by a rename into tmp, then
 // deletes it. An entry another run already took away is no error.
 func (m *Memo) discard(dir, key string) error {
-	if err := os.MkdirAll(m.tmp, 0o755); err != nil {
-		return err
-	}
-	trash, err := os.MkdirTemp(m.tmp, "damaged-"+key+"-")
+	trash, err := m.scratch("damaged-" + key)
 	if err != nil {
 		return err
 	}
@@ -204,6 +196,23 @@ func (m *Memo) discard(dir, key string) error {
 		return err
 	}
 	return nil
+}
+
+// scratch makes a fresh directory, whose name starts with prefix, where
+// the memo builds: in its store's scratch directory for this process (see
+// LocalStore.scratch), else in tmp.
+func (m *Memo) scratch(prefix string) (string, error) {
+	if m.store != nil {
+		return m.store.scratch(prefix)
+	}
+	if err := os.MkdirAll(m.tmp, 0o755); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(m.tmp, prefix+"-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
 }
 
 // Recomputed says which damaged entries Get removed and computed again,
@@ -326,9 +335,17 @@ type MemoSpec struct {
 	Tmp   string    `json:"tmp"`
 }
 
-// Spec describes the memo for a worker process.
+// Spec describes the memo for a worker process. Its entries are built in
+// this process's scratch directory of the store, which lasts while the
+// stage's staging directory is in it, that is while the worker runs.
 func (m *Memo) Spec() MemoSpec {
-	return MemoSpec{Stage: m.stage, Base: m.base, Root: m.root, Tmp: m.tmp}
+	tmp := m.tmp
+	if m.store != nil {
+		if own, err := m.store.ownDir(); err == nil {
+			tmp = own
+		}
+	}
+	return MemoSpec{Stage: m.stage, Base: m.base, Root: m.root, Tmp: tmp}
 }
 
 // open returns the memo a spec describes.

@@ -186,10 +186,10 @@ func (s *LocalStore) tmpRoot() (string, error) {
 }
 
 // owned returns this process's scratch directory in root/.tmp, making it
-// and taking its flock first if need be.
+// and taking its flock first if need be. The directory lasts only while
+// something is in it (see release): a caller must put what it makes
+// there under the same hold of s.mu, as scratch does.
 func (s *LocalStore) owned() (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.own != "" {
 		return s.own, nil
 	}
@@ -227,6 +227,14 @@ func (s *LocalStore) owned() (string, error) {
 	return "", fmt.Errorf("%s: could not make a scratch directory that stays", filepath.Join(s.root, tmpDir))
 }
 
+// ownDir is owned under s.mu: the directory as it is now, for a caller
+// that names it to another process rather than writing in it.
+func (s *LocalStore) ownDir() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owned()
+}
+
 // release removes this process's scratch directory if nothing is left in
 // it, and drops its flock; the next write makes another.
 func (s *LocalStore) release() {
@@ -243,8 +251,12 @@ func (s *LocalStore) release() {
 }
 
 // scratch creates a fresh directory, whose name starts with prefix, in
-// this process's directory in root/.tmp.
+// this process's directory in root/.tmp. It is made under s.mu, so that
+// another goroutine's release (an unlock while this one stages) never
+// removes the process's directory between finding it and filling it.
 func (s *LocalStore) scratch(prefix string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	own, err := s.owned()
 	if err != nil {
 		return "", err

@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -189,5 +191,61 @@ func symlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScratchSurvivesAnotherGoroutinesUnlock: a process that takes and
+// drops the store's lock in one goroutine (a worker pulling inputs) while
+// others stage versions and build memo entries (the stages it runs) never
+// has its scratch directory removed under them: every Begin and every
+// memo entry succeeds.
+func TestScratchSurvivesAnotherGoroutinesUnlock(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const rounds = 300
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*rounds)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		for range rounds {
+			unlock, err := s.Lock(ctx, "test", true, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			unlock()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := range rounds {
+			dir, err := s.Begin("stage", strconv.Itoa(i))
+			if err != nil {
+				errs <- fmt.Errorf("begin %d: %w", i, err)
+				continue
+			}
+			os.RemoveAll(dir)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		m := s.Memo("stage", KeyInputs{})
+		for i := range rounds {
+			_, err := m.Get("unit", nil, [][2]string{{"i", strconv.Itoa(i)}}, func(dir string) error {
+				return os.WriteFile(filepath.Join(dir, "x"), []byte{byte(i)}, 0o644)
+			})
+			if err != nil {
+				errs <- fmt.Errorf("memo entry %d: %w", i, err)
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -66,12 +66,15 @@ var task64 = strings.Repeat("ab", 32)
 func TestWorkflowRunsEachStageAndEndsWhenDone(t *testing.T) {
 	env := newWorkflowEnv(t)
 	var calls atomic.Int32
+	var idsMu sync.Mutex // the two activities run at once
 	ids := map[string]string{}
 	for _, stage := range []string{"a", "b"} {
 		env.OnActivity(ActivityName(stage), moq, moq).Return(func(ctx context.Context, req Request) (Reply, error) {
 			calls.Add(1)
 			info := activity.GetInfo(ctx)
+			idsMu.Lock()
 			ids[info.ActivityType.Name] = info.ActivityID
+			idsMu.Unlock()
 			return Reply{Result: strings.Repeat("0", 63) + req.Stage[:1]}, nil
 		})
 	}
@@ -250,10 +253,13 @@ func (u *inline) Stage(ctx context.Context, req Request) (Reply, error) {
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(runStage, workflow.RegisterOptions{Name: "test.stage"})
 	env.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
+	var crashedMu sync.Mutex // a stage's parts run at once
 	crashed := map[string]bool{}
 	env.RegisterActivityWithOptions(func(ctx context.Context, req Request) (Reply, error) {
 		r, err := u.wk.RunStage(ctx, req)
 		name := recordName("", req)
+		crashedMu.Lock()
+		defer crashedMu.Unlock()
 		if err == nil && u.crash && !crashed[name] {
 			crashed[name] = true
 			return Reply{}, errors.New("worker lost") // its reply never arrives
