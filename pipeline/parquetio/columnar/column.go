@@ -148,10 +148,17 @@ func sliceValues[V any](v []V) values {
 func (v values) at(i int) unsafe.Pointer { return unsafe.Add(v.p, uintptr(i)*v.size) }
 
 // copyValues copies len(dst) values starting at q.
+//
+// This loop and the others that read values one after another keep q
+// where it is and step an offset: a pointer stepped past the last value
+// would point beyond its allocation, which unsafe.Pointer's rules forbid
+// (the garbage collector may take it for another object's; the race
+// detector's checkptr stops on it).
 func copyValues[V any](dst []V, q unsafe.Pointer, size uintptr) {
+	var off uintptr
 	for k := range dst {
-		dst[k] = *(*V)(q)
-		q = unsafe.Add(q, size)
+		dst[k] = *(*V)(unsafe.Add(q, off))
+		off += size
 	}
 }
 
@@ -175,13 +182,13 @@ func (c *column) addFloat64s(v values, n int) error {
 			return
 		}
 		dst := grow(&c.i32, j-i)
-		q := v.at(i)
+		q, off := v.at(i), uintptr(0)
 		// A value mostly repeats the one before: that one is checked
 		// first, by its bits.
 		lastBits, lastIdx := uint64(0), int32(-1)
 		for k := range dst {
-			x := *(*float64)(q)
-			q = unsafe.Add(q, v.size)
+			x := *(*float64)(unsafe.Add(q, off))
+			off += v.size
 			b := math.Float64bits(x)
 			if b == lastBits && lastIdx >= 0 {
 				dst[k] = lastIdx
@@ -202,10 +209,10 @@ func (c *column) addInt32s(v values, n int) error {
 		dst := grow(&c.i32, j-i)
 		small := c.smallInt32s()
 		lo, hi := c.pageLo, c.pageHi
-		q := v.at(i)
+		q, off := v.at(i), uintptr(0)
 		for k := range dst {
-			x := *(*int32)(q)
-			q = unsafe.Add(q, v.size)
+			x := *(*int32)(unsafe.Add(q, off))
+			off += v.size
 			lo, hi = min(lo, x), max(hi, x)
 			// x-smallInt32Low wraps to a negative int32, and so to a
 			// large uint32, only for x too large for the table.
@@ -222,11 +229,11 @@ func (c *column) addInt32s(v values, n int) error {
 func (c *column) addBools(v values, n int) error {
 	return c.inChunks(n, func(i, j int) {
 		var word uint64 // the slice's values, one bit each
-		q := v.at(i)
+		q, off := v.at(i), uintptr(0)
 		for k := range j - i {
 			// A bool is one byte, 0 or 1.
-			word |= uint64(*(*uint8)(q)) << k
-			q = unsafe.Add(q, v.size)
+			word |= uint64(*(*uint8)(unsafe.Add(q, off))) << k
+			off += v.size
 		}
 		c.bools, c.nbools = appendBits(c.bools, c.nbools, word, j-i)
 	})
@@ -262,13 +269,13 @@ func (c *column) addStrings(v values, n int) error {
 			return
 		}
 		dst := grow(&c.i32, j-i)
-		q := v.at(i)
+		q, off := v.at(i), uintptr(0)
 		// A column's strings mostly repeat the one before: that one is
 		// checked first, by its pointer and length.
 		var last recentString
 		for k := range dst {
-			s := *(*string)(q)
-			q = unsafe.Add(q, v.size)
+			s := *(*string)(unsafe.Add(q, off))
+			off += v.size
 			if ptr := unsafe.StringData(s); ptr == last.ptr && len(s) == last.n && ptr != nil {
 				dst[k] = last.idx
 				continue
