@@ -24,18 +24,18 @@ type netMigrator struct {
 	cache     *placementnet.Cache // nil: off
 	audit     bool
 
-	// Scratch for a batch, allocated once: each decision's inputs, key and
-	// cached answer, and the points the network evaluates. z is a
-	// decision's standardized point, a field because the Evaluator's
-	// method would move a local one to the heap.
-	z      [sim.NumFeatures]float32
+	// Scratch for a batch, allocated once: each decision's inputs, their
+	// standardized point (with the cache: its key's, which the network
+	// then reads rather than standardizing again), key and cached answer,
+	// and the points the network evaluates, raw and standardized.
 	xs     [][sim.NumFeatures]float32
+	zs     [][sim.NumFeatures]float32
 	keys   []placementnet.Key
 	keyed  []bool
 	cached []float32
 	hit    []bool
 	eval   []int // the decisions of the batch the network evaluates
-	x      [][sim.NumFeatures]float32
+	x, z   [][sim.NumFeatures]float32
 	p      []float32
 	one    [1]sim.MigrationFeatures
 	oneOut [1]bool
@@ -129,9 +129,8 @@ func newNetMigrator(model []byte, l schedulespec.Learned) (*netMigrator, error) 
 	}
 	batch := l.Batch
 	m := &netMigrator{net: net, evaluator: l.Evaluator, cache: c, audit: l.Cache.Audit && c != nil, start: time.Now(),
-		xs: make([][sim.NumFeatures]float32, batch), keys: make([]placementnet.Key, batch), keyed: make([]bool, batch),
-		cached: make([]float32, batch), hit: make([]bool, batch), eval: make([]int, 0, batch),
-		x: make([][sim.NumFeatures]float32, batch), p: make([]float32, batch)}
+		eval: make([]int, 0, batch)}
+	m.grow(batch)
 	return m, nil
 }
 
@@ -202,8 +201,8 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 		m.hit[i], m.keyed[i] = false, false
 		if m.cache != nil {
 			t0 := m.now()
-			m.net.Standardize(&m.xs[i], &m.z)
-			if m.keys[i], m.keyed[i] = m.cache.Key(&m.z); m.keyed[i] {
+			m.net.Standardize(&m.xs[i], &m.zs[i])
+			if m.keys[i], m.keyed[i] = m.cache.Key(&m.zs[i]); m.keyed[i] {
 				if p, ok := m.cache.Get(m.keys[i]); ok {
 					m.stats.Cached.add(m.now() - t0)
 					m.stats.Hits++
@@ -215,7 +214,7 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 				}
 			}
 		}
-		m.x[len(m.eval)] = m.xs[i]
+		m.x[len(m.eval)], m.z[len(m.eval)] = m.xs[i], m.zs[i]
 		m.eval = append(m.eval, i)
 	}
 	if len(m.eval) == 0 {
@@ -225,7 +224,13 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 	for a := 0; a < len(m.eval); a += most {
 		b := min(a+most, len(m.eval))
 		t0 := m.now()
-		if err := m.net.Eval(m.x[a:b], m.p[a:b]); err != nil && m.err == nil {
+		var err error
+		if m.cache != nil {
+			err = m.net.EvalStandardized(m.x[a:b], m.z[a:b], m.p[a:b])
+		} else {
+			err = m.net.Eval(m.x[a:b], m.p[a:b])
+		}
+		if err != nil && m.err == nil {
 			m.err = fmt.Errorf("learned migration: %w", err)
 		}
 		d := m.now() - t0
@@ -268,10 +273,10 @@ func (m *netMigrator) grow(n int) {
 	if n <= len(m.xs) {
 		return
 	}
-	m.xs = make([][sim.NumFeatures]float32, n)
+	m.xs, m.zs = make([][sim.NumFeatures]float32, n), make([][sim.NumFeatures]float32, n)
 	m.keys, m.keyed = make([]placementnet.Key, n), make([]bool, n)
 	m.cached, m.hit = make([]float32, n), make([]bool, n)
-	m.x, m.p = make([][sim.NumFeatures]float32, n), make([]float32, n)
+	m.x, m.z, m.p = make([][sim.NumFeatures]float32, n), make([][sim.NumFeatures]float32, n), make([]float32, n)
 }
 
 // referred is how many of the points the Go forward pass evaluated lay so

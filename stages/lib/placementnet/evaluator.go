@@ -17,6 +17,12 @@ type Evaluator interface {
 	// columns of sim.FeatureNames) into p, as long as x, for at most
 	// MaxBatch points.
 	Eval(x [][sim.NumFeatures]float32, p []float32) error
+	// EvalStandardized is Eval for points whose Standardize the caller
+	// has already computed, z[i] of x[i] (for a Cache's key, say): an
+	// Evaluator whose first layer reads z (GoNetwork) does not
+	// standardize them again, one whose graph standardizes its own input
+	// (Network) reads x. Its answers are Eval's, to the bit.
+	EvalStandardized(x, z [][sim.NumFeatures]float32, p []float32) error
 	// MaxBatch is the most points one Eval takes.
 	MaxBatch() int
 	// Standardize writes into z what the network's first layer reads for
@@ -73,6 +79,21 @@ func (g *Guarded) Eval(x [][sim.NumFeatures]float32, p []float32) error {
 	if err := g.fast.Eval(x, p); err != nil {
 		return err
 	}
+	return g.guard(x, p)
+}
+
+// EvalStandardized is Eval with fast reading z; the points exact answers
+// go to it as x.
+func (g *Guarded) EvalStandardized(x, z [][sim.NumFeatures]float32, p []float32) error {
+	if err := g.fast.EvalStandardized(x, z, p); err != nil {
+		return err
+	}
+	return g.guard(x, p)
+}
+
+// guard replaces fast's probability p[i] of each point x[i] within
+// GuardBand of the threshold (or NaN) with exact's.
+func (g *Guarded) guard(x [][sim.NumFeatures]float32, p []float32) error {
 	for i, v := range p {
 		if d := v - g.threshold; d > GuardBand || d < -GuardBand {
 			continue

@@ -28,6 +28,12 @@ func (e *tableEvaluator) Eval(x [][sim.NumFeatures]float32, p []float32) error {
 	}
 	return nil
 }
+
+// EvalStandardized answers from z, as a network whose first layer reads
+// the standardized point does.
+func (e *tableEvaluator) EvalStandardized(_, z [][sim.NumFeatures]float32, p []float32) error {
+	return e.Eval(z, p)
+}
 func (e *tableEvaluator) MaxBatch() int                              { return 32 }
 func (e *tableEvaluator) Standardize(x, z *[sim.NumFeatures]float32) { *z = *x }
 func (e *tableEvaluator) Close() error                               { e.closed = true; return nil }
@@ -35,8 +41,9 @@ func (e *tableEvaluator) Close() error                               { e.closed 
 // TestGuardedDecidesAsExact: a fast evaluator off the exact one by up to
 // nine tenths of GuardBand either way, on points spread over [0, 1] and
 // crowded about the threshold, gives the exact one's decision for every
-// point; only the points within GuardBand of the threshold, or NaN, go to
-// the exact one, which is loaded once, on the first of them.
+// point, through Eval and EvalStandardized alike; only the points within
+// GuardBand of the threshold, or NaN, go to the exact one, as the raw
+// point, and it is loaded once, on the first of them.
 func TestGuardedDecidesAsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	x := make([][sim.NumFeatures]float32, 20_000)
@@ -49,14 +56,25 @@ func TestGuardedDecidesAsExact(t *testing.T) {
 		x[i][1] = float32(r.Float64()*1.8 - 0.9) // the fast one's error, in GuardBands
 	}
 	x[17][0] = float32(math.NaN())
-	exact := &tableEvaluator{noise: func(*[sim.NumFeatures]float32) float32 { return 0 }}
+	// Every other batch goes through EvalStandardized, with z marked in
+	// feature 2: exact must be asked about x, never z.
+	z := make([][sim.NumFeatures]float32, len(x))
+	for i := range x {
+		z[i] = x[i]
+		z[i][2] = 1
+	}
+	exact := &tableEvaluator{noise: func(x *[sim.NumFeatures]float32) float32 { return 100 * x[2] }}
 	fast := &tableEvaluator{noise: func(x *[sim.NumFeatures]float32) float32 { return x[1] * GuardBand }}
 	loads := 0
 	g := NewGuarded(fast, func() (Evaluator, error) { loads++; return exact, nil }, 0.5)
 	got, want := make([]float32, len(x)), make([]float32, len(x))
 	for i := 0; i < len(x); i += 7 {
 		j := min(i+7, len(x))
-		if err := g.Eval(x[i:j], got[i:j]); err != nil {
+		eval := g.Eval
+		if i%14 == 7 {
+			eval = func(x [][sim.NumFeatures]float32, p []float32) error { return g.EvalStandardized(x, z[i:j], p) }
+		}
+		if err := eval(x[i:j], got[i:j]); err != nil {
 			t.Fatal(err)
 		}
 	}

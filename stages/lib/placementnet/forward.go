@@ -129,17 +129,41 @@ func (n *GoNetwork) Standardize(x, z *[sim.NumFeatures]float32) { n.norm.apply(x
 // into p, which must be as long as x, at most MaxBatch points. It
 // allocates nothing.
 func (n *GoNetwork) Eval(x [][sim.NumFeatures]float32, p []float32) error {
-	switch b := len(x); {
-	case len(p) != b:
-		return fmt.Errorf("serving: eval: %d points but room for %d probabilities", b, len(p))
-	case b > n.maxBatch:
-		return fmt.Errorf("serving: eval: %d points, at most %d at once", b, n.maxBatch)
-	case n.closed:
-		return errors.New("serving: eval: network is closed")
+	if err := n.check(len(x), len(p)); err != nil {
+		return err
 	}
 	for i := range x {
 		n.norm.apply(&x[i], &n.z)
 		p[i] = n.forward(&n.z)
+	}
+	return nil
+}
+
+// EvalStandardized is Eval from z, the points' Standardize: x is not
+// read.
+func (n *GoNetwork) EvalStandardized(x, z [][sim.NumFeatures]float32, p []float32) error {
+	if len(z) != len(x) {
+		return fmt.Errorf("serving: eval: %d points but %d standardized", len(x), len(z))
+	}
+	if err := n.check(len(x), len(p)); err != nil {
+		return err
+	}
+	for i := range z {
+		p[i] = n.forward(&z[i])
+	}
+	return nil
+}
+
+// check refuses an Eval of b points into p probabilities that the
+// network cannot make.
+func (n *GoNetwork) check(b, p int) error {
+	switch {
+	case p != b:
+		return fmt.Errorf("serving: eval: %d points but room for %d probabilities", b, p)
+	case b > n.maxBatch:
+		return fmt.Errorf("serving: eval: %d points, at most %d at once", b, n.maxBatch)
+	case n.closed:
+		return errors.New("serving: eval: network is closed")
 	}
 	return nil
 }

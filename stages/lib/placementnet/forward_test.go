@@ -59,7 +59,7 @@ func widePoints(n int, seed uint64) [][sim.NumFeatures]float32 {
 // and a Synthetic one) on the held-out decisions and on 50,000 wide
 // points, in batches of every size from 1 to 32: every probability
 // within 1e-5 of onnxruntime's, which GuardBand, a hundred times wider,
-// rests on.
+// rests on; and each's EvalStandardized the same to the bit as its Eval.
 func TestGoNetworkMatchesNetwork(t *testing.T) {
 	orttest.Require(t)
 	synthetic, err := Synthetic(5)
@@ -88,6 +88,13 @@ func TestGoNetworkMatchesNetwork(t *testing.T) {
 		for _, pts := range points {
 			t.Run(m.name+"/"+pts.name, func(t *testing.T) {
 				want, got := make([]float32, len(pts.x)), make([]float32, len(pts.x))
+				wantZ, gotZ := make([]float32, len(pts.x)), make([]float32, len(pts.x))
+				// Each reads only what its first layer needs: the other
+				// argument is all zeros.
+				z, zeros := make([][sim.NumFeatures]float32, len(pts.x)), make([][sim.NumFeatures]float32, len(pts.x))
+				for i := range z {
+					fast.Standardize(&pts.x[i], &z[i])
+				}
 				for i, b := 0, 1; i < len(pts.x); i, b = i+b, b%32+1 {
 					j := min(i+b, len(pts.x))
 					if err := exact.Eval(pts.x[i:j], want[i:j]); err != nil {
@@ -95,6 +102,19 @@ func TestGoNetworkMatchesNetwork(t *testing.T) {
 					}
 					if err := fast.Eval(pts.x[i:j], got[i:j]); err != nil {
 						t.Fatal(err)
+					}
+					if err := exact.EvalStandardized(pts.x[i:j], zeros[i:j], wantZ[i:j]); err != nil {
+						t.Fatal(err)
+					}
+					if err := fast.EvalStandardized(zeros[i:j], z[i:j], gotZ[i:j]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// From the standardized points each answers as from the
+				// raw ones, to the bit (NaN as NaN).
+				for i := range got {
+					if math.Float32bits(gotZ[i]) != math.Float32bits(got[i]) || math.Float32bits(wantZ[i]) != math.Float32bits(want[i]) {
+						t.Errorf("point %d: EvalStandardized Go %v onnxruntime %v, Eval Go %v onnxruntime %v", i, gotZ[i], wantZ[i], got[i], want[i])
 					}
 				}
 				var worst float64

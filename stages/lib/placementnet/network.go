@@ -140,6 +140,15 @@ func (n *Network) Eval(x [][sim.NumFeatures]float32, p []float32) error {
 	return nil
 }
 
+// EvalStandardized is Eval: onnxruntime's graph standardizes x itself,
+// and z is not read.
+func (n *Network) EvalStandardized(x, z [][sim.NumFeatures]float32, p []float32) error {
+	if len(z) != len(x) {
+		return fmt.Errorf("serving: eval: %d points but %d standardized", len(x), len(z))
+	}
+	return n.Eval(x, p)
+}
+
 // Standardize writes into z what the network's first layer reads for the
 // point x: (asinh(x × scale) − mean) / std per feature, with the graph's
 // scale, mean and std, in float32 as the graph computes it (the product
