@@ -17,7 +17,7 @@ const (
 	DefaultCacheSize = 4096
 )
 
-// maxCacheSize bounds CacheOptions.Size, at 64 MiB of cells and 8 MiB of
+// maxCacheSize bounds CacheOptions.Size, at 56 MiB of cells and 16 MiB of
 // table: a cache is meant to hold a simulation's recurring states, not
 // all of them.
 const maxCacheSize = 1 << 20
@@ -58,14 +58,17 @@ type Cache struct {
 	slots      []slot
 	head, tail int32
 	// table finds a key's slot: open addressing with linear probing, at
-	// most half full, each entry a slot index or none. A Go map keyed by
+	// most half full, each entry a slot index (or none) and the low 32
+	// bits of its key's hash, so that a probe past another key, and the
+	// shifting of a probe run, read the table alone rather than a slot
+	// elsewhere in memory. A Go map keyed by
 	// Key allocates nothing to look up, but under a steady stream of
 	// deletes and inserts it now and then grows or rehashes (5 to 36
 	// allocations per 100,000 evictions on go1.26), which a hot path that
 	// promises no allocation cannot have; a table of fixed size never does,
 	// and has no tombstones to clean because deletion shifts the probe run
 	// back.
-	table []int32
+	table []entry
 	mask  uint64
 	stats CacheStats
 }
@@ -73,9 +76,17 @@ type Cache struct {
 // slot is one remembered cell.
 type slot struct {
 	key        Key
-	hash       uint64
+	hash       uint32 // the low bits of hashKey(key), as in its entry
 	p          float32
 	prev, next int32
+}
+
+// entry is a position of the table: the slot it finds (none: empty) and
+// the low 32 bits of that slot's key's hash, which hold its home position
+// (the table has at most 2²¹ positions).
+type entry struct {
+	slot int32
+	hash uint32
 }
 
 // none is the nil slot index.
@@ -101,12 +112,12 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 		slots: make([]slot, 0, opts.Size),
 		head:  none,
 		tail:  none,
-		table: make([]int32, 2<<bits.Len(uint(opts.Size-1))),
+		table: make([]entry, 2<<bits.Len(uint(opts.Size-1))),
 		stats: CacheStats{Size: opts.Size},
 	}
 	c.mask = uint64(len(c.table) - 1)
 	for i := range c.table {
-		c.table[i] = none
+		c.table[i].slot = none
 	}
 	return c, nil
 }
@@ -164,10 +175,10 @@ func (c *Cache) Put(k Key, p float32) {
 		c.remove(i)
 		c.stats.Evictions++
 	}
-	c.slots[i] = slot{key: k, hash: h, p: p, prev: none, next: none}
+	c.slots[i] = slot{key: k, hash: uint32(h), p: p, prev: none, next: none}
 	// Find again: the removal may have shifted k's probe run.
 	_, at := c.find(&k, h)
-	c.table[at] = i
+	c.table[at] = entry{slot: i, hash: uint32(h)}
 	c.pushFront(i)
 }
 
@@ -220,12 +231,13 @@ func (c *Cache) pushFront(i int32) {
 }
 
 // find returns the slot holding k, whose hash is h, and its position in
-// the table, or none and the empty position where k would go.
+// the table, or none and the empty position where k would go. Only h's
+// low 32 bits are read: they hold the position, the mask being narrower.
 func (c *Cache) find(k *Key, h uint64) (int32, uint64) {
 	for at := h & c.mask; ; at = (at + 1) & c.mask {
-		i := c.table[at]
-		if i == none || (c.slots[i].hash == h && c.slots[i].key == *k) {
-			return i, at
+		e := c.table[at]
+		if e.slot == none || (e.hash == uint32(h) && c.slots[e.slot].key == *k) {
+			return e.slot, at
 		}
 	}
 }
@@ -234,18 +246,18 @@ func (c *Cache) find(k *Key, h uint64) (int32, uint64) {
 // run back into the gap so that every key stays reachable from its home
 // position without a gap in between.
 func (c *Cache) remove(i int32) {
-	_, gap := c.find(&c.slots[i].key, c.slots[i].hash)
-	for at := (gap + 1) & c.mask; c.table[at] != none; at = (at + 1) & c.mask {
+	_, gap := c.find(&c.slots[i].key, uint64(c.slots[i].hash))
+	for at := (gap + 1) & c.mask; c.table[at].slot != none; at = (at + 1) & c.mask {
 		// The entry at at may fill the gap unless its home lies
 		// cyclically in (gap, at]: moving it before its home would hide
 		// it from find.
-		home := c.slots[c.table[at]].hash & c.mask
+		home := uint64(c.table[at].hash) & c.mask
 		if (at-home)&c.mask >= (at-gap)&c.mask {
 			c.table[gap] = c.table[at]
 			gap = at
 		}
 	}
-	c.table[gap] = none
+	c.table[gap].slot = none
 }
 
 // hashKey mixes the cell's coordinates into 64 bits whose low bits, which

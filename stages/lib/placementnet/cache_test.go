@@ -150,16 +150,20 @@ func order(t *testing.T, c *Cache) []int32 {
 		t.Fatalf("recency list is %v forwards but %v backwards", fwd, back)
 	}
 	var entries int
-	for _, i := range c.table {
-		if i != none {
-			entries++
+	for at, e := range c.table {
+		if e.slot == none {
+			continue
+		}
+		entries++
+		if h := hashKey(&c.slots[e.slot].key); e.hash != uint32(h) || c.slots[e.slot].hash != uint32(h) {
+			t.Fatalf("table position %d: hash %08x for slot %d, whose key's is %08x (the slot says %08x)", at, e.hash, e.slot, uint32(h), c.slots[e.slot].hash)
 		}
 	}
 	if len(fwd) != entries || len(fwd) != len(c.slots) {
 		t.Fatalf("recency list holds %d cells, the table %d, the slots %d", len(fwd), entries, len(c.slots))
 	}
 	for i := range c.slots {
-		if got, _ := c.find(&c.slots[i].key, c.slots[i].hash); got != int32(i) {
+		if got, _ := c.find(&c.slots[i].key, hashKey(&c.slots[i].key)); got != int32(i) {
 			t.Fatalf("slot %d's key %v is found at slot %d", i, c.slots[i].key, got)
 		}
 	}
