@@ -336,6 +336,7 @@ func askedDecisions(b *testing.B, cfg Config, in Inputs) [][]sim.MigrationFeatur
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer cl.Close()
 	reps, err := replications(context.Background(), cfg, cl, in)
 	if err != nil {
 		b.Fatal(err)

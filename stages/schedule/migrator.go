@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/mlsched/mlsched/stages/lib/placementnet"
@@ -41,6 +42,11 @@ type netMigrator struct {
 	oneOut [1]bool
 
 	stats servingStats
+	// pool lends the migrator to one simulation after another (nil: made
+	// for one); referredBefore is what its guard had referred before this
+	// simulation.
+	pool           *migratorPool
+	referredBefore int64
 	// start is when the migrator was made: now reads the monotonic clock
 	// from it, one clock read where time.Now makes two, in a path whose
 	// every step is counted in tens of nanoseconds.
@@ -279,16 +285,98 @@ func (m *netMigrator) grow(n int) {
 	m.x, m.z, m.p = make([][sim.NumFeatures]float32, n), make([][sim.NumFeatures]float32, n), make([]float32, n)
 }
 
-// referred is how many of the points the Go forward pass evaluated lay so
-// close to the threshold that onnxruntime answered them too
-// (placementnet.Guarded), and false for an evaluator without a guard.
+// referred is how many of the points the Go forward pass evaluated in
+// this simulation lay so close to the threshold that onnxruntime answered
+// them too (placementnet.Guarded), and false for an evaluator without a
+// guard.
 func (m *netMigrator) referred() (int64, bool) {
 	g, ok := m.net.(*placementnet.Guarded)
 	if !ok {
 		return 0, false
 	}
-	return g.Referred(), true
+	return g.Referred() - m.referredBefore, true
 }
 
 // close frees the network's session.
 func (m *netMigrator) close() error { return m.net.Close() }
+
+// release ends the migrator's simulation: a pool's migrator goes back to
+// it, unless its network failed; any other is closed (a failed one of a
+// pool is closed again by the pool, which does nothing).
+func (m *netMigrator) release() error {
+	if m.pool == nil || m.err != nil {
+		return m.close()
+	}
+	m.pool.put(m)
+	return nil
+}
+
+// reset readies a migrator for another simulation, as newNetMigrator made
+// it: an empty cache, no counts, no error. What it keeps changes no
+// answer: the network, its memo of standardized inputs (a pure function's
+// values) and the guard's onnxruntime session, if a decision loaded it.
+func (m *netMigrator) reset() {
+	if m.cache != nil {
+		m.cache.Reset()
+	}
+	m.stats, m.err = servingStats{}, nil
+	if g, ok := m.net.(*placementnet.Guarded); ok {
+		m.referredBefore = g.Referred()
+	}
+	m.start = time.Now()
+}
+
+// migratorPool lends the learned policy's migrators to the stage's
+// simulations, one simulation at a time each, so that the network is
+// parsed, its cache allocated and its guard's onnxruntime session loaded
+// once per simulation running at once rather than once per simulation: a
+// default run's twenty replications load onnxruntime in about half of
+// them, at half a millisecond each.
+type migratorPool struct {
+	model []byte
+	l     schedulespec.Learned
+	mu    sync.Mutex
+	free  []*netMigrator
+	made  []*netMigrator // every migrator the pool made, to close
+}
+
+// get lends a migrator: a free one reset, or a new one.
+func (p *migratorPool) get() (*netMigrator, error) {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		m := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		m.reset()
+		return m, nil
+	}
+	p.mu.Unlock()
+	m, err := newNetMigrator(p.model, p.l)
+	if err != nil {
+		return nil, err
+	}
+	m.pool = p
+	p.mu.Lock()
+	p.made = append(p.made, m)
+	p.mu.Unlock()
+	return m, nil
+}
+
+// put takes back a migrator whose simulation is over.
+func (p *migratorPool) put(m *netMigrator) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, m)
+}
+
+// close closes every migrator the pool made; none may be lent then.
+func (p *migratorPool) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for _, m := range p.made {
+		errs = append(errs, m.close())
+	}
+	p.made, p.free = nil, nil
+	return errors.Join(errs...)
+}

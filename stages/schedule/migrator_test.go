@@ -5,8 +5,10 @@ import (
 	"context"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -166,4 +168,99 @@ func sameFiles(t *testing.T, a, b string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMigratorPoolLendsAsNew: a migrator the pool lends a second time,
+// after a simulation's decisions, answers the next simulation's as a new
+// one does, with the same counts and the guard's referrals of that
+// simulation alone; the pool's close closes it.
+func TestMigratorPoolLendsAsNew(t *testing.T) {
+	lib, src := orttest.Library(t)
+	if _, err := ort.Init(lib, src); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	job := &sim.Job{ID: 1, Deadline: 2}
+	batches := make([][]sim.MigrationFeatures, 300)
+	for i := range batches {
+		batches[i] = make([]sim.MigrationFeatures, 1+r.IntN(8))
+		for k := range batches[i] {
+			batches[i][k] = sim.MigrationFeatures{Job: job, FromBusy: float64(r.IntN(3)) / 2, FromQueued: r.IntN(6), FromBacklog: 0.01 * float64(r.IntN(20)),
+				PredictFrom: 0.002 * float64(1+r.IntN(30)), PredictTo: 0.002 * float64(1+r.IntN(30)), Now: 1}
+		}
+	}
+	type served struct {
+		out                                               []bool
+		decisions, calls, evaluated, hits, changed, refer int64
+	}
+	simulate := func(t *testing.T, m *netMigrator) served {
+		var s served
+		for _, fs := range batches {
+			out := make([]bool, len(fs))
+			m.MigrateBatch(fs, out)
+			s.out = append(s.out, out...)
+		}
+		if m.err != nil {
+			t.Fatal(m.err)
+		}
+		s.refer, _ = m.referred()
+		st := m.stats
+		s.decisions, s.calls, s.evaluated, s.hits, s.changed = st.Decisions, st.Calls, st.Evaluated, st.Hits, st.Changed
+		return s
+	}
+	for _, network := range []struct{ name, path string }{{"trained", "testdata/placement.onnx"}, {"at the threshold", constantNetwork(t, 0)}} {
+		t.Run(network.name, func(t *testing.T) {
+			model, err := os.ReadFile(network.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := schedulespec.Learned{Evaluator: schedulespec.EvaluatorGo, Batch: 8, Cache: schedulespec.Cache{Size: 16, Step: 0.1, Audit: true}}
+			pool := &migratorPool{model: model, l: l}
+			first, err := pool.get()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := simulate(t, first)
+			if err := first.release(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := pool.get()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again != first {
+				t.Fatal("the pool made a second migrator while the first was free")
+			}
+			b := simulate(t, again)
+			fresh, err := newNetMigrator(model, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fresh.close()
+			want := simulate(t, fresh)
+			for name, got := range map[string]served{"first": a, "lent again": b} {
+				if !slices.Equal(got.out, want.out) || got.decisions != want.decisions || got.calls != want.calls || got.evaluated != want.evaluated ||
+					got.hits != want.hits || got.changed != want.changed || got.refer != want.refer {
+					t.Errorf("%s: %d decisions, %d calls, %d evaluated, %d hits, %d changed, %d referred; a new migrator %d, %d, %d, %d, %d, %d (same answers: %v)",
+						name, got.decisions, got.calls, got.evaluated, got.hits, got.changed, got.refer,
+						want.decisions, want.calls, want.evaluated, want.hits, want.changed, want.refer, slices.Equal(got.out, want.out))
+				}
+			}
+			if want.hits == 0 || want.hits == want.decisions {
+				t.Errorf("%d hits of %d decisions: the batches should hit the cache sometimes", want.hits, want.decisions)
+			}
+			if network.name == "at the threshold" && want.refer != want.evaluated {
+				t.Errorf("%d of %d points referred, want all", want.refer, want.evaluated)
+			}
+			again.release()
+			if err := pool.close(); err != nil {
+				t.Fatal(err)
+			}
+			out := make([]bool, 1)
+			again.MigrateBatch(batches[0][:1], out)
+			if again.err == nil {
+				t.Error("a migrator of a closed pool still evaluates")
+			}
+		})
+	}
 }

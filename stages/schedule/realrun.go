@@ -94,7 +94,7 @@ type variant struct {
 // unless the memo has the run, then simulates the same slice, and writes
 // real/ into out.Dir. It runs before any simulation, so that nothing else
 // uses the cores while it measures.
-func runReal(ctx context.Context, cfg Config, cat *catalog.Catalog, samples []profilespec.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) error {
+func runReal(ctx context.Context, cfg Config, cat *catalog.Catalog, samples []profilespec.Sample, table *servicetime.Table, seed int64, in Inputs, out Output, note func(k, v string)) (err error) {
 	if !RunsReal(cfg) {
 		return nil
 	}
@@ -132,6 +132,11 @@ func runReal(ctx context.Context, cfg Config, cat *catalog.Catalog, samples []pr
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if cerr := cl.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	if _, err := ort.Init(in.ORTLib, in.ORTSource); err != nil {
 		return fmt.Errorf("schedule.real: %w", err)
 	}
@@ -455,7 +460,7 @@ func (r *realRunner) simConfig(spec string, rec *recorder, x sim.Machine, v vari
 	}
 	done := func() {
 		if mig, ok := b.Migrator.(*netMigrator); ok {
-			mig.close()
+			mig.release()
 		}
 	}
 	return b.Config, done, nil

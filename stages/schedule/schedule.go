@@ -111,7 +111,7 @@ const rowBuffer = 256
 // streaming the jobs file on its own. Run returns ctx.Err() soon after ctx
 // is cancelled; on any error the output directory holds partial files,
 // which the runner discards.
-func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) error {
+func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) (err error) {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("schedule: invalid config: %w", err)
 	}
@@ -131,6 +131,11 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) err
 	if err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
+	defer func() {
+		if cerr := cl.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("schedule: %w", cerr)
+		}
+	}()
 	var notesMu sync.Mutex
 	note := func(k, v string) {
 		if out.Notes != nil {
@@ -406,7 +411,7 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 	}
 	mig, _ := b.Migrator.(*netMigrator)
 	if mig != nil {
-		defer mig.close()
+		defer mig.release()
 	}
 	stats, err := sim.Run(b.Config, next, emit)
 	if err == nil && mig != nil {

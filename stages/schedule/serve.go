@@ -63,10 +63,11 @@ func loadPlacement(cl *cluster.Cluster, cfg Config, in Inputs) error {
 	if err != nil {
 		return fmt.Errorf("schedule.learned.cost: %w", err)
 	}
-	l := cfg.Learned
+	pool := &migratorPool{model: model, l: cfg.Learned}
 	cl.Serve(cluster.Serving{
-		NewMigrator: func() (sim.Migrator, error) { return newNetMigrator(model, l) },
+		NewMigrator: func() (sim.Migrator, error) { return pool.get() },
 		Cost:        cost,
+		Close:       pool.close,
 	})
 	return nil
 }

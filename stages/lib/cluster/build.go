@@ -21,6 +21,9 @@ type Serving struct {
 	// Cost is what a batch of decisions takes on the simulated clock
 	// (schedule.learned.cost; see DecisionCost).
 	Cost Charge
+	// Close frees what the migrators hold once no simulation runs (nil:
+	// nothing); Cluster.Close calls it.
+	Close func() error
 }
 
 // Charge is what the simulated clock charges a batch of the learned
@@ -44,6 +47,15 @@ func (ch Charge) Quantile(n int, q float64) float64 { return ch.Latency(n, q) }
 // Serve sets how the learned policy's decisions are served. Call it before
 // any simulation is built.
 func (c *Cluster) Serve(s Serving) { c.serving = s }
+
+// Close frees what serving the learned policy holds (Serving.Close),
+// once every simulation of the cluster is over.
+func (c *Cluster) Close() error {
+	if c.serving.Close == nil {
+		return nil
+	}
+	return c.serving.Close()
+}
 
 // Simulation is what varies between the simulations of one cluster: the
 // policy, the seeds, the predictions, and how the batches run. The rest

@@ -182,6 +182,17 @@ func (c *Cache) Put(k Key, p float32) {
 	c.pushFront(i)
 }
 
+// Reset empties the cache, as NewCache made it, keeping its storage: a
+// cache reset answers and counts as a new one would.
+func (c *Cache) Reset() {
+	c.slots = c.slots[:0]
+	c.head, c.tail = none, none
+	for i := range c.table {
+		c.table[i].slot = none
+	}
+	c.stats = CacheStats{Size: c.stats.Size}
+}
+
 // Stats returns the cache's counts.
 func (c *Cache) Stats() CacheStats {
 	s := c.stats

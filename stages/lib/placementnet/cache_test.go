@@ -215,20 +215,28 @@ func TestCacheLRU(t *testing.T) {
 // TestCacheMatchesReference plays a long seeded sequence of calls on the
 // cache and on a plain slice kept in recency order, and requires the same
 // answers and counts: the cache is an LRU and its answers depend on the
-// calls alone.
+// calls alone, a cache that was used and Reset as a new one's.
 func TestCacheMatchesReference(t *testing.T) {
 	tests := []struct{ size, keys int }{{1, 3}, {8, 20}, {64, 200}, {100, 101}}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d cells, %d keys", tt.size, tt.keys), func(t *testing.T) {
-			checkReference(t, tt.size, tt.keys)
+			checkReference(t, mustCache(t, CacheOptions{Size: tt.size}), tt.size, tt.keys)
+		})
+		t.Run(fmt.Sprintf("%d cells, %d keys, reset", tt.size, tt.keys), func(t *testing.T) {
+			c := mustCache(t, CacheOptions{Size: tt.size})
+			for i := range 3 * tt.size {
+				c.Put(keyOf(int32(i)), float32(i))
+				c.Get(keyOf(int32(i / 2)))
+			}
+			c.Reset()
+			checkReference(t, c, tt.size, tt.keys)
 		})
 	}
 }
 
-// checkReference plays 100,000 seeded calls over keys keys on a cache of
-// size cells and on the reference.
-func checkReference(t *testing.T, size, keys int) {
-	c := mustCache(t, CacheOptions{Size: size})
+// checkReference plays 100,000 seeded calls over keys keys on c, a cache
+// of size cells, and on the reference.
+func checkReference(t *testing.T, c *Cache, size, keys int) {
 	type entry struct {
 		key int32
 		p   float32
