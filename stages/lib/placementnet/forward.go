@@ -193,7 +193,13 @@ func (n *GoNetwork) forward(z *[sim.NumFeatures]float32) float32 {
 		h := n.h[k&1][:l.chunks*lanes]
 		copy(h, l.b)
 		for c := range l.chunks {
-			layer64((*[lanes]float32)(h[c*lanes:]), x, l.wt[c*l.in*lanes:(c+1)*l.in*lanes])
+			chunk, w := (*[lanes]float32)(h[c*lanes:]), l.wt[c*l.in*lanes:(c+1)*l.in*lanes]
+			if k == 0 {
+				layer64(chunk, x, w)
+			} else {
+				// ReLU zeroed about half of these inputs.
+				layer64Sparse(chunk, x, w)
+			}
 		}
 		x = h
 	}

@@ -15,8 +15,11 @@ const lanes = 64
 //
 // It skips an input of ±0, which changes no sum but the sign of a zero:
 // the weights are finite, so the product is ±0. Here that saves about
-// half of the second layer, whose inputs ReLU zeroed; the AVX2 loop
-// multiplies them all, where the branch costs more than it saves.
+// half of the second layer, whose inputs ReLU zeroed. The AVX2 kernels
+// do both: layer64AVX2, for the first layer, multiplies every input,
+// where a branch per input costs more than it saves; layer64SparseAVX2,
+// for the later ones, skips the zeros by a mask of the nonzero inputs
+// (BenchmarkForward: 190 to 155 ns a point).
 func layer64Go(h *[lanes]float32, x []float32, w []float32) {
 	w = w[:lanes*len(x)]
 	for i, a := range x {

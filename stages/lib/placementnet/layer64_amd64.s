@@ -6,9 +6,10 @@
 // product rounded to float32 before it is added (VMULPS then VADDPS,
 // never a fused multiply-add), the inputs in order, so that the sums are
 // the same to the bit. The 64 sums stay in Y0 to Y7 throughout. Every
-// input is multiplied, zeros too: a branch to skip them mispredicted
-// more than the products it saved, and gathering the nonzero ones first
-// cost as much. The caller guarantees len(w) >= 64·len(x).
+// input is multiplied, zeros too: a branch per input to skip them
+// mispredicted more than the products it saved. The first layer's
+// standardized inputs are rarely 0; the later layers' go to
+// layer64SparseAVX2. The caller guarantees len(w) >= 64·len(x).
 TEXT ·layer64AVX2(SB), NOSPLIT, $0-56
 	MOVQ h+0(FP), DI
 	MOVQ x_base+8(FP), SI
@@ -50,6 +51,121 @@ loop:
 
 relu:
 	// max(0, s) with s the second source: a NaN sum stays NaN.
+	VXORPS Y8, Y8, Y8
+	VMAXPS Y0, Y8, Y0
+	VMAXPS Y1, Y8, Y1
+	VMAXPS Y2, Y8, Y2
+	VMAXPS Y3, Y8, Y3
+	VMAXPS Y4, Y8, Y4
+	VMAXPS Y5, Y8, Y5
+	VMAXPS Y6, Y8, Y6
+	VMAXPS Y7, Y8, Y7
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func layer64SparseAVX2(h *[64]float32, x []float32, w []float32)
+//
+// layer64AVX2 for inputs that are mostly zero (a hidden layer after the
+// first reads ReLU's outputs, about half of them 0): the same sums to the
+// bit, as layer64Go makes them, adding the rows of the inputs that are
+// not ±0 (NaN included), in order. Each block of 64 inputs is compared
+// with zero eight at a time into a 64-bit mask, whose set bits are then
+// taken lowest first (BSFQ, then the lowest bit cleared). The caller
+// guarantees len(x) % 64 == 0 and len(w) >= 64·len(x).
+TEXT ·layer64SparseAVX2(SB), NOSPLIT, $0-56
+	MOVQ h+0(FP), DI
+	MOVQ x_base+8(FP), SI
+	MOVQ x_len+16(FP), CX
+	MOVQ w_base+32(FP), DX
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	SHRQ $6, CX
+	JEQ  srelu
+	VXORPS Y15, Y15, Y15
+
+sblock:
+	// R8 = the mask of the block's inputs that are not ±0.
+	XORQ R8, R8
+	VCMPPS $4, 224(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 192(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 160(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 128(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 96(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 64(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 32(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	SHLQ $8, R8
+	VCMPPS $4, 0(SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	ORQ  AX, R8
+	TESTQ R8, R8
+	JEQ   snext
+
+sinput:
+	BSFQ R8, R9
+	VBROADCASTSS (SI)(R9*4), Y8
+	SHLQ $8, R9
+	ADDQ DX, R9
+	VMULPS 0(R9), Y8, Y9
+	VADDPS Y9, Y0, Y0
+	VMULPS 32(R9), Y8, Y10
+	VADDPS Y10, Y1, Y1
+	VMULPS 64(R9), Y8, Y11
+	VADDPS Y11, Y2, Y2
+	VMULPS 96(R9), Y8, Y12
+	VADDPS Y12, Y3, Y3
+	VMULPS 128(R9), Y8, Y13
+	VADDPS Y13, Y4, Y4
+	VMULPS 160(R9), Y8, Y14
+	VADDPS Y14, Y5, Y5
+	VMULPS 192(R9), Y8, Y9
+	VADDPS Y9, Y6, Y6
+	VMULPS 224(R9), Y8, Y10
+	VADDPS Y10, Y7, Y7
+	LEAQ -1(R8), R9
+	ANDQ R9, R8
+	JNE  sinput
+
+snext:
+	ADDQ $256, SI
+	ADDQ $16384, DX
+	DECQ CX
+	JNE  sblock
+
+srelu:
 	VXORPS Y8, Y8, Y8
 	VMAXPS Y0, Y8, Y0
 	VMAXPS Y1, Y8, Y1

@@ -52,3 +52,56 @@ func TestLayer64Kernels(t *testing.T) {
 		}
 	}
 }
+
+// TestLayer64SparseKernel runs the AVX2 kernel that skips zero inputs and
+// the Go one on the same random chunks of 64 to 256 inputs, about half of
+// them ±0 as after ReLU (NaN and large ones among the rest), and requires
+// the same outputs to the bit: both add the rows of the inputs that are
+// not ±0, in order.
+func TestLayer64SparseKernel(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 kernel on this machine: forward runs the Go one")
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	for trial := range 2000 {
+		in := lanes * (1 + r.IntN(4))
+		x, w := make([]float32, in), make([]float32, lanes*in)
+		for i := range x {
+			switch r.IntN(10) {
+			case 0, 1, 2, 3:
+				x[i] = 0
+			case 4:
+				x[i] = float32(math.Copysign(0, -1))
+			case 5:
+				x[i] = float32(r.NormFloat64() * 1e6)
+			default:
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		switch trial % 100 {
+		case 0:
+			x[r.IntN(in)] = float32(math.NaN())
+		case 1:
+			clear(x) // no input to add: the biases through ReLU
+		case 2:
+			for i := range x {
+				x[i] = 1 // every bit of the mask set
+			}
+		}
+		for i := range w {
+			w[i] = float32(r.NormFloat64() / 8)
+		}
+		var a, b [lanes]float32
+		for j := range a {
+			a[j] = float32(r.NormFloat64())
+		}
+		b = a
+		layer64SparseAVX2(&a, x, w)
+		layer64Go(&b, x, w)
+		for j := range a {
+			if math.Float32bits(a[j]) != math.Float32bits(b[j]) && !(math.IsNaN(float64(a[j])) && math.IsNaN(float64(b[j]))) {
+				t.Fatalf("trial %d, output %d: sparse AVX2 %v (%08x), Go %v (%08x)", trial, j, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
+			}
+		}
+	}
+}
