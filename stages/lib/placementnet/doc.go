@@ -58,7 +58,7 @@
 //
 // Its probabilities differ from onnxruntime's in the order of the sums
 // and the rounding of the sigmoid: by 5e-7 at most on decision-like
-// points and 3.2e-6 on points far wider (TestGoNetworkMatchesNetwork
+// points and 3.4e-6 on points far wider (TestGoNetworkMatchesNetwork
 // holds them to 1e-5 on three networks, the default pipeline's among
 // them). A decision compares the probability with a threshold, so such a
 // difference can flip only a decision whose probability lies that close

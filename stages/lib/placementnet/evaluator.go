@@ -37,7 +37,7 @@ type Evaluator interface {
 // for Guarded to ask the exact Evaluator too: a hundred times the largest
 // difference between GoNetwork's and onnxruntime's probabilities that
 // TestGoNetworkMatchesNetwork allows (1e-5), and three hundred times the
-// largest it finds (3.2e-6, on points far wider than decisions; 5e-7 on
+// largest it finds (3.4e-6, on points far wider than decisions; 5e-7 on
 // decision-like ones). Near the threshold of 0.5 the sigmoid's slope is
 // 1/4: the band is 4e-3 of logit, the sums' own scale. It costs little:
 // 2 of the 20,000 wide points of TestGuardedNetworks fell in it, and 0

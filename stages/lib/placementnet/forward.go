@@ -176,9 +176,10 @@ func (n *GoNetwork) Close() error {
 }
 
 // forward returns the probability for the standardized point z: each
-// hidden layer's chunks through layer64; the output layer a dot product
-// in four partial sums, so that the additions do not wait on each other;
-// the sigmoid in float64, rounded once.
+// hidden layer's chunks through layer64 (the first) or layer64Sparse (the
+// later ones, whose inputs ReLU made); the output layer's sum a chunk at
+// a time through dot64, in eight lanes; the sigmoid in float64, rounded
+// once.
 func (n *GoNetwork) forward(z *[sim.NumFeatures]float32) float32 {
 	for _, v := range z {
 		if v-v != 0 {
@@ -191,30 +192,22 @@ func (n *GoNetwork) forward(z *[sim.NumFeatures]float32) float32 {
 	for k := range n.hidden {
 		l := &n.hidden[k]
 		h := n.h[k&1][:l.chunks*lanes]
-		copy(h, l.b)
 		for c := range l.chunks {
-			chunk, w := (*[lanes]float32)(h[c*lanes:]), l.wt[c*l.in*lanes:(c+1)*l.in*lanes]
+			out, b := (*[lanes]float32)(h[c*lanes:]), (*[lanes]float32)(l.b[c*lanes:])
+			w := l.wt[c*l.in*lanes : (c+1)*l.in*lanes]
 			if k == 0 {
-				layer64(chunk, x, w)
+				layer64(out, b, x, w)
 			} else {
 				// ReLU zeroed about half of these inputs.
-				layer64Sparse(chunk, x, w)
+				layer64Sparse(out, b, x, w)
 			}
 		}
 		x = h
 	}
-	w := n.out[:len(x)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float32(x[i] * w[i])
-		s1 += float32(x[i+1] * w[i+1])
-		s2 += float32(x[i+2] * w[i+2])
-		s3 += float32(x[i+3] * w[i+3])
+	var s float32
+	for c := 0; c < len(x); c += lanes {
+		s += dot64((*[lanes]float32)(x[c:]), (*[lanes]float32)(n.out[c:]))
 	}
-	for ; i < len(x); i++ {
-		s0 += float32(x[i] * w[i])
-	}
-	logit := n.outB + ((s0 + s1) + (s2 + s3))
+	logit := n.outB + s
 	return float32(1 / (1 + math.Exp(-float64(logit))))
 }

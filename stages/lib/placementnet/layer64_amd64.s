@@ -1,8 +1,8 @@
 #include "textflag.h"
 
-// func layer64AVX2(h *[64]float32, x []float32, w []float32)
+// func layer64AVX2(h, b *[64]float32, x []float32, w []float32)
 //
-// h = ReLU(h + Σ_i x[i] · w[64·i:][:64]), as layer64Go computes it: each
+// h = ReLU(b + Σ_i x[i] · w[64·i:][:64]), as layer64Go computes it: each
 // product rounded to float32 before it is added (VMULPS then VADDPS,
 // never a fused multiply-add), the inputs in order, so that the sums are
 // the same to the bit. The 64 sums stay in Y0 to Y7 throughout. Every
@@ -10,19 +10,20 @@
 // mispredicted more than the products it saved. The first layer's
 // standardized inputs are rarely 0; the later layers' go to
 // layer64SparseAVX2. The caller guarantees len(w) >= 64·len(x).
-TEXT ·layer64AVX2(SB), NOSPLIT, $0-56
+TEXT ·layer64AVX2(SB), NOSPLIT, $0-64
 	MOVQ h+0(FP), DI
-	MOVQ x_base+8(FP), SI
-	MOVQ x_len+16(FP), CX
-	MOVQ w_base+32(FP), DX
-	VMOVUPS 0(DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VMOVUPS 128(DI), Y4
-	VMOVUPS 160(DI), Y5
-	VMOVUPS 192(DI), Y6
-	VMOVUPS 224(DI), Y7
+	MOVQ b+8(FP), BX
+	MOVQ x_base+16(FP), SI
+	MOVQ x_len+24(FP), CX
+	MOVQ w_base+40(FP), DX
+	VMOVUPS 0(BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS 128(BX), Y4
+	VMOVUPS 160(BX), Y5
+	VMOVUPS 192(BX), Y6
+	VMOVUPS 224(BX), Y7
 	TESTQ CX, CX
 	JEQ   relu
 
@@ -71,7 +72,7 @@ relu:
 	VZEROUPPER
 	RET
 
-// func layer64SparseAVX2(h *[64]float32, x []float32, w []float32)
+// func layer64SparseAVX2(h, b *[64]float32, x []float32, w []float32)
 //
 // layer64AVX2 for inputs that are mostly zero (a hidden layer after the
 // first reads ReLU's outputs, about half of them 0): the same sums to the
@@ -80,19 +81,20 @@ relu:
 // with zero eight at a time into a 64-bit mask, whose set bits are then
 // taken lowest first (BSFQ, then the lowest bit cleared). The caller
 // guarantees len(x) % 64 == 0 and len(w) >= 64·len(x).
-TEXT ·layer64SparseAVX2(SB), NOSPLIT, $0-56
+TEXT ·layer64SparseAVX2(SB), NOSPLIT, $0-64
 	MOVQ h+0(FP), DI
-	MOVQ x_base+8(FP), SI
-	MOVQ x_len+16(FP), CX
-	MOVQ w_base+32(FP), DX
-	VMOVUPS 0(DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VMOVUPS 128(DI), Y4
-	VMOVUPS 160(DI), Y5
-	VMOVUPS 192(DI), Y6
-	VMOVUPS 224(DI), Y7
+	MOVQ b+8(FP), BX
+	MOVQ x_base+16(FP), SI
+	MOVQ x_len+24(FP), CX
+	MOVQ w_base+40(FP), DX
+	VMOVUPS 0(BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS 128(BX), Y4
+	VMOVUPS 160(BX), Y5
+	VMOVUPS 192(BX), Y6
+	VMOVUPS 224(BX), Y7
 	SHRQ $6, CX
 	JEQ  srelu
 	VXORPS Y15, Y15, Y15
@@ -184,4 +186,49 @@ srelu:
 	VMOVUPS Y6, 192(DI)
 	VMOVUPS Y7, 224(DI)
 	VZEROUPPER
+	RET
+
+// func dot64AVX2(x, w *[64]float32) float32
+//
+// Σ_j x[j] · w[j] as dot64Go computes it: eight lanes, lane l the sum of
+// the products x[8c+l]·w[8c+l] for c = 0 to 7 in order, each rounded
+// before it is added (VMULPS then VADDPS); then the lanes in a fixed tree,
+// ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
+TEXT ·dot64AVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DX
+	VMOVUPS 0(SI), Y0
+	VMULPS  0(DX), Y0, Y0
+	VMOVUPS 32(SI), Y1
+	VMULPS  32(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS 64(SI), Y1
+	VMULPS  64(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS 96(SI), Y1
+	VMULPS  96(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS 128(SI), Y1
+	VMULPS  128(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS 160(SI), Y1
+	VMULPS  160(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS 192(SI), Y1
+	VMULPS  192(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS 224(SI), Y1
+	VMULPS  224(DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	// X0 = (l0+l4, l1+l5, l2+l6, l3+l7)
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS  X1, X0, X0
+	// X0 = ((l0+l4)+(l2+l6), (l1+l5)+(l3+l7), ...)
+	VMOVHLPS X0, X0, X1
+	VADDPS  X1, X0, X0
+	// the two halves' sum
+	VMOVSHDUP X0, X1
+	VADDSS  X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+16(FP)
 	RET

@@ -38,13 +38,12 @@ func TestLayer64Kernels(t *testing.T) {
 		for i := range w {
 			w[i] = float32(r.NormFloat64() / 8)
 		}
-		var a, b [lanes]float32
-		for j := range a {
-			a[j] = float32(r.NormFloat64())
+		var bias, a, b [lanes]float32
+		for j := range bias {
+			bias[j] = float32(r.NormFloat64())
 		}
-		b = a
-		layer64AVX2(&a, x, w)
-		layer64Go(&b, x, w)
+		layer64AVX2(&a, &bias, x, w)
+		layer64Go(&b, &bias, x, w)
 		for j := range a {
 			if a[j] != b[j] && !(math.IsNaN(float64(a[j])) && math.IsNaN(float64(b[j]))) {
 				t.Fatalf("trial %d, output %d: AVX2 %v (%08x), Go %v (%08x)", trial, j, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
@@ -91,17 +90,47 @@ func TestLayer64SparseKernel(t *testing.T) {
 		for i := range w {
 			w[i] = float32(r.NormFloat64() / 8)
 		}
-		var a, b [lanes]float32
-		for j := range a {
-			a[j] = float32(r.NormFloat64())
+		var bias, a, b [lanes]float32
+		for j := range bias {
+			bias[j] = float32(r.NormFloat64())
 		}
-		b = a
-		layer64SparseAVX2(&a, x, w)
-		layer64Go(&b, x, w)
+		layer64SparseAVX2(&a, &bias, x, w)
+		layer64Go(&b, &bias, x, w)
 		for j := range a {
 			if math.Float32bits(a[j]) != math.Float32bits(b[j]) && !(math.IsNaN(float64(a[j])) && math.IsNaN(float64(b[j]))) {
 				t.Fatalf("trial %d, output %d: sparse AVX2 %v (%08x), Go %v (%08x)", trial, j, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
 			}
+		}
+	}
+}
+
+// TestDot64Kernels: the output layer's sum over a chunk is the same to the
+// bit in AVX2 and in Go, on random chunks with zeros, large values and
+// now and then a NaN.
+func TestDot64Kernels(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2 kernel on this machine: forward runs the Go one")
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for trial := range 5000 {
+		var x, w [lanes]float32
+		for j := range x {
+			switch r.IntN(6) {
+			case 0:
+				x[j] = 0
+			case 1:
+				x[j] = float32(r.NormFloat64() * 1e6)
+			default:
+				x[j] = float32(r.ExpFloat64())
+			}
+			w[j] = float32(r.NormFloat64())
+		}
+		if trial%500 == 0 {
+			x[r.IntN(lanes)] = float32(math.NaN())
+		}
+		a, b := dot64AVX2(&x, &w), dot64Go(&x, &w)
+		if math.Float32bits(a) != math.Float32bits(b) && !(math.IsNaN(float64(a)) && math.IsNaN(float64(b))) {
+			t.Fatalf("trial %d: AVX2 %v (%08x), Go %v (%08x)", trial, a, math.Float32bits(a), b, math.Float32bits(b))
 		}
 	}
 }
