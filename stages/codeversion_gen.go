@@ -6,11 +6,11 @@ package stages
 // to the fingerprint of its source computed by package codeversion. A test
 // fails while it is stale; refresh it with make build.
 var codeVersions = map[string]string{
-	"stages/evaluate":                 "328176c64ab319b9b2d20921cbebb378671372ebd3ad0bbd84876e1c224348e5",
+	"stages/evaluate":                 "7c9a78ab77a2b68f0a0dce45904971832c2a24db0292a9826ae281cab8961c51",
 	"stages/evaluate/chart":           "931b29e2d22e7d21a42638be387632febb5929d7e05aa1ab9063b3d1314c23f2",
 	"stages/evaluate/fidelity":        "eac8076dbcfa165fbb0c3c08dfb651e8366de678a2f8f318f6d4fca74cc66621",
 	"stages/evaluate/golden":          "d2bd2b13d39026070672d669728107c3067e761c54a8f5209da9b6f78e44dda6",
-	"stages/evaluate/learned":         "55cfd05906238c93f5373399638a9a6c99c50beeb0e638565758e4e3c5f30b04",
+	"stages/evaluate/learned":         "f223de6bdf33a233efceea88cb9ad0377f8f1ee12836e6e16d0ddd2068b94a95",
 	"stages/evaluate/report":          "4358141286d76fd0535a334b26f1ec44d756251f38d6aa431c4dd7ebb247ce8f",
 	"stages/evaluate/rundiff":         "319d8dee0603bb8c702c55dcc43c70b38c7400d43e9df2aecd759883a2ca4aba",
 	"stages/evaluate/section":         "fdbda3d650ab59d469cbd3645c99f70f45574d363f2ad62311e84863f33d3dff",
@@ -35,7 +35,7 @@ var codeVersions = map[string]string{
 	"stages/lib/zoo":                  "ba6654c9eea70694515b98816df31081b08722ab6dd7c3019929f2bbf526e5b2",
 	"stages/lib/zoo/onnxpb":           "16d2abe90bd95ed0ba7a1938739ce4aebd244b66bcbf84da7f1b88ed8fd4ab85",
 	"stages/profile":                  "2f0e29a86d9a11394d15daba621cdad8264a99972de8856d9b5fdbf98ecf0610",
-	"stages/schedule":                 "6e17b4bebc730ded92243c8b9d9f963a93e2fb6089988208268f9665a72310cb",
+	"stages/schedule":                 "c61e62daaee39ce25d0ec0713661313fcd45575133cd777e14affe48d74f193d",
 	"stages/schedule/ortmachine":      "8ca275ab2e8737eda138c3cab56838ca4e898b25240018daa3f4160cfc8b004d",
 	"stages/spec/evaluatespec":        "83cee2e9434f9b95cd5e93a2f324c963ee1502d30dc8dee25360414abbcc61d2",
 	"stages/spec/generatespec":        "87ca1069af3f27512d9b009d874a194188e6fd98ecbe9101cbf35dfc0518664c",

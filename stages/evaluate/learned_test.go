@@ -94,7 +94,7 @@ func TestLearnedRun(t *testing.T) {
 		}
 	}
 
-	serving, err := parquetio.ReadAll[schedule.ServingRow](filepath.Join(f.in.Schedule, schedule.ReplicationFile("learned", 1, schedule.ServingFile)))
+	serving, err := parquetio.ReadAll[schedule.ServingRow](filepath.Join(f.in.Schedule, "learned", schedule.ServingFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -388,16 +388,19 @@ func (a *askRecorder) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 	a.BatchMigrator.MigrateBatch(fs, out)
 }
 
-// servedDecisions sums the decisions the serving files of cfg's one
-// learned policy count over its replications.
+// servedDecisions sums the decisions the serving file of cfg's one
+// learned policy counts over its replications.
 func servedDecisions(b *testing.B, dir string, cfg Config) int64 {
+	rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, cfg.Policies[0], ServingFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(rows) != cfg.Replications {
+		b.Fatalf("%d serving rows, want one for each of %d replications", len(rows), cfg.Replications)
+	}
 	var n int64
-	for k := 1; k <= cfg.Replications; k++ {
-		rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, ReplicationFile(cfg.Policies[0], k, ServingFile)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		n += rows[0].Decisions
+	for _, r := range rows {
+		n += r.Decisions
 	}
 	return n
 }

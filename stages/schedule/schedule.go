@@ -1,12 +1,14 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/mlsched/mlsched/stages/lib/servicetime"
 	"github.com/mlsched/mlsched/stages/lib/sim"
 	"github.com/mlsched/mlsched/stages/spec/profilespec"
+	"github.com/mlsched/mlsched/stages/spec/schedulespec"
 )
 
 // Inputs are the upstream files the stage reads.
@@ -234,13 +237,16 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) (er
 	prog := &progress{report: out.Progress, total: total + sw.estimate() + studyTotal}
 	sw.prog = prog
 	prog.begin()
+	served := &servings{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, u := range units {
 		g.Go(func() error {
 			dir := filepath.Join(out.Dir, filepath.Dir(filepath.FromSlash(ReplicationFile(u.Spec, u.Replication, TraceFile))))
 			rep := reps[u.Replication-1]
-			err := runUnit(gctx, u, cfg, cl, seed, rep.jobs, rep.bounds.Jobs, filesIn(dir, out.Metadata), prog, note)
+			o := filesIn(dir, out.Metadata)
+			o.serving = served.add
+			err := runUnit(gctx, u, cfg, cl, seed, rep.jobs, rep.bounds.Jobs, o, prog, note)
 			if err != nil && u.Replication > 1 {
 				return fmt.Errorf("replication %d: %w", u.Replication, err)
 			}
@@ -254,6 +260,9 @@ func Run(ctx context.Context, cfg Config, seed int64, in Inputs, out Output) (er
 			return ctx.Err()
 		}
 		return err
+	}
+	if err := served.write(out.Dir, out.Metadata); err != nil {
+		return fmt.Errorf("schedule: %w", err)
 	}
 	points, capacity, err := sw.search(ctx)
 	if err != nil {
@@ -316,18 +325,54 @@ func runShard(ctx context.Context, cfg Config, cl *cluster.Cluster, seed int64, 
 }
 
 // unitOutput is where a unit's simulation goes: its records into a sink
-// that open makes, and, where dir is not empty, a learned policy's
-// ServingFile into dir.
+// that open makes, and a learned policy's ServingRow to serving (if not
+// nil).
 type unitOutput struct {
-	dir  string
-	meta map[string]string
-	open func(policy string, cl *cluster.Cluster) (sink, error)
+	open    func(policy string, cl *cluster.Cluster) (sink, error)
+	serving func(ServingRow)
+}
+
+// servings gathers the ServingRows of the learned policies' replications,
+// which run at once, so that each policy's are written into one
+// ServingFile: a file per replication took more time to create on some
+// file systems (about a millisecond each) than its row took to compute.
+type servings struct {
+	mu   sync.Mutex
+	rows []ServingRow
+}
+
+// add takes one replication's row.
+func (s *servings) add(r ServingRow) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rows = append(s.rows, r)
+}
+
+// write writes each policy's rows, in the order of their replications,
+// into its ServingFile in dir.
+func (s *servings) write(dir string, meta map[string]string) error {
+	rows := slices.Clone(s.rows)
+	slices.SortFunc(rows, func(a, b ServingRow) int {
+		return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Replication, b.Replication))
+	})
+	for len(rows) > 0 {
+		n := 1
+		for n < len(rows) && rows[n].Policy == rows[0].Policy {
+			n++
+		}
+		name := schedulespec.PolicyFile(rows[0].Policy, ServingFile)
+		if err := parquetio.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), rows[:n], meta); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 // filesIn is the output of a unit that writes its trace and devices
-// files, and a learned policy's ServingFile, into dir, which it creates.
+// files into dir, which it creates.
 func filesIn(dir string, meta map[string]string) unitOutput {
-	return unitOutput{dir: dir, meta: meta, open: func(policy string, cl *cluster.Cluster) (sink, error) {
+	return unitOutput{open: func(policy string, cl *cluster.Cluster) (sink, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -349,9 +394,9 @@ type sink interface {
 // runUnit simulates one unit on the first jobs of jobsPath (jobs of them,
 // as the bounds pass counted) into out.
 //
-// A learned policy's simulation also writes ServingFile (where out has a
-// directory), and tells note (if not nil) its evaluator and wall-clock
-// serving figures.
+// A learned policy's simulation also hands its ServingRow to
+// out.serving (if not nil), and tells note (if not nil) its evaluator
+// and wall-clock serving figures.
 func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed int64, jobsPath string, jobs int64, out unitOutput,
 	prog *progress, note func(key, value string)) (err error) {
 	defer func() {
@@ -434,10 +479,8 @@ func runUnit(ctx context.Context, u Unit, cfg Config, cl *cluster.Cluster, seed 
 	if err := rec.close(); err != nil {
 		return fmt.Errorf("schedule: policy %s: %w", name, err)
 	}
-	if mig != nil && out.dir != "" {
-		if err := writeServing(out.dir, out.meta, u, stats, mig, b.DecisionCost); err != nil {
-			return fmt.Errorf("schedule: policy %s: %w", name, err)
-		}
+	if mig != nil && out.serving != nil {
+		out.serving(servingRow(u, stats, mig, b.DecisionCost))
 		if note != nil {
 			noteServing(note, replicationName(u), mig)
 		}
@@ -472,10 +515,9 @@ func noteServing(note func(k, v string), run string, m *netMigrator) {
 	}
 }
 
-// writeServing writes a learned simulation's ServingFile into dir, with
-// what cost charged a decision: its median and P99 for a batch of one,
-// and its source.
-func writeServing(dir string, meta map[string]string, u Unit, stats sim.Stats, m *netMigrator, cost cluster.Charge) error {
+// servingRow is a learned simulation's ServingRow, with what cost charged
+// a decision: its median and P99 for a batch of one, and its source.
+func servingRow(u Unit, stats sim.Stats, m *netMigrator, cost cluster.Charge) ServingRow {
 	st := m.stats
 	row := ServingRow{Policy: u.Spec, Replication: int32(u.Replication), Decisions: st.Decisions, Batches: stats.DecisionBatches,
 		Migrations: stats.Migrations, CacheHits: st.Hits, CacheChanged: st.Changed, Evaluated: st.Evaluated, Calls: st.Calls,
@@ -486,7 +528,7 @@ func writeServing(dir string, meta map[string]string, u Unit, stats sim.Stats, m
 	if st.Decisions > 0 {
 		row.HitRate = float64(st.Hits) / float64(st.Decisions)
 	}
-	return parquetio.WriteFile(filepath.Join(dir, ServingFile), []ServingRow{row}, meta)
+	return row
 }
 
 // replicationName names a unit's replication as its directory does.

@@ -3,6 +3,8 @@ package schedule
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -240,5 +242,47 @@ func TestStudies(t *testing.T) {
 	if r := got[key{StudyDecisionCost, "learned", PredictorLearned, "profile", 0}]; math.Abs(r.DecisionCostS-0.00105) > 0.0001 || r.DecisionCostSource != schedulespec.CostTightLoop {
 		t.Errorf("a decision at the profile's cost takes %v s from %q, want the profile's mlp at batch 1, about 1.05 ms, from %q (no serving rows)",
 			r.DecisionCostS, r.DecisionCostSource, schedulespec.CostTightLoop)
+	}
+}
+
+// TestServingRowsPerReplication: each learned policy's serving.parquet
+// holds a row for each of its replications, in order, each counting that
+// simulation's decisions, and no replication has a serving file of its
+// own.
+func TestServingRowsPerReplication(t *testing.T) {
+	lib, src := orttest.Library(t)
+	samples, jobs := writeSamples(t, learnedProfile()), generateJobs(t, mlpWorkload(2000), 3)
+	cfg := testConfig()
+	cfg.Policies = []string{"learned", "learned+batch", "edf"}
+	cfg.Replications = 3
+	dir := t.TempDir()
+	in := Inputs{Models: catalogtest.ZooFile(t), Samples: samples, Jobs: jobs, Placement: "testdata/placement.onnx", ORTLib: lib, ORTSource: src}
+	if err := Run(context.Background(), cfg, 5, in, Output{Dir: dir, Metadata: testMeta}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"learned", "learned+batch"} {
+		rows, err := parquetio.ReadAll[ServingRow](filepath.Join(dir, p, ServingFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != cfg.Replications {
+			t.Fatalf("%s: %d serving rows, want %d", p, len(rows), cfg.Replications)
+		}
+		for k, r := range rows {
+			if r.Policy != p || r.Replication != int32(k+1) || r.Decisions == 0 {
+				t.Errorf("%s: row %d is %s replication %d with %d decisions", p, k, r.Policy, r.Replication, r.Decisions)
+			}
+			if k > 0 {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(ReplicationFile(p, k+1, ServingFile)))); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("replication %d of %s has a serving file of its own (%v)", k+1, p, err)
+				}
+			}
+		}
+		if rows[0].Decisions == rows[1].Decisions && rows[1].Decisions == rows[2].Decisions {
+			t.Errorf("%s: every replication made %d decisions: the rows look copied", p, rows[0].Decisions)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "edf", ServingFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("edf has a serving file (%v)", err)
 	}
 }

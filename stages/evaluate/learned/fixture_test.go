@@ -102,12 +102,16 @@ func newLearnedFixture() learnedFixture {
 func (f learnedFixture) write(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	byPolicy := map[string][]schedulespec.ServingRow{}
 	for _, r := range f.serving {
-		path := filepath.Join(dir, filepath.FromSlash(schedulespec.ReplicationFile(r.Policy, int(r.Replication), schedulespec.ServingFile)))
+		byPolicy[r.Policy] = append(byPolicy[r.Policy], r)
+	}
+	for p, rows := range byPolicy {
+		path := filepath.Join(dir, filepath.FromSlash(schedulespec.PolicyFile(p, schedulespec.ServingFile)))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := parquetio.WriteFile(path, []schedulespec.ServingRow{r}, nil); err != nil {
+		if err := parquetio.WriteFile(path, rows, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -138,12 +138,12 @@ func readRuns(dir string, policies, ablations []string, reps int, notes map[stri
 			cs[i].simulated = slices.Contains(policies, cs[i].counterpart) || slices.Contains(ablations, cs[i].counterpart)
 		}
 		l.comparisons = append(l.comparisons, cs...)
+		rows, err := readServing(dir, spec, reps)
+		if err != nil {
+			return nil, err
+		}
+		l.serving[spec] = rows
 		for k := 1; k <= reps; k++ {
-			row, err := readServing(dir, spec, k)
-			if err != nil {
-				return nil, err
-			}
-			l.serving[spec] = append(l.serving[spec], row)
 			w, ok, err := wallClockOf(notes, runName(spec, k))
 			if err != nil {
 				return nil, err
@@ -160,18 +160,54 @@ func readRuns(dir string, policies, ablations []string, reps int, notes map[stri
 	return l, nil
 }
 
-// readServing reads and checks the serving.parquet of replication k of a
-// learned spec.
-func readServing(dir, spec string, k int) (schedulespec.ServingRow, error) {
-	name := schedulespec.ReplicationFile(spec, k, schedulespec.ServingFile)
-	rows, err := parquetio.ReadAll[schedulespec.ServingRow](filepath.Join(dir, filepath.FromSlash(name)))
+// readServing reads and checks the serving rows of the reps replications
+// of a learned spec: its serving.parquet, a row for each replication in
+// order. A schedule artifact made before the rows were gathered in one
+// file holds only the first there, and replication k's in
+// rep-k/serving.parquet, which are read instead.
+func readServing(dir, spec string, reps int) ([]schedulespec.ServingRow, error) {
+	read := func(k int) ([]schedulespec.ServingRow, string, error) {
+		name := schedulespec.ReplicationFile(spec, k, schedulespec.ServingFile)
+		rows, err := parquetio.ReadAll[schedulespec.ServingRow](filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, name, fmt.Errorf("read serving of %s: %w", runName(spec, k), err)
+		}
+		return rows, name, nil
+	}
+	rows, name, err := read(1)
 	if err != nil {
-		return schedulespec.ServingRow{}, fmt.Errorf("read serving of %s: %w", runName(spec, k), err)
+		return nil, err
 	}
-	if len(rows) != 1 {
-		return schedulespec.ServingRow{}, fmt.Errorf("read %s: %d rows, want 1", name, len(rows))
+	names := make([]string, len(rows))
+	for i := range names {
+		names[i] = name
 	}
-	r := rows[0]
+	if len(rows) == 1 && reps > 1 {
+		for k := 2; k <= reps; k++ {
+			more, name, err := read(k)
+			if err != nil {
+				return nil, err
+			}
+			if len(more) != 1 {
+				return nil, fmt.Errorf("read %s: %d rows, want 1", name, len(more))
+			}
+			rows, names = append(rows, more[0]), append(names, name)
+		}
+	}
+	if len(rows) != reps {
+		return nil, fmt.Errorf("read %s: %d rows, want %d, one for each replication", name, len(rows), reps)
+	}
+	for i, r := range rows {
+		if err := checkServing(r, spec, i+1); err != nil {
+			return nil, fmt.Errorf("read %s: %w", names[i], err)
+		}
+	}
+	return rows, nil
+}
+
+// checkServing checks the serving row of replication k of a learned
+// spec.
+func checkServing(r schedulespec.ServingRow, spec string, k int) error {
 	bad := ""
 	switch {
 	case r.Policy != spec || r.Replication != int32(k):
@@ -191,9 +227,9 @@ func readServing(dir, spec string, k int) (schedulespec.ServingRow, error) {
 		bad = fmt.Sprintf("mean_batch %g, hit_rate %g", r.MeanBatch, r.HitRate)
 	}
 	if bad != "" {
-		return r, fmt.Errorf("read %s: %s", name, bad)
+		return errors.New(bad)
 	}
-	return r, nil
+	return nil
 }
 
 // knownCostSource reports whether src is a decision cost's source the

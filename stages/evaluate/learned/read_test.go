@@ -124,3 +124,69 @@ func TestLearnedRows(t *testing.T) {
 		t.Error("rows without a learned policy")
 	}
 }
+
+// TestReadServingLayouts reads a learned policy's serving rows from one
+// serving.parquet, a row per replication, and from the layout of a
+// schedule artifact made before: the first replication's row there and
+// each other's in rep-k/serving.parquet. A row missing, or out of place,
+// is an error naming the file.
+func TestReadServingLayouts(t *testing.T) {
+	rows := make([]schedulespec.ServingRow, 3)
+	for i := range rows {
+		rows[i] = schedulespec.ServingRow{Policy: "learned", Replication: int32(i + 1), Decisions: int64(100 * (i + 1)), Batches: 90,
+			MeanBatch: 1.1, CostS: 8e-6, CostP99S: 9e-6, CostSource: schedulespec.CostServing}
+	}
+	write := func(t *testing.T, dir string, k int, rows ...schedulespec.ServingRow) {
+		path := filepath.Join(dir, filepath.FromSlash(schedulespec.ReplicationFile("learned", k, schedulespec.ServingFile)))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := parquetio.WriteFile(path, rows, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		files   func(t *testing.T, dir string)
+		wantErr []string
+	}{
+		{"one file", func(t *testing.T, dir string) { write(t, dir, 1, rows...) }, nil},
+		{"a file per replication", func(t *testing.T, dir string) {
+			for k, r := range rows {
+				write(t, dir, k+1, r)
+			}
+		}, nil},
+		{"a row missing", func(t *testing.T, dir string) { write(t, dir, 1, rows[:2]...) },
+			[]string{"learned/serving.parquet", "2 rows, want 3"}},
+		{"rows out of order", func(t *testing.T, dir string) { write(t, dir, 1, rows[0], rows[2], rows[1]) },
+			[]string{"learned/serving.parquet", "replication 3, want learned replication 2"}},
+		{"a replication's file missing", func(t *testing.T, dir string) { write(t, dir, 1, rows[0]); write(t, dir, 2, rows[1]) },
+			[]string{"learned/rep-3", "no such file"}},
+		{"a replication's file of another", func(t *testing.T, dir string) {
+			write(t, dir, 1, rows[0])
+			write(t, dir, 2, rows[1])
+			write(t, dir, 3, rows[1])
+		}, []string{"learned/rep-3/serving.parquet", "replication 2, want learned replication 3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tt.files(t, dir)
+			got, err := readServing(dir, "learned", 3)
+			if tt.wantErr == nil {
+				if err != nil || !slices.Equal(got, rows) {
+					t.Fatalf("readServing = %+v, %v; want %+v", got, err, rows)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("readServing succeeded: %+v", got)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -18,7 +18,7 @@ const (
 	TraceFile    = "trace.parquet"
 	DevicesFile  = "devices.parquet"
 	// ServingFile is beside a learned policy's trace: what serving its
-	// network's decisions did (ServingRow).
+	// network's decisions did in each replication (ServingRow).
 	ServingFile = "serving.parquet"
 	// StudiesFile holds the studies' simulations (StudyRow).
 	StudiesFile = "studies.parquet"
@@ -345,8 +345,10 @@ type RunRow struct {
 	Devices string `parquet:"devices"`
 }
 
-// ServingRow is the one row of a learned policy's serving.parquet: how the
-// placement network's decisions were served in that simulation. Every
+// ServingRow is a row of a learned policy's serving.parquet, one for each
+// replication in order: how the placement network's decisions were served
+// in that simulation. (A schedule artifact made before the rows were
+// gathered in one file has replication k's in rep-k/serving.parquet.) Every
 // count is a function of the simulation, the same whichever evaluator
 // computed the answers (schedule.learned.evaluator); the evaluator and
 // the wall-clock time spent in it are in the manifest's notes
