@@ -29,11 +29,16 @@ import (
 type GoNetwork struct {
 	norm   *memoStandardisation
 	hidden []hiddenLayer // each followed by ReLU
+	// steps are the hidden layers' chunks in the order forward computes
+	// them, each with its slices cut once, at load: a point's pass is
+	// then the kernels' calls and little else.
+	steps []chunkStep
 	// out and outB are the output layer's weights, as long as the last
 	// hidden layer's padded width (zeros past its own), and its bias;
-	// the sigmoid follows.
-	out  []float32
-	outB float32
+	// the sigmoid follows. last is that layer's outputs, which out
+	// weighs.
+	out, last []float32
+	outB      float32
 	// z is the standardized point, and h holds two hidden layers'
 	// outputs, the widest's padded size: a layer reads one and writes
 	// the other. They are fields so that Eval allocates nothing.
@@ -41,6 +46,14 @@ type GoNetwork struct {
 	h        [2][]float32
 	maxBatch int
 	closed   bool
+}
+
+// chunkStep is one chunk of a hidden layer: where its 64 outputs go, its
+// biases and weights, and the previous layer's outputs it reads (nil for
+// the first layer, which reads the standardized point).
+type chunkStep struct {
+	out, b *[lanes]float32
+	w, in  []float32
 }
 
 // hiddenLayer is a hidden layer as forward computes it: its outputs in
@@ -115,6 +128,17 @@ func loadGo(model []byte, opts Options) (*GoNetwork, error) {
 	n.out, n.outB = make([]float32, in), last.b[0]
 	copy(n.out, last.w)
 	n.h = [2][]float32{make([]float32, widest), make([]float32, widest)}
+	var prev []float32 // nil: the standardized point
+	for k := range n.hidden {
+		l := &n.hidden[k]
+		h := n.h[k&1][:l.chunks*lanes]
+		for c := range l.chunks {
+			n.steps = append(n.steps, chunkStep{out: (*[lanes]float32)(h[c*lanes:]), b: (*[lanes]float32)(l.b[c*lanes:]),
+				w: l.wt[c*l.in*lanes : (c+1)*l.in*lanes], in: prev})
+		}
+		prev = h
+	}
+	n.last = prev
 	return n, nil
 }
 
@@ -181,32 +205,29 @@ func (n *GoNetwork) Close() error {
 // a time through dot64, in eight lanes; the sigmoid in float64, rounded
 // once.
 func (n *GoNetwork) forward(z *[sim.NumFeatures]float32) float32 {
+	// ±Inf or NaN: how they propagate through ReLU and the sums depends
+	// on the kernels, so GoNetwork does not guess. A feature is not finite
+	// when its exponent bits are all set, that is when t below is 0.
+	var bad uint32
 	for _, v := range z {
-		if v-v != 0 {
-			// ±Inf or NaN: how they propagate through ReLU and the sums
-			// depends on the kernels, so GoNetwork does not guess.
-			return float32(math.NaN())
-		}
+		t := ^math.Float32bits(v) & 0x7f800000
+		bad |= (t - 1) >> 31
 	}
-	x := z[:]
-	for k := range n.hidden {
-		l := &n.hidden[k]
-		h := n.h[k&1][:l.chunks*lanes]
-		for c := range l.chunks {
-			out, b := (*[lanes]float32)(h[c*lanes:]), (*[lanes]float32)(l.b[c*lanes:])
-			w := l.wt[c*l.in*lanes : (c+1)*l.in*lanes]
-			if k == 0 {
-				layer64(out, b, x, w)
-			} else {
-				// ReLU zeroed about half of these inputs.
-				layer64Sparse(out, b, x, w)
-			}
+	if bad != 0 {
+		return float32(math.NaN())
+	}
+	for i := range n.steps {
+		st := &n.steps[i]
+		if st.in == nil {
+			layer64(st.out, st.b, z[:], st.w)
+		} else {
+			// ReLU zeroed about half of these inputs.
+			layer64Sparse(st.out, st.b, st.in, st.w)
 		}
-		x = h
 	}
 	var s float32
-	for c := 0; c < len(x); c += lanes {
-		s += dot64((*[lanes]float32)(x[c:]), (*[lanes]float32)(n.out[c:]))
+	for c := 0; c+lanes <= len(n.last); c += lanes {
+		s += dot64((*[lanes]float32)(n.last[c:]), (*[lanes]float32)(n.out[c:]))
 	}
 	logit := n.outB + s
 	return float32(1 / (1 + math.Exp(-float64(logit))))
