@@ -220,11 +220,19 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 				}
 			}
 		}
-		m.x[len(m.eval)], m.z[len(m.eval)] = m.xs[i], m.zs[i]
 		m.eval = append(m.eval, i)
 	}
 	if len(m.eval) == 0 {
 		return
+	}
+	// The points to evaluate: the batch's own, unless the cache answered
+	// some alone (no audit), when the rest are gathered.
+	x, z := m.xs[:len(fs)], m.zs[:len(fs)]
+	if len(m.eval) < len(fs) {
+		for k, i := range m.eval {
+			m.x[k], m.z[k] = m.xs[i], m.zs[i]
+		}
+		x, z = m.x[:len(m.eval)], m.z[:len(m.eval)]
 	}
 	most := m.net.MaxBatch()
 	for a := 0; a < len(m.eval); a += most {
@@ -232,9 +240,9 @@ func (m *netMigrator) MigrateBatch(fs []sim.MigrationFeatures, out []bool) {
 		t0 := m.now()
 		var err error
 		if m.cache != nil {
-			err = m.net.EvalStandardized(m.x[a:b], m.z[a:b], m.p[a:b])
+			err = m.net.EvalStandardized(x[a:b], z[a:b], m.p[a:b])
 		} else {
-			err = m.net.Eval(m.x[a:b], m.p[a:b])
+			err = m.net.Eval(x[a:b], m.p[a:b])
 		}
 		if err != nil && m.err == nil {
 			m.err = fmt.Errorf("learned migration: %w", err)

@@ -3,6 +3,7 @@ package schedule
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -179,16 +180,7 @@ func TestMigratorPoolLendsAsNew(t *testing.T) {
 	if _, err := ort.Init(lib, src); err != nil {
 		t.Fatal(err)
 	}
-	r := rand.New(rand.NewPCG(3, 4))
-	job := &sim.Job{ID: 1, Deadline: 2}
-	batches := make([][]sim.MigrationFeatures, 300)
-	for i := range batches {
-		batches[i] = make([]sim.MigrationFeatures, 1+r.IntN(8))
-		for k := range batches[i] {
-			batches[i][k] = sim.MigrationFeatures{Job: job, FromBusy: float64(r.IntN(3)) / 2, FromQueued: r.IntN(6), FromBacklog: 0.01 * float64(r.IntN(20)),
-				PredictFrom: 0.002 * float64(1+r.IntN(30)), PredictTo: 0.002 * float64(1+r.IntN(30)), Now: 1}
-		}
-	}
+	batches := decisionBatches(300)
 	type served struct {
 		out                                               []bool
 		decisions, calls, evaluated, hits, changed, refer int64
@@ -262,5 +254,69 @@ func TestMigratorPoolLendsAsNew(t *testing.T) {
 				t.Error("a migrator of a closed pool still evaluates")
 			}
 		})
+	}
+}
+
+// decisionBatches makes n seeded batches of one to eight decisions whose
+// features take few values, so that a small cache both hits and misses,
+// about half of them with much to gain from a move (a long wait at the
+// source, a short run at the destination) and half with little.
+func decisionBatches(n int) [][]sim.MigrationFeatures {
+	r := rand.New(rand.NewPCG(3, 4))
+	job := &sim.Job{ID: 1, Deadline: 2, Class: sim.Interactive}
+	batches := make([][]sim.MigrationFeatures, n)
+	for i := range batches {
+		batches[i] = make([]sim.MigrationFeatures, 1+r.IntN(8))
+		for k := range batches[i] {
+			f := sim.MigrationFeatures{Job: job, FromBusy: 1, FromQueued: 1 + r.IntN(3), Now: 1.9,
+				FromBacklog: 0.05 * float64(1+r.IntN(3)), PredictFrom: 0.02 * float64(1+r.IntN(3)), PredictTo: 0.02 * float64(1+r.IntN(3))}
+			if r.IntN(2) == 0 {
+				f.FromWait, f.FromBacklog, f.FromQueued, f.PredictTo = 0.5, 2, 20, 0.001
+			}
+			batches[i][k] = f
+		}
+	}
+	return batches
+}
+
+// TestAuditChangesNoAnswer: with the cache's audit off, a hit is answered
+// from the cache alone and the rest of its batch is evaluated without it;
+// the answers are those of the audited migrator, which evaluates every
+// decision, and only the counts of what was evaluated differ.
+func TestAuditChangesNoAnswer(t *testing.T) {
+	lib, src := orttest.Library(t)
+	if _, err := ort.Init(lib, src); err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile("testdata/placement.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := decisionBatches(300)
+	answers := map[bool][]bool{}
+	stats := map[bool]servingStats{}
+	for _, audit := range []bool{true, false} {
+		l := schedulespec.Learned{Evaluator: schedulespec.EvaluatorGo, Batch: 8, Cache: schedulespec.Cache{Size: 16, Step: 0.1, Audit: audit}}
+		m, err := newNetMigrator(model, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fs := range batches {
+			out := make([]bool, len(fs))
+			m.MigrateBatch(fs, out)
+			answers[audit] = append(answers[audit], out...)
+		}
+		if err := errors.Join(m.err, m.close()); err != nil {
+			t.Fatal(err)
+		}
+		stats[audit] = m.stats
+	}
+	if !slices.Equal(answers[true], answers[false]) {
+		t.Error("the audit changed an answer")
+	}
+	on, off := stats[true], stats[false]
+	if on.Hits == 0 || on.Hits != off.Hits || on.Evaluated != on.Decisions || off.Evaluated != off.Decisions-off.Hits || off.Changed != 0 {
+		t.Errorf("audited: %d decisions, %d hits, %d evaluated; not: %d, %d, %d (%d changed); want every decision evaluated with the audit, all but the hits without",
+			on.Decisions, on.Hits, on.Evaluated, off.Decisions, off.Hits, off.Evaluated, off.Changed)
 	}
 }

@@ -129,15 +129,17 @@ func (c *Cache) Key(z *[sim.NumFeatures]float32) (Key, bool) {
 	var k Key
 	for i, v := range z {
 		q := math.Floor(float64(v) / c.step)
+		if q >= math.MinInt32 && q <= math.MaxInt32 { // false for NaN
+			k[i] = int32(q)
+			continue
+		}
 		switch {
 		case q != q: // NaN
 			return Key{}, false
-		case q < math.MinInt32:
+		case q < 0:
 			k[i] = math.MinInt32
-		case q > math.MaxInt32:
-			k[i] = math.MaxInt32
 		default:
-			k[i] = int32(q)
+			k[i] = math.MaxInt32
 		}
 	}
 	return k, true
@@ -277,8 +279,13 @@ func (c *Cache) remove(i int32) {
 // behaviour (which keys collide) is the same in every run.
 func hashKey(k *Key) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
-	for _, v := range k {
-		h = (h ^ uint64(uint32(v))) * 0xff51afd7ed558ccd
+	// Two coordinates a round: a multiply mixes 64 bits as cheaply as 32.
+	for i := 0; i+1 < len(k); i += 2 {
+		h = (h ^ (uint64(uint32(k[i])) | uint64(uint32(k[i+1]))<<32)) * 0xff51afd7ed558ccd
+		h ^= h >> 29
+	}
+	if len(k)%2 == 1 {
+		h = (h ^ uint64(uint32(k[len(k)-1]))) * 0xff51afd7ed558ccd
 		h ^= h >> 29
 	}
 	// murmur3's 64-bit finalizer.
