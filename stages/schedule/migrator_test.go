@@ -47,14 +47,7 @@ func TestLatencies(t *testing.T) {
 // built, standardized, looked up, evaluated in a batch and cached, with
 // the audit on.
 func TestNetMigratorAllocates(t *testing.T) {
-	lib, src := orttest.Library(t)
-	if _, err := ort.Init(lib, src); err != nil {
-		t.Fatal(err)
-	}
-	model, err := os.ReadFile("testdata/placement.onnx")
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := placementModel(t)
 	for _, ev := range schedulespec.Evaluators {
 		t.Run(ev, func(t *testing.T) {
 			l := schedulespec.Learned{Evaluator: ev, Batch: 8, Cache: schedulespec.Cache{Size: 64, Step: 0.1, Audit: true}}
@@ -284,14 +277,7 @@ func decisionBatches(n int) [][]sim.MigrationFeatures {
 // the answers are those of the audited migrator, which evaluates every
 // decision, and only the counts of what was evaluated differ.
 func TestAuditChangesNoAnswer(t *testing.T) {
-	lib, src := orttest.Library(t)
-	if _, err := ort.Init(lib, src); err != nil {
-		t.Fatal(err)
-	}
-	model, err := os.ReadFile("testdata/placement.onnx")
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := placementModel(t)
 	batches := decisionBatches(300)
 	answers := map[bool][]bool{}
 	stats := map[bool]servingStats{}
@@ -319,4 +305,19 @@ func TestAuditChangesNoAnswer(t *testing.T) {
 		t.Errorf("audited: %d decisions, %d hits, %d evaluated; not: %d, %d, %d (%d changed); want every decision evaluated with the audit, all but the hits without",
 			on.Decisions, on.Hits, on.Evaluated, off.Decisions, off.Hits, off.Evaluated, off.Changed)
 	}
+}
+
+// placementModel loads onnxruntime and returns the bytes of the network
+// the default pipeline trained (testdata/placement.onnx).
+func placementModel(t *testing.T) []byte {
+	t.Helper()
+	lib, src := orttest.Library(t)
+	if _, err := ort.Init(lib, src); err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile("testdata/placement.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model
 }

@@ -1,5 +1,37 @@
 #include "textflag.h"
 
+// LOAD_SUMS loads a chunk's 64 biases at b into Y0 to Y7, the sums.
+#define LOAD_SUMS(b) \
+	VMOVUPS 0(b), Y0 \
+	VMOVUPS 32(b), Y1 \
+	VMOVUPS 64(b), Y2 \
+	VMOVUPS 96(b), Y3 \
+	VMOVUPS 128(b), Y4 \
+	VMOVUPS 160(b), Y5 \
+	VMOVUPS 192(b), Y6 \
+	VMOVUPS 224(b), Y7
+
+// RELU_STORE stores max(0, s) of the 64 sums in Y0 to Y7 at h, with s
+// the second source: a NaN sum stays NaN.
+#define RELU_STORE(h) \
+	VXORPS Y8, Y8, Y8 \
+	VMAXPS Y0, Y8, Y0 \
+	VMAXPS Y1, Y8, Y1 \
+	VMAXPS Y2, Y8, Y2 \
+	VMAXPS Y3, Y8, Y3 \
+	VMAXPS Y4, Y8, Y4 \
+	VMAXPS Y5, Y8, Y5 \
+	VMAXPS Y6, Y8, Y6 \
+	VMAXPS Y7, Y8, Y7 \
+	VMOVUPS Y0, 0(h) \
+	VMOVUPS Y1, 32(h) \
+	VMOVUPS Y2, 64(h) \
+	VMOVUPS Y3, 96(h) \
+	VMOVUPS Y4, 128(h) \
+	VMOVUPS Y5, 160(h) \
+	VMOVUPS Y6, 192(h) \
+	VMOVUPS Y7, 224(h)
+
 // func layer64AVX2(h, b *[64]float32, x []float32, w []float32)
 //
 // h = ReLU(b + Σ_i x[i] · w[64·i:][:64]), as layer64Go computes it: each
@@ -16,14 +48,7 @@ TEXT ·layer64AVX2(SB), NOSPLIT, $0-64
 	MOVQ x_base+16(FP), SI
 	MOVQ x_len+24(FP), CX
 	MOVQ w_base+40(FP), DX
-	VMOVUPS 0(BX), Y0
-	VMOVUPS 32(BX), Y1
-	VMOVUPS 64(BX), Y2
-	VMOVUPS 96(BX), Y3
-	VMOVUPS 128(BX), Y4
-	VMOVUPS 160(BX), Y5
-	VMOVUPS 192(BX), Y6
-	VMOVUPS 224(BX), Y7
+	LOAD_SUMS(BX)
 	TESTQ CX, CX
 	JEQ   relu
 
@@ -51,24 +76,7 @@ loop:
 	JNE  loop
 
 relu:
-	// max(0, s) with s the second source: a NaN sum stays NaN.
-	VXORPS Y8, Y8, Y8
-	VMAXPS Y0, Y8, Y0
-	VMAXPS Y1, Y8, Y1
-	VMAXPS Y2, Y8, Y2
-	VMAXPS Y3, Y8, Y3
-	VMAXPS Y4, Y8, Y4
-	VMAXPS Y5, Y8, Y5
-	VMAXPS Y6, Y8, Y6
-	VMAXPS Y7, Y8, Y7
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, 128(DI)
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y6, 192(DI)
-	VMOVUPS Y7, 224(DI)
+	RELU_STORE(DI)
 	VZEROUPPER
 	RET
 
@@ -87,14 +95,7 @@ TEXT ·layer64SparseAVX2(SB), NOSPLIT, $0-64
 	MOVQ x_base+16(FP), SI
 	MOVQ x_len+24(FP), CX
 	MOVQ w_base+40(FP), DX
-	VMOVUPS 0(BX), Y0
-	VMOVUPS 32(BX), Y1
-	VMOVUPS 64(BX), Y2
-	VMOVUPS 96(BX), Y3
-	VMOVUPS 128(BX), Y4
-	VMOVUPS 160(BX), Y5
-	VMOVUPS 192(BX), Y6
-	VMOVUPS 224(BX), Y7
+	LOAD_SUMS(BX)
 	SHRQ $6, CX
 	JEQ  srelu
 	VXORPS Y15, Y15, Y15
@@ -168,23 +169,7 @@ snext:
 	JNE  sblock
 
 srelu:
-	VXORPS Y8, Y8, Y8
-	VMAXPS Y0, Y8, Y0
-	VMAXPS Y1, Y8, Y1
-	VMAXPS Y2, Y8, Y2
-	VMAXPS Y3, Y8, Y3
-	VMAXPS Y4, Y8, Y4
-	VMAXPS Y5, Y8, Y5
-	VMAXPS Y6, Y8, Y6
-	VMAXPS Y7, Y8, Y7
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, 128(DI)
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y6, 192(DI)
-	VMOVUPS Y7, 224(DI)
+	RELU_STORE(DI)
 	VZEROUPPER
 	RET
 

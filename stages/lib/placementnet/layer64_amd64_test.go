@@ -18,37 +18,14 @@ func TestLayer64Kernels(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(7, 7))
 	for trial := range 2000 {
-		in := 1 + r.IntN(80)
-		x, w := make([]float32, in), make([]float32, lanes*in)
-		for i := range x {
-			switch r.IntN(8) {
-			case 0:
-				x[i] = 0
-			case 1:
-				x[i] = float32(math.Copysign(0, -1))
-			case 2:
-				x[i] = float32(r.NormFloat64() * 1e6)
-			default:
-				x[i] = float32(r.NormFloat64())
-			}
-		}
+		x, w, bias := randomChunk(r, 1+r.IntN(80), 8, 1)
 		if trial%100 == 0 {
-			x[r.IntN(in)] = float32(math.NaN())
+			x[r.IntN(len(x))] = float32(math.NaN())
 		}
-		for i := range w {
-			w[i] = float32(r.NormFloat64() / 8)
-		}
-		var bias, a, b [lanes]float32
-		for j := range bias {
-			bias[j] = float32(r.NormFloat64())
-		}
+		var a, b [lanes]float32
 		layer64AVX2(&a, &bias, x, w)
 		layer64Go(&b, &bias, x, w)
-		for j := range a {
-			if a[j] != b[j] && !(math.IsNaN(float64(a[j])) && math.IsNaN(float64(b[j]))) {
-				t.Fatalf("trial %d, output %d: AVX2 %v (%08x), Go %v (%08x)", trial, j, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
-			}
-		}
+		sameOutputs(t, trial, "AVX2", &a, &b, func(a, b float32) bool { return a == b })
 	}
 }
 
@@ -63,23 +40,10 @@ func TestLayer64SparseKernel(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(8, 8))
 	for trial := range 2000 {
-		in := lanes * (1 + r.IntN(4))
-		x, w := make([]float32, in), make([]float32, lanes*in)
-		for i := range x {
-			switch r.IntN(10) {
-			case 0, 1, 2, 3:
-				x[i] = 0
-			case 4:
-				x[i] = float32(math.Copysign(0, -1))
-			case 5:
-				x[i] = float32(r.NormFloat64() * 1e6)
-			default:
-				x[i] = float32(r.NormFloat64())
-			}
-		}
+		x, w, bias := randomChunk(r, lanes*(1+r.IntN(4)), 10, 4)
 		switch trial % 100 {
 		case 0:
-			x[r.IntN(in)] = float32(math.NaN())
+			x[r.IntN(len(x))] = float32(math.NaN())
 		case 1:
 			clear(x) // no input to add: the biases through ReLU
 		case 2:
@@ -87,19 +51,46 @@ func TestLayer64SparseKernel(t *testing.T) {
 				x[i] = 1 // every bit of the mask set
 			}
 		}
-		for i := range w {
-			w[i] = float32(r.NormFloat64() / 8)
-		}
-		var bias, a, b [lanes]float32
-		for j := range bias {
-			bias[j] = float32(r.NormFloat64())
-		}
+		var a, b [lanes]float32
 		layer64SparseAVX2(&a, &bias, x, w)
 		layer64Go(&b, &bias, x, w)
-		for j := range a {
-			if math.Float32bits(a[j]) != math.Float32bits(b[j]) && !(math.IsNaN(float64(a[j])) && math.IsNaN(float64(b[j]))) {
-				t.Fatalf("trial %d, output %d: sparse AVX2 %v (%08x), Go %v (%08x)", trial, j, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
-			}
+		sameOutputs(t, trial, "sparse AVX2", &a, &b, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) })
+	}
+}
+
+// randomChunk makes in inputs, their weights and a chunk's biases: of
+// every `of` inputs about zeros are +0, one −0, one large and the rest
+// normal.
+func randomChunk(r *rand.Rand, in, of, zeros int) (x, w []float32, bias [lanes]float32) {
+	x, w = make([]float32, in), make([]float32, lanes*in)
+	for i := range x {
+		switch v := r.IntN(of); {
+		case v < zeros:
+			x[i] = 0
+		case v == zeros:
+			x[i] = float32(math.Copysign(0, -1))
+		case v == zeros+1:
+			x[i] = float32(r.NormFloat64() * 1e6)
+		default:
+			x[i] = float32(r.NormFloat64())
+		}
+	}
+	for i := range w {
+		w[i] = float32(r.NormFloat64() / 8)
+	}
+	for j := range bias {
+		bias[j] = float32(r.NormFloat64())
+	}
+	return x, w, bias
+}
+
+// sameOutputs fails the test at the first output where a kernel's (a)
+// and Go's (b) differ by same, NaN matching NaN.
+func sameOutputs(t *testing.T, trial int, kernel string, a, b *[lanes]float32, same func(a, b float32) bool) {
+	t.Helper()
+	for j := range a {
+		if !same(a[j], b[j]) && !(math.IsNaN(float64(a[j])) && math.IsNaN(float64(b[j]))) {
+			t.Fatalf("trial %d, output %d: %s %v (%08x), Go %v (%08x)", trial, j, kernel, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
 		}
 	}
 }
