@@ -17,9 +17,9 @@ const (
 	DefaultCacheSize = 4096
 )
 
-// maxCacheSize bounds CacheOptions.Size, at 56 MiB of cells and 16 MiB of
-// table: a cache is meant to hold a simulation's recurring states, not
-// all of them.
+// maxCacheSize bounds CacheOptions.Size, at 48 MiB of cells, 8 MiB of
+// links and 16 MiB of table: a cache is meant to hold a simulation's
+// recurring states, not all of them.
 const maxCacheSize = 1 << 20
 
 // Key is a cell of the standardized feature space: feature k of the
@@ -54,8 +54,11 @@ type CacheStats struct {
 type Cache struct {
 	step float64
 	// slots are the cells, linked from the most recently used (head) to
-	// the least (tail) through prev and next; nil is none.
+	// the least (tail) through links[i], slot i's neighbours (none: no
+	// neighbour). The links lie apart from the cells, 8 bytes each, so
+	// that moving a cell in the recency order reads no other cell.
 	slots      []slot
+	links      []link
 	head, tail int32
 	// table finds a key's slot: open addressing with linear probing, at
 	// most half full, each entry a slot index (or none) and the low 32
@@ -75,11 +78,13 @@ type Cache struct {
 
 // slot is one remembered cell.
 type slot struct {
-	key        Key
-	hash       uint32 // the low bits of hashKey(key), as in its entry
-	p          float32
-	prev, next int32
+	key  Key
+	hash uint32 // the low bits of hashKey(key), as in its entry
+	p    float32
 }
+
+// link is a slot's neighbours in the recency order.
+type link struct{ prev, next int32 }
 
 // entry is a position of the table: the slot it finds (none: empty) and
 // the low 32 bits of that slot's key's hash, which hold its home position
@@ -110,6 +115,7 @@ func NewCache(opts CacheOptions) (*Cache, error) {
 	c := &Cache{
 		step:  opts.Step,
 		slots: make([]slot, 0, opts.Size),
+		links: make([]link, opts.Size),
 		head:  none,
 		tail:  none,
 		table: make([]entry, 2<<bits.Len(uint(opts.Size-1))),
@@ -177,7 +183,7 @@ func (c *Cache) Put(k Key, p float32) {
 		c.remove(i)
 		c.stats.Evictions++
 	}
-	c.slots[i] = slot{key: k, hash: uint32(h), p: p, prev: none, next: none}
+	c.slots[i], c.links[i] = slot{key: k, hash: uint32(h), p: p}, link{none, none}
 	// Find again: the removal may have shifted k's probe run.
 	_, at := c.find(&k, h)
 	c.table[at] = entry{slot: i, hash: uint32(h)}
@@ -216,26 +222,25 @@ func (c *Cache) touch(i int32) {
 
 // unlink takes slot i out of the recency list.
 func (c *Cache) unlink(i int32) {
-	s := &c.slots[i]
-	if s.prev != none {
-		c.slots[s.prev].next = s.next
+	l := &c.links[i]
+	if l.prev != none {
+		c.links[l.prev].next = l.next
 	} else {
-		c.head = s.next
+		c.head = l.next
 	}
-	if s.next != none {
-		c.slots[s.next].prev = s.prev
+	if l.next != none {
+		c.links[l.next].prev = l.prev
 	} else {
-		c.tail = s.prev
+		c.tail = l.prev
 	}
-	s.prev, s.next = none, none
+	*l = link{none, none}
 }
 
 // pushFront puts the unlinked slot i at the head of the recency list.
 func (c *Cache) pushFront(i int32) {
-	s := &c.slots[i]
-	s.prev, s.next = none, c.head
+	c.links[i] = link{none, c.head}
 	if c.head != none {
-		c.slots[c.head].prev = i
+		c.links[c.head].prev = i
 	}
 	c.head = i
 	if c.tail == none {

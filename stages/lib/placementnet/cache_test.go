@@ -142,10 +142,10 @@ func (o cacheOp) apply(c *Cache) (float32, bool) {
 func order(t *testing.T, c *Cache) []int32 {
 	t.Helper()
 	var fwd, back []int32
-	for i := c.head; i != none; i = c.slots[i].next {
+	for i := c.head; i != none; i = c.links[i].next {
 		fwd = append(fwd, c.slots[i].key[0])
 	}
-	for i := c.tail; i != none; i = c.slots[i].prev {
+	for i := c.tail; i != none; i = c.links[i].prev {
 		back = append(back, c.slots[i].key[0])
 	}
 	slices.Reverse(back)
