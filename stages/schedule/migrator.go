@@ -89,17 +89,41 @@ const (
 	latencyFloor   = 10e-9
 )
 
-var latencyLog = math.Log(1.01)
+var (
+	latencyLog = math.Log(1.01)
+	// latencyEdges[i] is bucket i's lower edge, latencyFloor·1.01^i
+	// seconds (bucket 0 takes everything below its upper edge too).
+	latencyEdges = func() (e [latencyBuckets + 1]float64) {
+		for i := range e {
+			e[i] = latencyFloor * math.Exp(float64(i)*latencyLog)
+		}
+		return e
+	}()
+)
 
 // add records one duration.
 func (l *latencies) add(d time.Duration) {
-	s := d.Seconds()
-	i := 0
-	if s > latencyFloor {
-		i = min(int(math.Log(s/latencyFloor)/latencyLog), latencyBuckets-1)
-	}
-	l.bucket[i]++
+	l.bucket[latencyBucket(d.Seconds())]++
 	l.n++
+}
+
+// latencyBucket is the bucket of s seconds: the last whose lower edge is
+// at most s. Its first guess is from s's binary exponent and mantissa,
+// log2(1+t) ≈ t for t in [0, 1), which is never above the true logarithm
+// and at most 0.087 below it, 6 buckets at 1.01 a bucket: a few steps
+// along the edges then find the bucket, where math.Log cost more than
+// the rest of recording a decision.
+func latencyBucket(s float64) int {
+	if !(s >= latencyEdges[1]) {
+		return 0
+	}
+	b := math.Float64bits(s / latencyFloor)
+	log2 := float64(int(b>>52)-1023) + math.Float64frombits(b&(1<<52-1)|1023<<52) - 1
+	i := min(max(int(log2*(math.Ln2/latencyLog))-1, 0), latencyBuckets-1)
+	for i+1 < latencyBuckets && latencyEdges[i+1] <= s {
+		i++
+	}
+	return i
 }
 
 // quantile is the q-quantile in seconds: the upper edge of the bucket that
@@ -112,10 +136,10 @@ func (l *latencies) quantile(q float64) float64 {
 	var seen int64
 	for i, c := range l.bucket {
 		if seen += c; seen >= max(rank, 1) {
-			return latencyFloor * math.Exp(float64(i+1)*latencyLog)
+			return latencyEdges[i+1]
 		}
 	}
-	return latencyFloor * math.Exp(latencyBuckets*latencyLog)
+	return latencyEdges[latencyBuckets]
 }
 
 // newNetMigrator serves the placement network model as l says: its

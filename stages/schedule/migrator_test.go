@@ -38,6 +38,20 @@ func TestLatencies(t *testing.T) {
 			t.Errorf("quantile(%v) = %v, want %v within 1%%", tt.q, got, tt.want)
 		}
 	}
+	// The bucket is the one the logarithm gives, but for a time within
+	// rounding of an edge, from below the floor to past the last edge.
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200_000 {
+		s := math.Exp(r.Float64()*math.Log(3e9)) * 1e-9 // 1 ns to 3 s, log-uniform
+		want := 0
+		if s > latencyFloor {
+			want = min(int(math.Log(s/latencyFloor)/latencyLog), latencyBuckets-1)
+		}
+		got := latencyBucket(s)
+		if got != want && !(got == want+1 && math.Abs(s/latencyEdges[got]-1) < 1e-12) && !(got+1 == want && math.Abs(s/latencyEdges[want]-1) < 1e-12) {
+			t.Fatalf("latencyBucket(%g) = %d, the logarithm says %d", s, got, want)
+		}
+	}
 	if a := testing.AllocsPerRun(100, func() { l.add(3 * time.Microsecond) }); a != 0 {
 		t.Errorf("add allocates %v times", a)
 	}
