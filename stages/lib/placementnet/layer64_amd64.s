@@ -32,6 +32,35 @@
 	VMOVUPS Y6, 192(h) \
 	VMOVUPS Y7, 224(h)
 
+// ADD_ROW adds to the 64 sums in Y0 to Y7 the row of 64 weights at w
+// times the input broadcast in Y8, each product rounded before it is
+// added (VMULPS then VADDPS, never a fused multiply-add).
+#define ADD_ROW(w) \
+	VMULPS 0(w), Y8, Y9 \
+	VADDPS Y9, Y0, Y0 \
+	VMULPS 32(w), Y8, Y10 \
+	VADDPS Y10, Y1, Y1 \
+	VMULPS 64(w), Y8, Y11 \
+	VADDPS Y11, Y2, Y2 \
+	VMULPS 96(w), Y8, Y12 \
+	VADDPS Y12, Y3, Y3 \
+	VMULPS 128(w), Y8, Y13 \
+	VADDPS Y13, Y4, Y4 \
+	VMULPS 160(w), Y8, Y14 \
+	VADDPS Y14, Y5, Y5 \
+	VMULPS 192(w), Y8, Y9 \
+	VADDPS Y9, Y6, Y6 \
+	VMULPS 224(w), Y8, Y10 \
+	VADDPS Y10, Y7, Y7
+
+// MASK_EIGHT ors into R8's low byte which of the eight inputs at off(SI)
+// are not ±0 (NaN included: the comparison is unordered-or-not-equal
+// with Y15, all zeros).
+#define MASK_EIGHT(off) \
+	VCMPPS $4, off(SI), Y15, Y8 \
+	VMOVMSKPS Y8, AX \
+	ORQ  AX, R8
+
 // func layer64AVX2(h, b *[64]float32, x []float32, w []float32)
 //
 // h = ReLU(b + Σ_i x[i] · w[64·i:][:64]), as layer64Go computes it: each
@@ -54,22 +83,7 @@ TEXT ·layer64AVX2(SB), NOSPLIT, $0-64
 
 loop:
 	VBROADCASTSS (SI), Y8
-	VMULPS 0(DX), Y8, Y9
-	VADDPS Y9, Y0, Y0
-	VMULPS 32(DX), Y8, Y10
-	VADDPS Y10, Y1, Y1
-	VMULPS 64(DX), Y8, Y11
-	VADDPS Y11, Y2, Y2
-	VMULPS 96(DX), Y8, Y12
-	VADDPS Y12, Y3, Y3
-	VMULPS 128(DX), Y8, Y13
-	VADDPS Y13, Y4, Y4
-	VMULPS 160(DX), Y8, Y14
-	VADDPS Y14, Y5, Y5
-	VMULPS 192(DX), Y8, Y9
-	VADDPS Y9, Y6, Y6
-	VMULPS 224(DX), Y8, Y10
-	VADDPS Y10, Y7, Y7
+	ADD_ROW(DX)
 	ADDQ $4, SI
 	ADDQ $256, DX
 	DECQ CX
@@ -103,37 +117,21 @@ TEXT ·layer64SparseAVX2(SB), NOSPLIT, $0-64
 sblock:
 	// R8 = the mask of the block's inputs that are not ±0.
 	XORQ R8, R8
-	VCMPPS $4, 224(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(224)
 	SHLQ $8, R8
-	VCMPPS $4, 192(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(192)
 	SHLQ $8, R8
-	VCMPPS $4, 160(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(160)
 	SHLQ $8, R8
-	VCMPPS $4, 128(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(128)
 	SHLQ $8, R8
-	VCMPPS $4, 96(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(96)
 	SHLQ $8, R8
-	VCMPPS $4, 64(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(64)
 	SHLQ $8, R8
-	VCMPPS $4, 32(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(32)
 	SHLQ $8, R8
-	VCMPPS $4, 0(SI), Y15, Y8
-	VMOVMSKPS Y8, AX
-	ORQ  AX, R8
+	MASK_EIGHT(0)
 	TESTQ R8, R8
 	JEQ   snext
 
@@ -142,22 +140,7 @@ sinput:
 	VBROADCASTSS (SI)(R9*4), Y8
 	SHLQ $8, R9
 	ADDQ DX, R9
-	VMULPS 0(R9), Y8, Y9
-	VADDPS Y9, Y0, Y0
-	VMULPS 32(R9), Y8, Y10
-	VADDPS Y10, Y1, Y1
-	VMULPS 64(R9), Y8, Y11
-	VADDPS Y11, Y2, Y2
-	VMULPS 96(R9), Y8, Y12
-	VADDPS Y12, Y3, Y3
-	VMULPS 128(R9), Y8, Y13
-	VADDPS Y13, Y4, Y4
-	VMULPS 160(R9), Y8, Y14
-	VADDPS Y14, Y5, Y5
-	VMULPS 192(R9), Y8, Y9
-	VADDPS Y9, Y6, Y6
-	VMULPS 224(R9), Y8, Y10
-	VADDPS Y10, Y7, Y7
+	ADD_ROW(R9)
 	LEAQ -1(R8), R9
 	ANDQ R9, R8
 	JNE  sinput
