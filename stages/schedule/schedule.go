@@ -351,7 +351,7 @@ func (s *servings) add(r ServingRow) {
 // write writes each policy's rows, in the order of their replications,
 // into its ServingFile in dir.
 func (s *servings) write(dir string, meta map[string]string) error {
-	rows := slices.Clone(s.rows)
+	rows := s.rows
 	slices.SortFunc(rows, func(a, b ServingRow) int {
 		return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Replication, b.Replication))
 	})

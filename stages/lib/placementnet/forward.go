@@ -27,11 +27,10 @@ import (
 //
 // A GoNetwork is used by one goroutine at a time.
 type GoNetwork struct {
-	norm   *memoStandardisation
-	hidden []hiddenLayer // each followed by ReLU
-	// steps are the hidden layers' chunks in the order forward computes
-	// them, each with its slices cut once, at load: a point's pass is
-	// then the kernels' calls and little else.
+	norm *memoStandardisation
+	// steps are the hidden layers' chunks (each layer followed by ReLU)
+	// in the order forward computes them, each with its slices cut once,
+	// at load: a point's pass is then the kernels' calls and little else.
 	steps []chunkStep
 	// out and outB are the output layer's weights, as long as the last
 	// hidden layer's padded width (zeros past its own), and its bias;
@@ -117,10 +116,11 @@ func loadGo(model []byte, opts Options) (*GoNetwork, error) {
 		return nil, err
 	}
 	n := &GoNetwork{norm: newMemoStandardisation(g.norm), maxBatch: maxBatch}
+	var hidden []hiddenLayer
 	in, widest := sim.NumFeatures, 0
 	for _, d := range ls[:len(ls)-1] {
 		l := newHiddenLayer(d, in)
-		n.hidden = append(n.hidden, l)
+		hidden = append(hidden, l)
 		in = l.chunks * lanes
 		widest = max(widest, in)
 	}
@@ -129,8 +129,8 @@ func loadGo(model []byte, opts Options) (*GoNetwork, error) {
 	copy(n.out, last.w)
 	n.h = [2][]float32{make([]float32, widest), make([]float32, widest)}
 	var prev []float32 // nil: the standardized point
-	for k := range n.hidden {
-		l := &n.hidden[k]
+	for k := range hidden {
+		l := &hidden[k]
 		h := n.h[k&1][:l.chunks*lanes]
 		for c := range l.chunks {
 			n.steps = append(n.steps, chunkStep{out: (*[lanes]float32)(h[c*lanes:]), b: (*[lanes]float32)(l.b[c*lanes:]),
